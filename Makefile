@@ -1,0 +1,43 @@
+# The whole interface of the project. Every variable works as an environment
+# variable and as a make argument: `make html LANGUAGES=en` = `LANGUAGES=en make html`.
+#   LANGUAGES  URL segments of the languages to build (default: all)
+#   VERSION    name of the version being built (default: from git)
+#   BUILDDIR   where builds go (default: _build)
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BUILDDIR ?= _build
+export LANGUAGES VERSION STRICT SHARD BUILDDIR
+
+.PHONY: html html-noplot check test bench clean
+
+html: $(VENV)/.deps  ## build every language, executing the tutorials
+	$(PY) -m tutorials_site.build html
+
+html-noplot: $(VENV)/.deps  ## build without executing anything
+	$(PY) -m tutorials_site.build html --noplot
+
+check: $(VENV)/.deps  ## fail unless every page was executed from the current source and env
+	$(PY) -m tutorials_site.checks $(BUILDDIR)/html
+
+test: $(VENV)/.test-deps /usr/bin/chromium
+	$(PY) -m pytest
+
+bench: $(VENV)/.deps
+	$(PY) benchmarks/build_bench.py
+
+clean:  ## everything the build made, caches included; never .venv/ or docs/
+	rm -rf $(BUILDDIR) .pytest_cache
+	find tutorials_site tests benchmarks -name __pycache__ -prune -exec rm -rf {} +
+
+$(VENV)/.deps: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.test-deps: $(VENV)/.deps requirements-test.txt
+	$(PY) -m pip install -q -r requirements-test.txt
+	touch $@
+
+/usr/bin/chromium:  # the browser tests drive Debian's Chromium
+	apt-get update -q && apt-get install -y -q chromium

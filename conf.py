@@ -1,0 +1,48 @@
+"""Sphinx configuration of the PyTorch tutorials site.
+
+Built once per language by `python -m tutorials_site.build` (the Makefile's
+`html` target): the source tree is staged under _build/src/<lang>/ and this file
+is shared by every language through `sphinx-build -c`.
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from tutorials_site import layout, versions  # noqa: E402
+
+project = "PyTorch Tutorials"
+copyright = "2026, the PyTorch Tutorials site authors"
+version = release = versions.current()
+tutorials_github_repo = "pytorch-tutorials-site/tutorials"
+
+extensions = [
+    "myst_parser",
+    "sphinx_copybutton",
+    "sphinx_gallery.gen_gallery",
+    "tutorials_site",
+]
+
+sphinx_gallery_conf = {
+    "examples_dirs": list(layout.GALLERIES),
+    "gallery_dirs": list(layout.GALLERIES.values()),
+    "filename_pattern": r"\.py$",  # every tutorial is executed, not only plot_*.py
+    "reset_modules": ("matplotlib", "tutorials_site.execution.record_run"),
+    "reset_modules_order": "both",
+    "remove_config_comments": True,
+    # fail through -W (see tutorials_site.errors) rather than an ExtensionError
+    "only_warn_on_example_error": True,
+    "download_all_examples": False,
+    "show_memory": False,
+}
+
+templates_path = ["_templates"]
+html_static_path = ["_static"]
+html_theme = "sphinx_rtd_theme"
+html_title = project
+html_last_updated_fmt = None
+exclude_patterns = list(layout.GALLERIES)  # tutorial scripts reach Sphinx through sphinx-gallery only
+copybutton_exclude = ".linenos, .gp, .go"
+html_css_files = ["tutorials.css"]
+html_favicon = "_static/favicon.svg"

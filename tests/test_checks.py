@@ -1,0 +1,64 @@
+"""`make check`: a page that was not executed from the current source and environment fails it."""
+
+import html
+import json
+import re
+import shutil
+
+import pytest
+
+from conftest import TUTORIAL_PAGE, build
+from tutorials_site import checks, languages
+from tutorials_site.layout import ROOT
+
+ENGLISH = [languages.BY_SEG["en"]]
+
+
+def test_the_built_site_passes(site):
+    assert checks.check_stamps(site, ENGLISH) == []
+    assert checks.check_links(site) == []
+
+
+def test_a_build_without_execution_fails(tmp_path):
+    assert build(ROOT, tmp_path, "--noplot").returncode == 0
+    page = (tmp_path / "html" / TUTORIAL_PAGE).read_text()
+    assert "This page was built without running the tutorial" in page
+    [problem] = checks.check_stamps(tmp_path / "html", ENGLISH)
+    assert "data_parallel_tutorial.py: no execution stamp" in problem
+
+
+def _with_stamp(site, tmp_path, **changes):
+    copy = tmp_path / "html"
+    shutil.copytree(site, copy)
+    page = copy / TUTORIAL_PAGE
+    text = page.read_text()
+    raw = re.search(r'<meta name="tutorial-execution-stamp" content="([^"]+)"', text)[1]
+    stamp = {**json.loads(html.unescape(raw)), **changes}
+    page.write_text(text.replace(raw, html.escape(json.dumps(stamp))))
+    return copy
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"seconds": 0}, "zero-time run"),
+        ({"source": "0" * 64}, "output comes from another version of the source"),
+        ({"environment": "0" * 64}, "executed in another environment"),
+    ],
+)
+def test_a_stamp_that_does_not_match_fails(site, tmp_path, change, message):
+    [problem] = checks.check_stamps(_with_stamp(site, tmp_path, **change), ENGLISH)
+    assert message in problem
+
+
+def test_broken_internal_links_and_anchors_are_reported_with_file_and_line(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "index.html").write_text('<p id="top">x</p>\n<a href="sub/">ok</a>\n<a href="#top">ok</a>\n'
+                                         '<a href="missing.html">x</a>\n<a href="sub/index.html#nowhere">x</a>\n'
+                                         '<a href="https://pytorch.org/">external</a>\n')
+    (tmp_path / "sub" / "index.html").write_text('<img src="../gone.png">\n')
+    assert checks.check_links(tmp_path) == [
+        "index.html:4: missing.html: no such file",
+        "index.html:5: sub/index.html#nowhere: no such anchor",
+        "sub/index.html:1: ../gone.png: no such file",
+    ]

@@ -1,0 +1,111 @@
+"""Checks of a built site that a green sphinx-build does not prove.
+
+    python -m tutorials_site.checks [HTMLDIR]
+
+- every tutorial page of every built language carries an execution stamp that
+  matches the current tutorial source and the current environment, with a
+  non-zero run time: a `plot_gallery=0` build, a skipped file or a stale output
+  cannot pass for an executed one;
+- every internal link and anchor resolves.
+"""
+
+import json
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from . import languages
+from .fingerprint import environment_fingerprint, source_digest
+from .layout import ROOT, page_for, tutorial_sources
+from .provenance import STAMP_META
+
+
+class _Page(HTMLParser):
+    LINK_ATTRS = {"a": "href", "link": "href", "img": "src", "script": "src", "iframe": "src"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.ids, self.links, self.meta = set(), [], {}
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        for key in ("id", "name"):
+            if attrs.get(key) and tag != "meta":
+                self.ids.add(attrs[key])
+        if tag == "meta" and attrs.get("name"):
+            self.meta[attrs["name"]] = attrs.get("content", "")
+        target = attrs.get(self.LINK_ATTRS.get(tag, ""))
+        if target:
+            self.links.append((self.getpos()[0], target))
+
+
+def parse(path):
+    page = _Page()
+    page.feed(Path(path).read_text(encoding="utf-8"))
+    return page
+
+
+def check_stamps(htmldir, langs):
+    problems = []
+    environment = environment_fingerprint()
+    for lang in langs:
+        for src_dir, source in tutorial_sources():
+            page = Path(htmldir, lang.seg, page_for(src_dir, source) + ".html")
+            where = f"{page}: {source.relative_to(ROOT)}"
+            if not page.exists():
+                problems.append(f"{where}: page missing")
+                continue
+            raw = parse(page).meta.get(STAMP_META)
+            if raw is None:
+                problems.append(f"{where}: no execution stamp (the tutorial was not executed)")
+                continue
+            stamp = json.loads(raw)
+            if stamp["source"] != source_digest(source):
+                problems.append(f"{where}: output comes from another version of the source")
+            if stamp["environment"] != environment:
+                problems.append(
+                    f"{where}: executed in another environment (conf.py, tutorials_site or "
+                    "installed packages changed since)"
+                )
+            if not stamp["seconds"] > 0:
+                problems.append(f"{where}: zero-time run")
+    return problems
+
+
+def check_links(htmldir):
+    htmldir = Path(htmldir).resolve()
+    pages = {path: parse(path) for path in sorted(htmldir.rglob("*.html"))}
+    problems = []
+    for path, page in pages.items():
+        for line, link in page.links:
+            parts = urlsplit(link)
+            if parts.scheme or link.startswith("//"):
+                continue  # external: not ours to check offline
+            target = (path.parent / unquote(parts.path)).resolve() if parts.path else path
+            if parts.path.endswith("/") or target.is_dir():
+                target = target / "index.html"
+            where = f"{path.relative_to(htmldir)}:{line}: {link}"
+            if not target.is_relative_to(htmldir) or not target.exists():
+                problems.append(f"{where}: no such file")
+            elif parts.fragment and target.suffix == ".html":
+                ids = pages[target].ids if target in pages else parse(target).ids
+                if unquote(parts.fragment) not in ids:
+                    problems.append(f"{where}: no such anchor")
+    return problems
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    htmldir = Path(argv[0] if argv else ROOT / "_build" / "html")
+    langs = languages.selected()
+    problems = check_stamps(htmldir, langs) + check_links(htmldir)
+    for problem in problems:
+        print(problem)
+    if problems:
+        sys.exit(f"check: {len(problems)} problem(s) in {htmldir}")
+    print(f"check: {htmldir}: every tutorial executed and stamped, every internal link resolves")
+
+
+if __name__ == "__main__":
+    main()

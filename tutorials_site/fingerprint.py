@@ -1,0 +1,52 @@
+"""What a tutorial's output depends on besides its own source.
+
+sphinx-gallery re-runs a tutorial only when the tutorial file changes. The
+environment fingerprint covers the rest: conf.py, this package, and the
+installed versions of everything requirements.txt names (torch first of all),
+read with importlib.metadata so that no build pays for `import torch`.
+"""
+
+import hashlib
+import re
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from .layout import ROOT
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def requirement_names(requirements):
+    names = []
+    for line in Path(requirements).read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line and not line.startswith("-"):
+            names.append(re.split(r"[\s\[<>=!~;@]", line, maxsplit=1)[0])
+    return names
+
+
+def installed_version(name):
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def environment_fingerprint(root=ROOT):
+    digest = hashlib.sha256()
+
+    def add(label, data):
+        digest.update(label.encode() + b"\0" + data + b"\0")
+
+    add("python", sys.version.encode())
+    add("conf.py", (Path(root) / "conf.py").read_bytes())
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        add(path.relative_to(PACKAGE_DIR).as_posix(), path.read_bytes())
+    for name in requirement_names(Path(root) / "requirements.txt"):
+        add(name, installed_version(name).encode())
+    return digest.hexdigest()
+
+
+def source_digest(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

@@ -1,0 +1,31 @@
+"""The site's languages: Sphinx's language code, the URL segment and the hreflang of each."""
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Language:
+    code: str  # Sphinx's `language`, and the folder under locales/
+    seg: str  # URL segment: _build/html/<seg>/
+    hreflang: str
+    name: str  # the language's own name, for the switcher
+
+
+ALL = (Language("en", "en", "en", "English"),)
+BY_SEG = {lang.seg: lang for lang in ALL}
+BY_CODE = {lang.code: lang for lang in ALL}
+
+
+def selected(value=None):
+    """The languages named by LANGUAGES (URL segments, space-separated), all by default."""
+    value = os.environ.get("LANGUAGES", "") if value is None else value
+    if not value.strip():
+        return list(ALL)
+    unknown = [seg for seg in value.split() if seg not in BY_SEG]
+    if unknown:
+        raise SystemExit(
+            f"LANGUAGES: unknown language segment(s) {', '.join(unknown)}; "
+            f"known: {', '.join(BY_SEG)}"
+        )
+    return [BY_SEG[seg] for seg in value.split()]

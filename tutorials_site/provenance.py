@@ -1,0 +1,109 @@
+"""Sphinx side of execution: re-run what a change made stale, show where each tutorial ran.
+
+Every tutorial page gets a `tutorial-provenance` directive under its intro. It
+reads the stamp that `execution.record_run` wrote and renders one line (device,
+torch, CUDA, commit, date) plus the stamp itself as a <meta> tag, which
+`checks` verifies. A page whose output does not come from a run of its current
+source says so instead.
+"""
+
+import json
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.locale import get_translation
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+from .execution import read_stamp, stamp_path
+from .fingerprint import environment_fingerprint, source_digest
+
+_ = get_translation("tutorials_site")
+logger = logging.getLogger(__name__)
+STAMP_META = "tutorial-execution-stamp"
+# sphinx-gallery closes every example's intro with this comment line.
+_FIRST_BLOCK = ".. GENERATED FROM PYTHON SOURCE LINES"
+
+
+def gallery_targets(app):
+    """The copies of the tutorial scripts that sphinx-gallery runs, in the staged source tree."""
+    conf = app.config.sphinx_gallery_conf
+    for gallery in conf["gallery_dirs"]:
+        yield from sorted(Path(app.srcdir, gallery).glob("*.py"))
+
+
+def invalidate_stale_runs(app):
+    """Drop sphinx-gallery's md5 of any run made in another environment, so it runs again."""
+    current = environment_fingerprint()
+    for target in gallery_targets(app):
+        md5 = Path(f"{target}.md5")
+        stamp = read_stamp(target)
+        if md5.exists() and (stamp is None or stamp["environment"] != current):
+            logger.info("[provenance] %s: environment changed, will re-execute", target.name)
+            md5.unlink()
+
+
+def _tutorial_target(app, docname):
+    galleries = app.config.sphinx_gallery_conf["gallery_dirs"]
+    if docname.rpartition("/")[0] not in galleries:
+        return None
+    target = Path(app.srcdir, docname + ".py")
+    return target if target.exists() else None
+
+
+def add_directive(app, docname, source):
+    if _tutorial_target(app, docname) is None:
+        return
+    text = source[0]
+    at = text.find(_FIRST_BLOCK, text.find(f".. _sphx_glr_"))
+    if at != -1:
+        source[0] = text[:at] + ".. tutorial-provenance::\n\n" + text[at:]
+
+
+def describe(stamp):
+    if stamp["gpus"]:
+        where = _("{device} ({gpus} GPUs)" if stamp["gpus"] > 1 else "{device} (1 GPU)")
+    else:
+        where = _("CPU (no GPU)")
+    parts = [
+        _("Output captured on {where}").format(where=where.format(**stamp)),
+        f"torch {stamp['torch']}",
+    ]
+    if stamp.get("cuda"):
+        parts.append(f"CUDA {stamp['cuda']}")
+    parts += [_("commit {commit}").format(**stamp), stamp["date"]]
+    return " · ".join(parts)
+
+
+class ProvenanceDirective(SphinxDirective):
+    has_content = False
+
+    def run(self):
+        target = Path(self.env.srcdir, self.env.docname + ".py")
+        self.env.note_dependency(str(stamp_path(target)))
+        stamp = read_stamp(target)
+        if stamp and stamp["source"] == source_digest(target):
+            self.env.metadata[self.env.docname][STAMP_META] = json.dumps(stamp, sort_keys=True)
+            box = nodes.container(classes=["tutorial-provenance"])
+            box += nodes.paragraph(text=describe(stamp))
+            return [box]
+        box = nodes.warning(classes=["tutorial-not-executed"])
+        box += nodes.paragraph(
+            text=_("This page was built without running the tutorial: its output is missing or out of date.")
+        )
+        return [box]
+
+
+def add_stamp_meta(app, pagename, templatename, context, doctree):
+    stamp = (context.get("meta") or {}).get(STAMP_META)
+    if stamp:
+        from html import escape
+
+        context["metatags"] += f'\n<meta name="{STAMP_META}" content="{escape(stamp)}">'
+
+
+def setup(app):
+    app.add_directive("tutorial-provenance", ProvenanceDirective)
+    app.connect("builder-inited", invalidate_stale_runs, priority=400)
+    app.connect("source-read", add_directive)
+    app.connect("html-page-context", add_stamp_meta)
