@@ -35,7 +35,12 @@ sphinx_gallery_conf = {
     "only_warn_on_example_error": True,
     "download_all_examples": False,
     "show_memory": False,
+    "write_computation_times": False,
 }
+
+# Languages: the build driver stages each language's sources and compiled catalogs.
+locale_dirs = ["_locale"]
+gettext_compact = "site"  # the hand-written pages share one catalog per language
 
 templates_path = ["_templates"]
 html_static_path = ["_static"]

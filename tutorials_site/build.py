@@ -2,50 +2,95 @@
 
     python -m tutorials_site.build html [--noplot] [--builddir DIR]
 
-Each language gets its own Sphinx source tree under <builddir>/src/<seg>/ (the
-hand-written pages and the tutorial folders, linked in) and its own output
-under <builddir>/html/<seg>/, so that sphinx-gallery's outputs and caches of
-one language never mix with another's.
+Each language gets its own Sphinx source tree under <builddir>/src/<seg>/ and
+its own output under <builddir>/html/<seg>/, so that sphinx-gallery's outputs
+and caches of one language never mix with another's. English links the
+repository's sources in; a translated language gets its tutorial scripts
+generated from the English ones and its catalogs (translate.py), and its
+compiled site catalogs in _locale/.
 """
 
 import argparse
 import hashlib
+import io
+import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from . import languages
+from babel.messages.mofile import write_mo
+
+from . import catalogs, languages, translate
 from .fingerprint import environment_fingerprint
-from .layout import GALLERIES, PAGES, ROOT
+from .layout import GALLERIES, PAGES, ROOT, tutorial_sources
 
 # Besides the staged sources and the environment fingerprint (conf.py, this
 # package, installed versions), what a build reads from the project root.
 CONF_INPUTS = ("_templates", "_static")
 
 
+def _link(link, target):
+    if link.is_symlink() and link.resolve() == target.resolve():
+        return
+    if link.is_symlink() or link.is_file():
+        link.unlink()
+    link.symlink_to(target)
+
+
+def _write_if_changed(path, data):
+    """Keeps mtimes (and sphinx-gallery's md5 cache) of unchanged generated files."""
+    data = data.encode() if isinstance(data, str) else data
+    if not path.exists() or path.read_bytes() != data:
+        path.write_bytes(data)
+
+
 def stage(builddir, lang):
-    """Link the sources a language's build reads into <builddir>/src/<seg>/."""
+    """The Sphinx source tree of one language; returns (path, translation reports)."""
     src = Path(builddir, "src", lang.seg)
     src.mkdir(parents=True, exist_ok=True)
-    for name in (*PAGES, *GALLERIES):
-        link, target = src / name, ROOT / name
-        if link.is_symlink() and link.resolve() == target.resolve():
-            continue
-        if link.is_symlink() or link.is_file():
-            link.unlink()
-        link.symlink_to(target)
-    return src
+    for name in PAGES:
+        _link(src / name, ROOT / name)
+    if lang is languages.SOURCE:
+        for name in GALLERIES:
+            _link(src / name, ROOT / name)
+        return src, []
+    reports = []
+    for src_dir in GALLERIES:
+        folder = src / src_dir
+        if folder.is_symlink():
+            folder.unlink()
+        folder.mkdir(exist_ok=True)
+        for other in sorted((ROOT / src_dir).iterdir()):
+            if other.suffix != ".py" and other.is_file():
+                _link(folder / other.name, other)  # the gallery header: translated by Sphinx
+    for src_dir, path in tutorial_sources():
+        text, report = translate.generate(lang, src_dir, path)
+        _write_if_changed(src / src_dir / path.name, text)
+        _write_if_changed(src / src_dir / f"{path.stem}.i18n.json", report.as_json())
+        reports.append(report)
+    mo_dir = src / "_locale" / lang.code / "LC_MESSAGES"
+    mo_dir.mkdir(parents=True, exist_ok=True)
+    for domain in catalogs.SITE_DOMAINS:
+        po = catalogs.catalog_dir(lang) / f"{domain}.po"
+        if po.exists():
+            buffer = io.BytesIO()
+            write_mo(buffer, catalogs.load(po), use_fuzzy=False)
+            _write_if_changed(mo_dir / f"{domain}.mo", buffer.getvalue())
+    return src, reports
 
 
-def sphinx_command(builddir, lang, src, noplot):
+def sphinx_command(builddir, lang, src, noplot, strict, langs):
     command = [
         sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going",
         "-c", str(ROOT),
         "-d", str(Path(builddir, "doctrees", lang.seg)),
         "-D", f"language={lang.code}",
+        "-D", f"tutorials_languages={' '.join(l.seg for l in langs)}",
     ]
+    if strict:
+        command += ["-D", "tutorials_strict=1"]
     if noplot:
         command += ["-D", "plot_gallery=0"]
     return command + [str(src), str(Path(builddir, "html", lang.seg))]
@@ -53,14 +98,17 @@ def sphinx_command(builddir, lang, src, noplot):
 
 def _files(path):
     path = Path(path)
-    return sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.is_file())
+    return [path] if path.exists() else []
 
 
-def inputs_digest(command):
+def inputs_digest(command, lang):
     """A digest of everything a language's build reads: when it is unchanged, so is the output."""
     digest = hashlib.sha256("\0".join(command[1:]).encode())
     digest.update(environment_fingerprint().encode())
-    for name in (*PAGES, *GALLERIES, *CONF_INPUTS):
+    inputs = (*PAGES, *GALLERIES, *CONF_INPUTS, f"locales/{lang.code}")
+    for name in inputs:
         for path in _files(ROOT / name):
             digest.update(f"{path.relative_to(ROOT)}\0".encode() + path.read_bytes())
     return digest.hexdigest()
@@ -82,7 +130,7 @@ class UpToDate:
     def __init__(self, builddir, lang, command):
         self.record = Path(builddir, "doctrees", lang.seg, "inputs.sha256")
         self.outdir = Path(command[-1])
-        self.digest = inputs_digest(command)
+        self.digest = inputs_digest(command, lang)
 
     def __bool__(self):
         try:
@@ -103,24 +151,53 @@ ROOT_INDEX = """<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <title>PyTorch Tutorials</title>
-<meta http-equiv="refresh" content="0; url={seg}/index.html">
-<link rel="canonical" href="{seg}/index.html">
+<script>
+// The reader's remembered language (set by the language switcher), else the browser's, else English.
+(function () {{
+  var available = {segs};
+  var wanted = [];
+  try {{ wanted.push(localStorage.getItem("tutorials-language")); }} catch (e) {{}}
+  (navigator.languages || [navigator.language]).forEach(function (tag) {{
+    tag = (tag || "").toLowerCase();
+    wanted.push(tag, tag.split("-")[0], tag.indexOf("zh") === 0 ? "zh-cn" : null);
+  }});
+  var seg = wanted.filter(function (s) {{ return s && available.indexOf(s) !== -1; }})[0] || "{default}";
+  location.replace(seg + "/index.html");
+}})();
+</script>
+<noscript><meta http-equiv="refresh" content="0; url={default}/index.html"></noscript>
 </head>
-<body><p><a href="{seg}/index.html">PyTorch Tutorials</a></p></body>
+<body><p>{links}</p></body>
 </html>
 """
 
 
 def write_root_index(htmldir, langs):
-    Path(htmldir, "index.html").write_text(ROOT_INDEX.format(seg=langs[0].seg))
+    segs = [lang.seg for lang in langs]
+    default = languages.SOURCE.seg if languages.SOURCE in langs else segs[0]
+    links = " · ".join(f'<a href="{l.seg}/index.html" hreflang="{l.hreflang}">{l.name}</a>' for l in langs)
+    Path(htmldir).mkdir(parents=True, exist_ok=True)
+    Path(htmldir, "index.html").write_text(
+        ROOT_INDEX.format(segs=json.dumps(segs), default=default, links=links), encoding="utf-8"
+    )
 
 
-def html(builddir, noplot=False):
+def html(builddir, noplot=False, strict=False):
     langs = languages.selected()
+    catalogs.check_layout()
     failed = []
     for lang in langs:
         started = time.perf_counter()
-        command = sphinx_command(builddir, lang, stage(builddir, lang), noplot)
+        src, reports = stage(builddir, lang)
+        for problem in (p for report in reports for p in report.problems):
+            print(f"warning: {problem}", flush=True)
+        english = sum(report.english for report in reports)
+        if strict and english:
+            print(f"[build] {lang.seg}: STRICT=1 and {english} tutorial passage(s) would be shown in English",
+                  flush=True)
+            failed.append(lang.seg)
+            continue
+        command = sphinx_command(builddir, lang, src, noplot, strict, langs)
         up_to_date = UpToDate(builddir, lang, command)
         if up_to_date:
             print(f"[build] {lang.seg}: up to date", flush=True)
@@ -143,7 +220,11 @@ def main(argv=None):
     parser.add_argument("--noplot", action="store_true", help="build without executing tutorials")
     parser.add_argument("--builddir", default=os.environ.get("BUILDDIR", ROOT / "_build"))
     args = parser.parse_args(argv)
-    html(Path(args.builddir).resolve(), noplot=args.noplot)
+    strict = os.environ.get("STRICT", "") not in ("", "0")
+    try:
+        html(Path(args.builddir).resolve(), noplot=args.noplot, strict=strict)
+    except (catalogs.CatalogError, translate.TranslationError) as error:
+        sys.exit(f"error: {error}")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from sphinx.locale import get_translation
 
 from .languages import BY_CODE
 
-_ = get_translation("tutorials_site")
+_ = get_translation("sphinx")
 
 
 def colab_url(repo, version, seg, download_path):

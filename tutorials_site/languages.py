@@ -12,7 +12,14 @@ class Language:
     name: str  # the language's own name, for the switcher
 
 
-ALL = (Language("en", "en", "en", "English"),)
+ALL = (
+    Language("en", "en", "en", "English"),
+    Language("ko", "ko", "ko", "한국어"),
+    Language("ja", "ja", "ja", "日本語"),
+    Language("zh_CN", "zh-cn", "zh-CN", "简体中文"),
+)
+SOURCE = ALL[0]  # the language the tutorials are written in
+TRANSLATED = ALL[1:]
 BY_SEG = {lang.seg: lang for lang in ALL}
 BY_CODE = {lang.code: lang for lang in ALL}
 

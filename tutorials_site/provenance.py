@@ -18,7 +18,7 @@ from sphinx.util.docutils import SphinxDirective
 from .execution import read_stamp, stamp_path
 from .fingerprint import environment_fingerprint, source_digest
 
-_ = get_translation("tutorials_site")
+_ = get_translation("sphinx")
 logger = logging.getLogger(__name__)
 STAMP_META = "tutorial-execution-stamp"
 # sphinx-gallery closes every example's intro with this comment line.
@@ -62,7 +62,7 @@ def add_directive(app, docname, source):
 
 def describe(stamp):
     if stamp["gpus"]:
-        where = _("{device} ({gpus} GPUs)" if stamp["gpus"] > 1 else "{device} (1 GPU)")
+        where = _("{device} ({gpus} GPUs)") if stamp["gpus"] > 1 else _("{device} (1 GPU)")
     else:
         where = _("CPU (no GPU)")
     parts = [

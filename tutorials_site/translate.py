@@ -1,0 +1,122 @@
+"""A language's tutorial sources, generated from the English scripts and their catalogs.
+
+Only text changes: every translation is checked before it is used, and a
+translation that would break the page or carry markup we do not allow falls
+back to English with a warning naming the catalog, its line and the message.
+The generated script must then have the same syntax tree as the English one,
+line numbers included (the docstring's text aside), or the build stops: no
+catalog can change the code that runs.
+"""
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import docutils.core
+import docutils.nodes
+import docutils.utils
+from . import catalogs, tutorial_text
+
+# The node types a translated paragraph, heading or list item may contain.
+ALLOWED_NODES = {
+    "document", "paragraph", "#text", "emphasis", "strong", "literal", "reference", "target",
+    "title_reference", "inline",
+}
+# Sphinx's cross-reference roles: plain docutils does not know them, so a translation is
+# checked with each of them read as inline code (any other role is an error).
+XREF_ROLE = re.compile(r":(?:py:)?(?:class|meth|func|mod|attr|obj|data|exc|const|ref|doc|term|math):`([^`]*)`")
+SAFE_SCHEMES = {"", "http", "https", "mailto"}
+HTML_TAG = re.compile(r"<\s*/?\s*[A-Za-z!?]")
+
+
+class TranslationError(Exception):
+    """A generated source that may not run: its code differs from the English script."""
+
+
+def _parse_inline(text):
+    """docutils' verdict on one paragraph of reST: (doctree, messages of level >= warning)."""
+    settings = {"report_level": 5, "halt_level": 5, "file_insertion_enabled": False, "raw_enabled": False,
+                "_disable_config": True, "warning_stream": False}
+    text = XREF_ROLE.sub(lambda m: "``" + m[1].replace("`", "") + "``", text)
+    document = docutils.core.publish_doctree(text, settings_overrides=settings)
+    problems = [m for m in document.findall(docutils.nodes.system_message) if m["level"] >= 2]
+    return document, problems
+
+
+def check_translation(unit, msgstr):
+    """None when `msgstr` may replace the unit's English text, else the reason it may not."""
+    text = " ".join(msgstr.split())
+    if not text:
+        return "empty"
+    if not unit.is_rst:
+        return None  # a code comment: plain text, written after '#'
+    if unit.msgid.endswith("::") != text.endswith("::"):
+        return "a paragraph introducing a literal block must keep its closing '::' (and only then)"
+    document, problems = _parse_inline(text)
+    if problems:
+        return "breaks reST: " + problems[0].children[0].astext()
+    if [child.tagname for child in document.children] != ["paragraph"]:
+        kinds = ", ".join(child.tagname for child in document.children)
+        return f"must stay one paragraph of text, became: {kinds}"
+    for node in document.findall():
+        if node.tagname not in ALLOWED_NODES:
+            return f"uses {node.tagname!r}, which translations may not contain"
+        if isinstance(node, docutils.nodes.Text) and HTML_TAG.search(node.astext()):
+            return "contains an HTML tag"
+        uri = node.get("refuri") if isinstance(node, docutils.nodes.Element) else None
+        if uri and urlsplit(uri).scheme.lower() not in SAFE_SCHEMES:
+            return f"links to {uri!r}: only http, https and mailto links are allowed"
+    return None
+
+
+@dataclass
+class Report:
+    """What a generated source shows: used to tell the reader, and strict mode to fail."""
+
+    total: int = 0
+    english: int = 0
+    problems: list = field(default_factory=list)  # "file:line: message"
+
+    def as_json(self):
+        return json.dumps({"total": self.total, "english": self.english}, sort_keys=True)
+
+
+def _code_tree(source, filename):
+    tree = ast.parse(source, filename=filename)
+    body = tree.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body[0].value.value = ""  # the docstring is text
+    return ast.dump(tree, include_attributes=True)
+
+
+def generate(lang, src_dir, path):
+    """(translated source, Report) of one tutorial in one language."""
+    english = path.read_text(encoding="utf-8")
+    tutorial = tutorial_text.parse(path, english)
+    po = catalogs.tutorial_po(lang, src_dir, path)
+    catalog = catalogs.load(po) if po.exists() else None
+    available = catalogs.translations(catalog) if catalog is not None else {}
+    report = Report(total=len(tutorial.units))
+    usable = {}
+    for unit in tutorial.units:
+        msgstr = available.get(unit.msgid)
+        if msgstr is None:
+            report.english += 1
+            continue
+        reason = check_translation(unit, msgstr)
+        if reason:
+            report.english += 1
+            line = catalog.get(unit.msgid).lineno
+            report.problems.append(f"{catalogs._display(po)}:{line}: msgid {unit.msgid[:50]!r}: {reason}; shown in English")
+            continue
+        usable[unit.msgid] = msgstr
+    translated = tutorial_text.render(tutorial, usable)
+    if _code_tree(translated, str(path)) != _code_tree(english, str(path)):
+        raise TranslationError(
+            f"{catalogs._display(po)}: the {lang.seg} source generated from it differs from {src_dir}/{path.name} "
+            "in code or line numbers; refusing to run it"
+        )
+    return translated, report
