@@ -2,6 +2,7 @@
 # variable and as a make argument: `make html LANGUAGES=en` = `LANGUAGES=en make html`.
 #   LANGUAGES  URL segments of the languages to build (default: all)
 #   VERSION    name of the version being built (default: from git)
+#   STRICT     1: fail on any passage shown in English instead of its translation
 #   BUILDDIR   where builds go (default: _build)
 PYTHON ?= python3
 VENV ?= .venv
@@ -9,7 +10,7 @@ PY := $(VENV)/bin/python
 BUILDDIR ?= _build
 export LANGUAGES VERSION STRICT SHARD BUILDDIR
 
-.PHONY: html html-noplot check test bench clean
+.PHONY: html html-noplot check update-po i18n-status test bench clean
 
 html: $(VENV)/.deps  ## build every language, executing the tutorials
 	$(PY) -m tutorials_site.build html
@@ -19,6 +20,12 @@ html-noplot: $(VENV)/.deps  ## build without executing anything
 
 check: $(VENV)/.deps  ## fail unless every page was executed from the current source and env
 	$(PY) -m tutorials_site.checks $(BUILDDIR)/html
+
+update-po: $(VENV)/.deps  ## extract every translatable unit and merge it into every catalog
+	$(PY) -m tutorials_site.catalogs update-po
+
+i18n-status: $(VENV)/.deps  ## translated / fuzzy / untranslated per language and tutorial
+	$(PY) -m tutorials_site.catalogs status
 
 test: $(VENV)/.test-deps /usr/bin/chromium
 	$(PY) -m pytest

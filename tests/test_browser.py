@@ -1,6 +1,7 @@
 """The built site in Debian's Chromium, served over http on 127.0.0.1 and opened from disk."""
 
 import functools
+import re
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
@@ -8,6 +9,8 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from conftest import TUTORIAL_PAGE
+from tutorials_site import languages
+from tutorials_site.layout import ROOT
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--disable-background-networking", "--disable-component-update", "--no-first-run", "--no-sandbox"]
@@ -80,4 +83,96 @@ def test_root_index_leads_to_english(page, base_url):
     page.goto(f"{base_url}/index.html")
     page.wait_for_url("**/en/index.html")
     assert page.locator("h1").first.inner_text().startswith("PyTorch Tutorials")
+    assert page.errors == []
+
+
+# --- languages ---------------------------------------------------------------------------------
+
+
+def test_language_switcher_goes_to_the_same_page_and_is_remembered(page, base_url):
+    page.goto(f"{base_url}/{TUTORIAL_PAGE.as_posix()}")
+    page.locator(".rst-versions .rst-current-version").click()
+    for lang in ("ko", "ja", "zh-cn", "en"):
+        page.locator(f'.rst-versions a[data-language="{lang}"]').click()
+        page.wait_for_url(f"**/{lang}/beginner/data_parallel_tutorial.html")
+        assert page.locator("html").get_attribute("lang") == languages.BY_SEG[lang].hreflang
+        page.locator(".rst-versions .rst-current-version").click()
+    page.locator('.rst-versions a[data-language="ja"]').click()
+    page.wait_for_url("**/ja/beginner/data_parallel_tutorial.html")
+    page.goto(f"{base_url}/index.html")
+    page.wait_for_url("**/ja/index.html")  # the remembered choice beats the browser's English
+    assert page.errors == []
+
+
+@pytest.mark.parametrize("locale, seg", [("ko-KR", "ko"), ("ja-JP", "ja"), ("zh-CN", "zh-cn"), ("fr-FR", "en")])
+def test_root_index_honours_the_browser_language(browser, base_url, locale, seg):
+    context = browser.new_context(locale=locale)
+    page = context.new_page()
+    page.goto(f"{base_url}/index.html")
+    page.wait_for_url(f"**/{seg}/index.html")
+    context.close()
+
+
+SEARCHES = {
+    "en": ["DataParallel", "scatter"],
+    "ko": ["데이터 병렬", "DataParallel"],
+    "ja": ["データ並列", "DataParallel"],
+    "zh-cn": ["数据并行", "DataParallel"],
+}
+
+
+def body_only_word(site, seg):
+    """A word of the tutorial's body that no title contains, read from the built page."""
+    page = (site / seg / TUTORIAL_PAGE.relative_to("en")).read_text()
+    titles = " ".join(re.findall(r"<h[1-6][^>]*>(.*?)</h[1-6]>", page, re.S))
+    body = re.sub(r"<[^>]+>", " ", " ".join(re.findall(r"<p>(.*?)</p>", page, re.S)))
+    words = [w for w in re.findall(r"[가-힣]{2,}|[\u3040-\u30ff\u4e00-\u9fff]{2,}|[A-Za-z]{6,}", body)
+             if w not in titles and w.lower() not in titles.lower()]
+    return words[len(words) // 2]
+
+
+@pytest.mark.parametrize("seg", list(SEARCHES))
+def test_search_finds_the_tutorial_in_every_language(page, site, server, seg):
+    for query in SEARCHES[seg] + [body_only_word(site, seg)]:
+        page.goto(f"{server}/{seg}/search.html?q={query}")
+        results = page.locator("#search-results ul.search li a")
+        results.first.wait_for(timeout=10_000)
+        hrefs = results.evaluate_all("links => links.map(a => a.getAttribute('href'))")
+        assert any("beginner/data_parallel_tutorial.html" in href for href in hrefs), (seg, query)
+    assert page.errors == []
+
+
+def allowed_latin(seg):
+    """Proper names the language's glossary keeps in Latin script, and each language's own name."""
+    glossary = (ROOT / "locales" / languages.BY_SEG[seg].code / "glossary.md").read_text()
+    rows = [line.split("|")[2] for line in glossary.splitlines()
+            if line.count("|") >= 3 and "---" not in line and "term" not in line.split("|")[2].lower()]
+    names = {word for row in rows for word in re.findall(r"[A-Za-z][A-Za-z0-9+.-]*", row)}
+    return names | {lang.name for lang in languages.ALL} | {"Sphinx-Gallery", "Read", "the", "Docs"}
+
+
+VISIBLE_TEXT = """() => {
+  const skip = "pre, code, .highlight, .sphx-glr-script-out, script, style, .headerlink";
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const out = [];
+  while (walker.nextNode()) {
+    const el = walker.currentNode.parentElement;
+    if (el.closest(skip) || !el.checkVisibility()) continue;
+    out.push(walker.currentNode.textContent);
+  }
+  return out.join(" ");
+}"""
+
+
+@pytest.mark.parametrize("seg", ["ko", "ja", "zh-cn"])
+@pytest.mark.parametrize("path", ["index.html", "beginner/index.html", "beginner/data_parallel_tutorial.html",
+                                  "search.html?q=DataParallel"])
+def test_no_english_left_on_translated_pages(page, server, seg, path):
+    page.goto(f"{server}/{seg}/{path}")
+    if path.startswith("search"):
+        page.locator("#search-results ul.search li").first.wait_for(timeout=10_000)
+    page.locator(".rst-versions .rst-current-version").click()  # the language list is visible text too
+    words = re.findall(r"[A-Za-z][A-Za-z0-9+.-]*", page.evaluate(VISIBLE_TEXT))
+    english = sorted({w.rstrip(".") for w in words} - allowed_latin(seg) - {""})
+    assert english == [], f"{seg}/{path}: {english}"
     assert page.errors == []

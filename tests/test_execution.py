@@ -5,6 +5,9 @@ import re
 from pathlib import Path
 
 from conftest import build, executed
+from conftest import build as build_all
+
+ENGLISH = {"LANGUAGES": "en"}
 
 BROKEN = '''"""
 Broken on purpose
@@ -20,7 +23,7 @@ print(value / 0)
 
 def test_a_failing_tutorial_fails_the_build_naming_file_line_and_exception(project_copy):
     (project_copy / "beginner_source" / "broken_tutorial.py").write_text(BROKEN)
-    result = build(project_copy, project_copy / "_build")
+    result = build(project_copy, project_copy / "_build", env=ENGLISH)
     assert result.returncode != 0
     output = result.stdout + result.stderr
     assert "beginner_source/broken_tutorial.py:9: ERROR: tutorial failed: ZeroDivisionError: division by zero" in output
@@ -29,6 +32,9 @@ def test_a_failing_tutorial_fails_the_build_naming_file_line_and_exception(proje
 
 def test_no_op_rebuild_executes_nothing_and_each_trigger_re_executes(project_copy, tmp_path):
     builddir = project_copy / "_build"
+
+    def build(root, builddir, env=None):
+        return build_all(root, builddir, env={**ENGLISH, **(env or {})})
     assert executed(build(project_copy, builddir)) == 1
 
     nothing_changed = build(project_copy, builddir)

@@ -9,13 +9,14 @@
 - every internal link and anchor resolves.
 """
 
+import hashlib
 import json
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from . import languages
+from . import languages, translate
 from .fingerprint import environment_fingerprint, source_digest
 from .layout import ROOT, page_for, tutorial_sources
 from .provenance import STAMP_META
@@ -46,13 +47,21 @@ def parse(path):
     return page
 
 
+def expected_source_digest(lang, src_dir, source):
+    """The digest of the script this language runs now: English, or generated from its catalog."""
+    if lang is languages.SOURCE:
+        return source_digest(source)
+    text, _ = translate.generate(lang, src_dir, source)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def check_stamps(htmldir, langs):
     problems = []
     environment = environment_fingerprint()
     for lang in langs:
         for src_dir, source in tutorial_sources():
             page = Path(htmldir, lang.seg, page_for(src_dir, source) + ".html")
-            where = f"{page}: {source.relative_to(ROOT)}"
+            where = f"{page}: {source.relative_to(ROOT)} ({lang.seg})"
             if not page.exists():
                 problems.append(f"{where}: page missing")
                 continue
@@ -61,7 +70,7 @@ def check_stamps(htmldir, langs):
                 problems.append(f"{where}: no execution stamp (the tutorial was not executed)")
                 continue
             stamp = json.loads(raw)
-            if stamp["source"] != source_digest(source):
+            if stamp["source"] != expected_source_digest(lang, src_dir, source):
                 problems.append(f"{where}: output comes from another version of the source")
             if stamp["environment"] != environment:
                 problems.append(

@@ -166,7 +166,7 @@ def mark_untranslated(app, doctree):
 
 def setup(app):
     app.add_config_value("tutorials_languages", "", "html", types=[str])
-    app.add_config_value("tutorials_strict", False, "html", types=[bool])
+    app.add_config_value("tutorials_strict", False, "env", types=[bool])  # re-read: warnings come from reading
     app.connect("doctree-read", mark_untranslated)
     app.connect("doctree-resolved", translate_gallery_strings)
     app.connect("html-page-context", add_page_context)

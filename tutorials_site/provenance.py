@@ -8,6 +8,7 @@ source says so instead.
 """
 
 import json
+import re
 from pathlib import Path
 
 from docutils import nodes
@@ -60,19 +61,32 @@ def add_directive(app, docname, source):
         source[0] = text[:at] + ".. tutorial-provenance::\n\n" + text[at:]
 
 
+def _fill(template, **values):
+    """The template's text with each {placeholder} replaced by its node (or text)."""
+    parts = []
+    for i, piece in enumerate(re.split(r"\{(\w+)\}", template)):
+        if i % 2:
+            value = values[piece]
+            parts += value if isinstance(value, list) else [value]
+        elif piece:
+            parts.append(nodes.Text(piece))
+    return parts
+
+
 def describe(stamp):
+    """The provenance line; values from the machine (names, versions, hashes) are set as code."""
     if stamp["gpus"]:
-        where = _("{device} ({gpus} GPUs)") if stamp["gpus"] > 1 else _("{device} (1 GPU)")
+        template = _("{device} ({gpus} GPUs)") if stamp["gpus"] > 1 else _("{device} (1 GPU)")
+        where = _fill(template, device=nodes.literal(text=stamp["device"]), gpus=nodes.Text(str(stamp["gpus"])))
     else:
-        where = _("CPU (no GPU)")
-    parts = [
-        _("Output captured on {where}").format(where=where.format(**stamp)),
-        f"torch {stamp['torch']}",
-    ]
+        where = [nodes.Text(_("CPU (no GPU)"))]
+    parts = _fill(_("Output captured on {where}"), where=where)
+    parts += [nodes.Text(" · torch "), nodes.literal(text=stamp["torch"])]
     if stamp.get("cuda"):
-        parts.append(f"CUDA {stamp['cuda']}")
-    parts += [_("commit {commit}").format(**stamp), stamp["date"]]
-    return " · ".join(parts)
+        parts += [nodes.Text(" · CUDA "), nodes.literal(text=stamp["cuda"])]
+    parts += [nodes.Text(" · ")] + _fill(_("commit {commit}"), commit=nodes.literal(text=stamp["commit"]))
+    parts += [nodes.Text(" · "), nodes.literal(text=stamp["date"])]
+    return parts
 
 
 class ProvenanceDirective(SphinxDirective):
@@ -85,7 +99,7 @@ class ProvenanceDirective(SphinxDirective):
         if stamp and stamp["source"] == source_digest(target):
             self.env.metadata[self.env.docname][STAMP_META] = json.dumps(stamp, sort_keys=True)
             box = nodes.container(classes=["tutorial-provenance"])
-            box += nodes.paragraph(text=describe(stamp))
+            box += nodes.paragraph("", "", *describe(stamp))
             return [box]
         box = nodes.warning(classes=["tutorial-not-executed"])
         box += nodes.paragraph(

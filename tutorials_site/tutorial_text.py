@@ -32,6 +32,7 @@ FIELD = re.compile(r"^\s*:[\w -]+:")
 # Admonitions whose body is prose; every other directive (code, images, math) is kept as is.
 ADMONITIONS = {"note", "warning", "tip", "important", "hint", "attention", "caution", "danger",
                "error", "seealso", "versionadded", "versionchanged", "deprecated"}
+CONFIG_LINE = re.compile(r"^\s*sphinx_gallery_\w+\s*=")
 # Comments that are configuration, not text.
 NOT_TEXT_COMMENT = re.compile(r"^#\s*(sphinx_gallery_|%%|!|-\*-|noqa|type:|pragma|fmt:)")
 
@@ -91,7 +92,7 @@ def _segment_rst(tutorial, numbered, prefix, kind_of_first_heading):
 
     while i < n:
         index, text = numbered[i]
-        if blank(i):
+        if blank(i) or CONFIG_LINE.match(text):
             i += 1
             continue
         indent = _indent(text)

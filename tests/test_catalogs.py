@@ -1,0 +1,74 @@
+"""Catalogs: strict reading, layout errors, msgfmt-clean files, status lines."""
+
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tutorials_site import catalogs, languages
+from tutorials_site.layout import ROOT
+
+ALL_PO = sorted((ROOT / "locales").rglob("*.po"))
+
+
+@pytest.mark.parametrize("po", ALL_PO, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_catalog_is_clean_under_msgfmt_check(po):
+    result = subprocess.run(["msgfmt", "--check", "-o", "/dev/null", str(po)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_every_language_has_a_catalog_for_every_tutorial_and_the_site():
+    for lang in languages.TRANSLATED:
+        names = {p.relative_to(catalogs.catalog_dir(lang)).as_posix() for p in catalogs.catalog_dir(lang).rglob("*.po")}
+        assert names == {"site.po", "sphinx.po", "beginner_source/data_parallel_tutorial.po"}
+
+
+BROKEN = '''msgid ""
+msgstr ""
+"Content-Type: text/plain; charset=UTF-8\\n"
+
+msgid "Summary"
+msgstr "요약
+
+msgid "Run the model"
+msgstr "모델 실행"
+'''
+
+
+def test_a_syntax_error_names_file_and_line(tmp_path):
+    po = tmp_path / "broken.po"
+    po.write_text(BROKEN)
+    with pytest.raises(catalogs.CatalogError, match=r"broken\.po:6: PO syntax error"):
+        catalogs.load(po)
+
+
+def _layout(tmp_path, monkeypatch, relative):
+    monkeypatch.setattr(catalogs, "LOCALES", tmp_path)
+    shutil.copytree(ROOT / "locales" / "ko", tmp_path / "ko")
+    (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / relative).write_text('msgid ""\nmsgstr ""\n')
+
+
+def test_a_catalog_for_an_unknown_language_is_an_error(tmp_path, monkeypatch):
+    _layout(tmp_path, monkeypatch, "klingon/LC_MESSAGES/site.po")
+    with pytest.raises(catalogs.CatalogError, match="unknown language 'klingon' \\(known: ko, ja, zh_CN\\)"):
+        catalogs.check_layout()
+
+
+def test_a_catalog_for_a_tutorial_that_does_not_exist_is_an_error(tmp_path, monkeypatch):
+    _layout(tmp_path, monkeypatch, "ko/LC_MESSAGES/beginner_source/no_such_tutorial.po")
+    with pytest.raises(catalogs.CatalogError, match=r"no tutorial beginner_source/no_such_tutorial\.py"):
+        catalogs.check_layout()
+
+
+def test_i18n_status_prints_a_line_per_language_and_tutorial_then_a_total():
+    result = subprocess.run([sys.executable, "-m", "tutorials_site.catalogs", "status"], cwd=ROOT,
+                            capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "LANGUAGES": ""})
+    lines = result.stdout.splitlines()
+    pattern = re.compile(r"^(ko|ja|zh-cn) (\S+) translated=(\d+) fuzzy=(\d+) untranslated=(\d+) (\d+)%$")
+    body = [pattern.match(line) for line in lines[:-1]]
+    assert all(body) and {m[1] for m in body} == {"ko", "ja", "zh-cn"}
+    assert "beginner_source/data_parallel_tutorial" in {m[2] for m in body}
+    assert re.match(r"^total translated=\d+ fuzzy=\d+ untranslated=\d+ \d+%$", lines[-1])

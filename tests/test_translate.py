@@ -1,0 +1,80 @@
+"""Generated sources: only checked translations are used, and the code is always the English code."""
+
+import pytest
+from babel.messages.catalog import Catalog
+
+from tutorials_site import catalogs, languages, translate, tutorial_text
+from tutorials_site.layout import tutorial_sources
+from tutorials_site.translate import check_translation, generate
+from tutorials_site.tutorial_text import Unit
+
+PARAGRAPH = Unit("paragraph", "Wrap the model in :class:`torch.nn.DataParallel` first.", [0])
+
+
+@pytest.mark.parametrize("msgstr", [
+    "먼저 모델을 :class:`torch.nn.DataParallel`\\ 로 감쌉니다.",
+    "``DataParallel``\\ 을 씁니다.",
+    "`링크 <https://pytorch.org/docs/>`_\\ 를 보세요.",
+    "**굵게** 그리고 *기울임*",
+])
+def test_valid_translations_are_accepted(msgstr):
+    assert check_translation(PARAGRAPH, msgstr) is None
+
+
+@pytest.mark.parametrize("msgstr, reason", [
+    ("``DataParallel``을 씁니다.", "breaks reST: Inline literal start-string without end-string"),
+    ("**굵게 끝이 없음", "breaks reST: Inline strong start-string without end-string"),
+    (".. raw:: html\n\n   <script>alert(1)</script>", "breaks reST"),
+    ("보기 :raw:`<b>x</b>` 끝", "breaks reST: raw (and derived) roles disabled"),
+    (".. include:: /etc/passwd", 'breaks reST: "include" directive disabled'),
+    ("`클릭 <javascript:alert(1)>`_", "only http, https and mailto links are allowed"),
+    ("안녕 <script>alert(1)</script>", "contains an HTML tag"),
+    ("<img src=x onerror=alert(1)>", "contains an HTML tag"),
+    ("- 목록이 되어 버린 문단", "must stay one paragraph of text, became: bullet_list"),
+    ("다음 코드::", "a paragraph introducing a literal block must keep its closing '::'"),
+    ("알 수 없는 :foo:`역할`", 'Unknown interpreted text role "foo"'),
+])
+def test_breaking_or_unsafe_translations_are_refused(msgstr, reason):
+    assert reason in check_translation(PARAGRAPH, msgstr)
+
+
+@pytest.mark.parametrize("lang", languages.TRANSLATED, ids=lambda lang: lang.seg)
+@pytest.mark.parametrize("src_dir, path", list(tutorial_sources()), ids=lambda x: str(x).rsplit("/", 1)[-1])
+def test_every_generated_source_has_the_english_code_and_line_numbers(lang, src_dir, path):
+    text, report = generate(lang, src_dir, path)
+    english = path.read_text()
+    assert translate._code_tree(text, "x") == translate._code_tree(english, "x")
+    assert text.count("\n") == english.count("\n")
+    assert report.total == len(tutorial_text.parse(path).units)
+
+
+def _catalog_with(tmp_path, monkeypatch, entries):
+    monkeypatch.setattr(catalogs, "LOCALES", tmp_path / "locales")
+    lang = languages.BY_SEG["ko"]
+    src_dir, path = next(iter(tutorial_sources()))
+    catalog = Catalog(locale="ko")
+    for msgid, msgstr in entries.items():
+        catalog.add(msgid, msgstr)
+    catalogs.save(catalog, catalogs.tutorial_po(lang, src_dir, path))
+    return lang, src_dir, path
+
+
+def test_a_refused_translation_falls_back_to_english_naming_catalog_line_and_message(tmp_path, monkeypatch):
+    title = "Optional: Data Parallelism"
+    lang, src_dir, path = _catalog_with(tmp_path, monkeypatch, {
+        title: "<b>데이터 병렬</b>",
+        "Summary": "요약",
+    })
+    text, report = generate(lang, src_dir, path)
+    assert title in text and "<b>" not in text and "\n# 요약\n" in text
+    [problem] = report.problems
+    assert problem.startswith(str(catalogs.tutorial_po(lang, src_dir, path))) and ":" in problem
+    assert f"msgid {title!r}: contains an HTML tag; shown in English" in problem
+    assert report.english == report.total - 1
+
+
+def test_a_source_whose_code_would_differ_is_refused(tmp_path, monkeypatch):
+    lang, src_dir, path = _catalog_with(tmp_path, monkeypatch, {})
+    monkeypatch.setattr(tutorial_text, "render", lambda tutorial, usable: path.read_text() + "import os\n")
+    with pytest.raises(translate.TranslationError, match="differs from .* in code or line numbers"):
+        generate(lang, src_dir, path)
