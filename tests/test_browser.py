@@ -126,7 +126,7 @@ def body_only_word(site, seg):
     page = (site / seg / TUTORIAL_PAGE.relative_to("en")).read_text()
     titles = " ".join(re.findall(r"<h[1-6][^>]*>(.*?)</h[1-6]>", page, re.S))
     body = re.sub(r"<[^>]+>", " ", " ".join(re.findall(r"<p>(.*?)</p>", page, re.S)))
-    words = [w for w in re.findall(r"[가-힣]{2,}|[\u3040-\u30ff\u4e00-\u9fff]{2,}|[A-Za-z]{6,}", body)
+    words = [w for w in re.findall(r"[가-힣]{2,}|[\u3040-\u30ff\u4e00-\u9fff]{2,}|[A-Za-z]{8,}", body)
              if w not in titles and w.lower() not in titles.lower()]
     return words[len(words) // 2]
 
@@ -143,16 +143,23 @@ def test_search_finds_the_tutorial_in_every_language(page, site, server, seg):
 
 
 def allowed_latin(seg):
-    """Proper names the language's glossary keeps in Latin script, and each language's own name."""
+    """The names the language's glossary keeps in Latin script (its section on them), and each language's name."""
     glossary = (ROOT / "locales" / languages.BY_SEG[seg].code / "glossary.md").read_text()
-    rows = [line.split("|")[2] for line in glossary.splitlines()
-            if line.count("|") >= 3 and "---" not in line and "term" not in line.split("|")[2].lower()]
-    names = {word for row in rows for word in re.findall(r"[A-Za-z][A-Za-z0-9+.-]*", row)}
-    return names | {lang.name for lang in languages.ALL} | {"Sphinx-Gallery", "Read", "the", "Docs"}
+    section = re.search(r"^## [^\n]*(?:Latin|ラテン|라틴)[^\n]*\n(.*?)(?=^## |\Z)", glossary, re.S | re.M)[1]
+    names = set()
+    for line in section.splitlines():
+        if line.startswith("|"):
+            cells = line.split("|")
+            if "---" in line or "term" in cells[1].lower():
+                continue
+            line = cells[2]
+        names |= {w.rstrip(".") for w in re.findall(r"[A-Za-z][A-Za-z0-9+.-]*", re.sub(r"`[^`]*`", "", line))}
+    return names | {lang.name for lang in languages.ALL}
 
 
 VISIBLE_TEXT = """() => {
-  const skip = "pre, code, .highlight, .sphx-glr-script-out, script, style, .headerlink";
+  // Search results quote the page, code included: the pages themselves are checked.
+  const skip = "pre, code, .highlight, .sphx-glr-script-out, script, style, .headerlink, ul.search p.context";
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   const out = [];
   while (walker.nextNode()) {
