@@ -25,7 +25,7 @@ def test_a_build_without_execution_fails(tmp_path):
     page = (tmp_path / "html" / TUTORIAL_PAGE).read_text()
     assert "This page was built without running the tutorial" in page
     [problem] = checks.check_stamps(tmp_path / "html", ENGLISH)
-    assert "data_parallel_tutorial.py: no execution stamp" in problem
+    assert "data_parallel_tutorial.py (en): no execution stamp" in problem
 
 
 def _with_stamp(site, tmp_path, **changes):
