@@ -78,3 +78,57 @@ def test_a_source_whose_code_would_differ_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(tutorial_text, "render", lambda tutorial, usable: path.read_text() + "import os\n")
     with pytest.raises(translate.TranslationError, match="differs from .* in code or line numbers"):
         generate(lang, src_dir, path)
+
+
+def message(msgid, where="index.md"):
+    from babel.messages.catalog import Message
+
+    return Message(msgid, locations=[(where, 1)])
+
+
+@pytest.mark.parametrize("msgid, msgstr, where, reason", [
+    ("Download any tutorial.", "튜토리얼을 받으세요. <script>alert(1)</script>", "index.md", "contains an HTML tag"),
+    ("Download any tutorial.", "{doc}`index` 받으세요", "index.md", "adds a MyST role"),
+    ("Download any tutorial.", "[여기](javascript:alert(1))", "index.md", "javascript:"),
+    ("Beginner tutorials", ".. raw:: html\n\n   <script>", "beginner/index.rst", "breaks reST"),
+])
+def test_unsafe_page_translations_are_refused(msgid, msgstr, where, reason):
+    assert reason in translate.check_page_translation(message(msgid, where), msgstr)
+
+
+def test_page_translations_that_keep_to_text_are_accepted():
+    assert translate.check_page_translation(message("Open it in **Colab**."), "**Colab**에서 여세요.") is None
+
+
+@pytest.mark.parametrize("msgstr, reason", [
+    ("&#169; <a href=\"%(path)s\">저작권</a>", None),
+    ("&#169; 저작권", "placeholders differ"),
+    ("&#169; <a href=\"%(path)s\" onclick=\"alert(1)\">저작권</a>", "HTML tags differ"),
+    ("&#169; <a href=\"%(path)s\">저작권</a><script>alert(1)</script>", "HTML tags differ"),
+])
+def test_labels_keep_the_english_placeholders_and_tags(msgstr, reason):
+    result = translate.check_label_translation(message('&#169; <a href="%(path)s">Copyright</a>', "t.html"), msgstr)
+    assert result is None if reason is None else reason in result
+
+
+def test_injected_markup_reaches_neither_the_page_nor_the_downloads(project_copy):
+    from conftest import build
+
+    ja = project_copy / "locales" / "ja" / "LC_MESSAGES"
+    tutorial_po = ja / "beginner_source" / "data_parallel_tutorial.po"
+    tutorial_po.write_text(tutorial_po.read_text().replace('msgstr "まとめ"', 'msgstr "まとめ <img src=x onerror=alert(1)>"'))
+    site_po = ja / "site.po"
+    text = site_po.read_text()
+    at = text.index('msgid "Beginner tutorials"')
+    site_po.write_text(text[:at] + text[at:].replace('msgstr "', 'msgstr "<script>alert(2)</script>', 1))
+    builddir = project_copy / "_build"
+    result = build(project_copy, builddir, "--noplot", env={"LANGUAGES": "ja"})
+    assert result.returncode == 0, result.stderr
+    assert "locales/ja/LC_MESSAGES/beginner_source/data_parallel_tutorial.po:" in result.stdout
+    assert "msgid 'Summary': contains an HTML tag; shown in English" in result.stdout
+    assert "msgid 'Beginner tutorials': contains an HTML tag; shown in English" in result.stdout
+    for path in (builddir / "html" / "ja").rglob("*"):
+        if path.is_file() and path.suffix in {".html", ".py", ".ipynb", ".txt", ".js"}:
+            text = path.read_text(errors="replace")
+            assert "onerror=alert(1)" not in text and "alert(2)" not in text, path
+    assert "Summary" in (builddir / "html" / "ja" / "beginner" / "data_parallel_tutorial.html").read_text()

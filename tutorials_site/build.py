@@ -76,8 +76,10 @@ def stage(builddir, lang):
     for domain in catalogs.SITE_DOMAINS:
         po = catalogs.catalog_dir(lang) / f"{domain}.po"
         if po.exists():
+            catalog, problems = translate.usable_site_catalog(domain, po)
+            reports.append(translate.Report(problems=problems))
             buffer = io.BytesIO()
-            write_mo(buffer, catalogs.load(po), use_fuzzy=False)
+            write_mo(buffer, catalog, use_fuzzy=False)
             _write_if_changed(mo_dir / f"{domain}.mo", buffer.getvalue())
     return src, reports
 

@@ -228,7 +228,7 @@ def counts(template, catalog, usable):
 
 def status(strict=False, langs=None):
     """Print one line per language and tutorial; returns False when anything is below 100%."""
-    from .translate import check_translation
+    from .translate import SITE_CHECKS, check_translation
 
     langs = [lang for lang in (langs or languages.selected()) if lang is not languages.SOURCE]
     total = [0, 0, 0]
@@ -243,7 +243,8 @@ def status(strict=False, langs=None):
         for domain in SITE_DOMAINS:  # as of the last update-po: Sphinx extracts these, not this command
             po = catalog_dir(lang) / f"{domain}.po"
             catalog = load(po) if po.exists() else Catalog()
-            _print_status(lang.seg, domain, counts(catalog, catalog, lambda msgid, msgstr: True), total)
+            usable = lambda msgid, msgstr: SITE_CHECKS[domain](catalog[msgid], msgstr) is None  # noqa: E731
+            _print_status(lang.seg, domain, counts(catalog, catalog, usable), total)
     complete = total[0] == sum(total)
     _print_status("total", "", total, None)
     return complete or not strict

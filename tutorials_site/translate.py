@@ -120,3 +120,54 @@ def generate(lang, src_dir, path):
             "in code or line numbers; refusing to run it"
         )
     return translated, report
+
+
+# --- the site's catalogs: pages (site.po) and labels (sphinx.po) ----------------------------------
+
+MYST_ROLE = re.compile(r"\{[\w:.-]+\}`")
+MYST_BLOCK = re.compile(r"^\s*(```|:::|\{)", re.M)
+UNSAFE_URI = re.compile(r"(?i)\b(?:javascript|data|vbscript)\s*:")
+PLACEHOLDER = re.compile(r"\{\w*\}|%\(\w+\)[sdr]|%[sdr]")
+TAG = re.compile(r"<[^>]*>")
+
+
+def check_page_translation(message, msgstr):
+    """Like check_translation, for a message Sphinx extracted from a hand-written page."""
+    if UNSAFE_URI.search(msgstr) and not UNSAFE_URI.search(message.id):
+        return "links to a javascript:, data: or vbscript: URI"
+    markdown = any(str(path).endswith(".md") for path, _ in message.locations)
+    if not markdown:
+        return check_translation(tutorial_text.Unit("paragraph", message.id, [0]), msgstr)
+    if HTML_TAG.search(msgstr):
+        return "contains an HTML tag"
+    roles = set(MYST_ROLE.findall(msgstr)) - set(MYST_ROLE.findall(message.id))
+    if roles or MYST_BLOCK.search(msgstr):
+        return "adds a MyST role or block the English text does not have"
+    return None
+
+
+def check_label_translation(message, msgstr):
+    """Labels go into the theme's HTML unescaped: same placeholders and same tags as the English."""
+    if sorted(PLACEHOLDER.findall(msgstr)) != sorted(PLACEHOLDER.findall(message.id)):
+        return "placeholders differ from the English ones"
+    if sorted(TAG.findall(msgstr)) != sorted(TAG.findall(message.id)):
+        return "HTML tags differ from the English ones"
+    return None
+
+
+SITE_CHECKS = {"site": check_page_translation, "sphinx": check_label_translation}
+
+
+def usable_site_catalog(domain, po):
+    """The catalog with every refused translation removed (so it shows English), and the problems."""
+    catalog = catalogs.load(po)
+    problems = []
+    for message in list(catalog):
+        if not message.id or not message.string or message.fuzzy:
+            continue
+        reason = SITE_CHECKS[domain](message, message.string)
+        if reason:
+            problems.append(f"{catalogs._display(po)}:{message.lineno}: msgid {message.id[:50]!r}: {reason}; "
+                            "shown in English")
+            del catalog[message.id]
+    return catalog, problems
