@@ -4,13 +4,15 @@
 #   VERSION    name of the version being built (default: from git)
 #   STRICT     1: fail on any passage shown in English instead of its translation
 #   BUILDDIR   where builds go (default: _build)
+#   PAGES      the published tree `make publish` writes into (default: docs)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 BUILDDIR ?= _build
+PAGES ?= docs
 export LANGUAGES VERSION STRICT SHARD BUILDDIR
 
-.PHONY: html html-noplot check update-po i18n-status test bench clean
+.PHONY: html html-noplot check docs publish update-po i18n-status test bench clean
 
 html: $(VENV)/.deps  ## build every language, executing the tutorials
 	$(PY) -m tutorials_site.build html
@@ -20,6 +22,12 @@ html-noplot: $(VENV)/.deps  ## build without executing anything
 
 check: $(VENV)/.deps  ## fail unless every page was executed from the current source and env
 	$(PY) -m tutorials_site.checks $(BUILDDIR)/html
+
+docs: html  ## build every language of this version and publish it into docs/, beside the others
+	$(MAKE) --no-print-directory publish PAGES=docs
+
+publish: $(VENV)/.deps  ## add or replace this build's version in PAGES (a gh-pages checkout)
+	$(PY) -m tutorials_site.publish $(BUILDDIR)/html $(PAGES)
 
 update-po: $(VENV)/.deps  ## extract every translatable unit and merge it into every catalog
 	$(PY) -m tutorials_site.catalogs update-po

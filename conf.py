@@ -15,7 +15,9 @@ from tutorials_site import layout, versions  # noqa: E402
 project = "PyTorch Tutorials"
 copyright = "2026, the PyTorch Tutorials site authors"
 version = release = versions.current()
+# Where the site is published: the GitHub repository (its gh-pages branch) and the Pages URL.
 tutorials_github_repo = "pytorch-tutorials-site/tutorials"
+tutorials_site_url = "https://pytorch-tutorials-site.github.io/tutorials/"
 
 extensions = [
     "myst_parser",

@@ -46,3 +46,43 @@ def project_copy(tmp_path):
     copy = tmp_path / "project"
     shutil.copytree(ROOT, copy, ignore=_NOT_COPIED)
     return copy
+
+
+VENV = Path(sys.executable).parent.parent  # the environment running these tests
+
+
+def make(project, *args, **env):
+    """`make ARGS` in a project, with this environment as its .venv; LANGUAGES defaults to all."""
+    return subprocess.run(["make", "-s", *args, f"VENV={VENV}"], cwd=project, capture_output=True, text=True,
+                          env={**os.environ, "LANGUAGES": "", **env})
+
+
+def snapshot(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(Path(folder).rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="session")
+def published(tmp_path_factory):
+    """A copy of the project after `VERSION=1.0 make docs` then `VERSION=main make docs`."""
+    project = tmp_path_factory.mktemp("published") / "project"
+    shutil.copytree(ROOT, project, ignore=_NOT_COPIED)
+    for version in ("1.0", "main"):
+        result = make(project, "docs", VERSION=version)
+        assert result.returncode == 0, result.stdout + result.stderr
+    return project
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
+                          capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def gh_pages(published, tmp_path):
+    """A git repository standing in for the gh-pages branch, holding the published tree."""
+    repo = tmp_path / "gh-pages"
+    shutil.copytree(published / "docs", repo)
+    git(repo, "init", "-q", "-b", "gh-pages")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "published")
+    return repo

@@ -1,14 +1,18 @@
 """The built site in Debian's Chromium, served over http on 127.0.0.1 and opened from disk."""
 
+import contextlib
 import functools
 import re
+import subprocess
+import sys
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import sync_playwright
 
-from conftest import TUTORIAL_PAGE
+from conftest import TUTORIAL_PAGE, make
 from tutorials_site import languages
 from tutorials_site.layout import ROOT
 
@@ -183,3 +187,120 @@ def test_no_english_left_on_translated_pages(page, server, seg, path):
     english = sorted({w.rstrip(".") for w in words} - allowed_latin(seg) - {""})
     assert english == [], f"{seg}/{path}: {english}"
     assert page.errors == []
+
+
+# --- versions ----------------------------------------------------------------------------------
+
+
+class PagesHandler(QuietHandler):
+    """Like GitHub Pages: a missing path gets the site's 404.html, whatever its depth."""
+
+    def send_error(self, code, message=None, explain=None):
+        page = Path(self.directory) / "404.html"
+        if code != 404 or not page.exists():
+            return super().send_error(code, message, explain)
+        body = page.read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+
+@contextlib.contextmanager
+def serve(folder):
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(PagesHandler, directory=str(folder)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+PAGE = "beginner/data_parallel_tutorial.html"
+
+
+def open_flyout(page):
+    page.locator(".rst-versions .rst-current-version").click()
+
+
+def test_version_and_language_switchers_move_between_published_versions(page, published):
+    with serve(published / "docs") as url:
+        page.goto(f"{url}/main/ko/{PAGE}")
+        open_flyout(page)
+        listed = page.locator(".rst-versions dl.site-versions a").all_inner_texts()
+        assert [text.split()[0] for text in listed] == ["1.0", "main"]
+        page.locator('.rst-versions a[data-version="1.0"]').click()
+        page.wait_for_url(f"**/1.0/ko/{PAGE}")
+        open_flyout(page)
+        page.locator('.rst-versions a[data-language="ja"]').click()
+        page.wait_for_url(f"**/1.0/ja/{PAGE}")
+        open_flyout(page)
+        page.locator('.rst-versions a[data-version="main"]').click()
+        page.wait_for_url(f"**/main/ja/{PAGE}")
+        assert page.errors == []
+
+
+def test_unreleased_and_older_pages_say_so_when_viewed(page, published, gh_pages, tmp_path):
+    with serve(gh_pages) as url:
+        page.goto(f"{url}/main/en/{PAGE}")
+        warning = page.locator(".version-warning")
+        assert "unreleased version (main)" in warning.inner_text() and "stable version is 1.0" in warning.inner_text()
+        assert warning.locator("a").get_attribute("href") == f"../../../stable/en/{PAGE}"
+        page.goto(f"{url}/1.0/ko/{PAGE}")
+        page.wait_for_timeout(300)
+        assert page.locator(".version-warning").count() == 0
+    # A release published later: the 1.0 pages, built before it, learn of it.
+    assert make(published, "html", VERSION="2.0", BUILDDIR=str(tmp_path / "b")).returncode == 0
+    result = subprocess.run([sys.executable, "-m", "tutorials_site.publish", str(tmp_path / "b" / "html"),
+                             str(gh_pages)], cwd=published, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    with serve(gh_pages) as url:
+        page.goto(f"{url}/1.0/ko/{PAGE}")
+        assert "2.0" in page.locator(".version-warning").inner_text()
+        open_flyout(page)
+        assert page.locator('.rst-versions a[data-version="2.0"]').count() == 1
+        page.goto(f"{url}/index.html")
+        page.wait_for_url("**/stable/en/index.html")
+    assert page.errors == []
+
+
+def test_a_page_missing_in_the_other_version_leads_to_its_landing_page(page, gh_pages):
+    (gh_pages / "main" / "ko" / "beginner" / "index.html").unlink()
+    with serve(gh_pages) as url:
+        page.goto(f"{url}/1.0/ko/beginner/index.html")
+        open_flyout(page)
+        page.locator('.rst-versions a[data-version="main"]').click()
+        page.wait_for_url("**/main/ko/index.html")  # the landing page of main, in the same language
+
+
+def test_from_disk_the_version_list_is_the_embedded_one_and_nothing_is_requested(page, published):
+    requested = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto((published / "docs" / "main" / "en" / PAGE).as_uri())
+    open_flyout(page)
+    assert page.locator('.rst-versions a[data-version="1.0"]').count() == 1  # published before main was built
+    assert not [u for u in requested if "versions.json" in u]
+    assert page.errors == []
+
+
+@pytest.mark.parametrize("locale, seg", [("ko-KR", "ko"), ("ja", "ja"), ("zh-CN", "zh-cn"), ("de-DE", "en")])
+def test_published_root_sends_readers_to_the_stable_version_in_their_language(browser, published, locale, seg):
+    context = browser.new_context(locale=locale)
+    page = context.new_page()
+    with serve(published / "docs") as url:
+        page.goto(f"{url}/index.html")
+        page.wait_for_url(f"**/stable/{seg}/index.html")
+    context.close()
+
+
+def test_the_404_page_works_at_any_depth(page, published):
+    with serve(published / "docs") as url:
+        page.goto(f"{url}/1.0/ko/no/such/deep/page.html")
+        link = page.locator('#links a[hreflang="ko"]')
+        link.wait_for()
+        link.click()
+        page.wait_for_url("**/stable/ko/index.html")

@@ -3,7 +3,7 @@
 Listed in conf.py's `extensions` as "tutorials_site"; each module wires its own part.
 """
 
-from . import colab, errors, i18n, provenance, search
+from . import colab, errors, i18n, provenance, search, versions
 
 
 def setup(app):
@@ -12,4 +12,5 @@ def setup(app):
     i18n.setup(app)
     search.setup(app)
     provenance.setup(app)
+    versions.setup(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

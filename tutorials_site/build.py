@@ -19,12 +19,13 @@ import os
 import subprocess
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 from babel.messages.mofile import write_mo
 
-from . import catalogs, languages, translate
-from .fingerprint import environment_fingerprint
+from . import catalogs, languages, translate, versions
+from .fingerprint import environment_fingerprint, installed_version
 from .layout import GALLERIES, PAGES, ROOT, tutorial_sources
 
 # Besides the staged sources and the environment fingerprint (conf.py, this
@@ -110,7 +111,8 @@ def inputs_digest(command, lang):
     """A digest of everything a language's build reads: when it is unchanged, so is the output."""
     digest = hashlib.sha256("\0".join(command[1:]).encode())
     digest.update(environment_fingerprint().encode())
-    inputs = (*PAGES, *GALLERIES, *CONF_INPUTS, f"locales/{lang.code}")
+    # docs/versions.json: pages embed the published list for readers who open them from disk.
+    inputs = (*PAGES, *GALLERIES, *CONF_INPUTS, f"locales/{lang.code}", "docs/versions.json")
     for name in inputs:
         for path in _files(ROOT / name):
             digest.update(f"{path.relative_to(ROOT)}\0".encode() + path.read_bytes())
@@ -216,6 +218,7 @@ def _sphinx(command, log):
 
 def html(builddir, noplot=False, strict=False):
     langs = languages.selected()
+    versions.current()  # a bad VERSION stops here, before anything is written
     catalogs.check_layout()
     failed, todo = [], []
     for lang in langs:
@@ -259,6 +262,19 @@ def html(builddir, noplot=False, strict=False):
     write_root_index(Path(builddir, "html"), langs)
     if failed:
         sys.exit(f"[build] failed: {' '.join(failed)} (see the errors above)")
+    write_build_info(Path(builddir, "html"), langs, noplot)
+
+
+def write_build_info(htmldir, langs, noplot):
+    """What the publish step needs to know about this build: its version entry."""
+    name = versions.current()
+    info = {
+        "name": name, "label": name, "release": versions.is_release(name),
+        "torch": installed_version("torch"), "languages": [lang.seg for lang in langs],
+        "built": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "path": f"{name}/",
+        "executed": not noplot,
+    }
+    Path(htmldir, "build.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
 
 
 def main(argv=None):

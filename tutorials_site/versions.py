@@ -1,13 +1,36 @@
-"""The name of the version being built: VERSION, else what git says about HEAD."""
+"""Versions: the name of the one being built, the published list (versions.json), and the pages' view of it.
 
+A version is named `X.Y` when HEAD is tagged vX.Y or vX.Y.Z, `main` on the
+main branch, the branch name otherwise; VERSION overrides. A name matching
+X.Y is a release. The published tree lists its versions in versions.json:
+releases newest first, then `main`, then other branches; `stable` is the newest
+release (`main` while there is none).
+
+Pages do not trust the list they were built with: served over http(s) they read
+versions.json at the site root, so old pages learn of new releases; opened from
+disk they use the list embedded at build time.
+"""
+
+import json
 import os
 import re
 import subprocess
+from pathlib import Path
+
+from sphinx.locale import get_translation
 
 from .layout import ROOT
 
+_ = get_translation("sphinx")
 _TAG = re.compile(r"^v(\d+)\.(\d+)(?:\.\d+)?$")
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+RELEASE = re.compile(r"^(\d+)\.(\d+)$")
+ENTRY_KEYS = ("name", "label", "release", "torch", "languages", "built", "path")
+RESERVED = {"stable", "versions.json", "index.html", "404.html", "sitemap.xml", "robots.txt"}
+
+
+class VersionsError(Exception):
+    """A version name or a versions.json we must not use: the message says which and why."""
 
 
 def _git(root, *args):
@@ -15,6 +38,12 @@ def _git(root, *args):
         ["git", *args], cwd=root, capture_output=True, text=True, check=False
     )
     return result.stdout.strip() if result.returncode == 0 else ""
+
+
+def check_name(name):
+    if not _SAFE.match(name) or ".." in name or name in RESERVED:
+        raise VersionsError(f"VERSION: {name!r} is not a usable version name (letters, digits, . _ -)")
+    return name
 
 
 def current(root=ROOT):
@@ -30,6 +59,99 @@ def current(root=ROOT):
         name = _git(root, "rev-parse", "--abbrev-ref", "HEAD")
         name = "" if name == "HEAD" else name.replace("/", "-")
     name = name or "dev"
-    if not _SAFE.match(name) or ".." in name:
-        raise SystemExit(f"VERSION: {name!r} is not a usable version name (letters, digits, . _ -)")
-    return name
+    try:
+        return check_name(name)
+    except VersionsError as error:
+        raise SystemExit(str(error)) from None
+
+
+def is_release(name):
+    return bool(RELEASE.match(name))
+
+
+def order(entries):
+    """Releases newest first (numerically: 1.10 after 1.9), then main, then other branches by name."""
+    def key(entry):
+        match = RELEASE.match(entry["name"])
+        if match:
+            return (0, -int(match[1]), -int(match[2]), "")
+        return (1 if entry["name"] == "main" else 2, 0, 0, entry["name"])
+
+    return sorted(entries, key=key)
+
+
+def stable_of(entries):
+    releases = [e["name"] for e in order(entries) if e["release"]]
+    if releases:
+        return releases[0]
+    names = [e["name"] for e in entries]
+    return "main" if "main" in names else (names[0] if names else None)
+
+
+def manifest(entries):
+    entries = order(entries)
+    return {"stable": stable_of(entries), "versions": entries}
+
+
+def load(path):
+    """The versions.json at `path`; a missing file is an empty site, anything unreadable an error."""
+    path = Path(path)
+    if not path.exists():
+        return manifest([])
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        versions = data["versions"]
+        if not isinstance(versions, list) or not all(
+            isinstance(v, dict) and set(ENTRY_KEYS) <= set(v) and _SAFE.match(v["name"]) for v in versions
+        ):
+            raise ValueError("every entry needs " + ", ".join(ENTRY_KEYS))
+        if data.get("stable") not in {v["name"] for v in versions} | ({None} if not versions else set()):
+            raise ValueError(f"stable {data.get('stable')!r} is not one of the versions")
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+        raise VersionsError(f"{path}: unreadable or corrupt versions.json ({error}); "
+                            "fix or remove it by hand, it was not changed") from None
+    return data
+
+
+# --- Sphinx side ---------------------------------------------------------------------------------
+
+
+def published_entries(app):
+    """The versions listed in docs/versions.json when this page is built, for pages opened from disk."""
+    try:
+        entries = load(Path(app.confdir) / "docs" / "versions.json")["versions"]
+    except VersionsError:
+        entries = []
+    return entries
+
+
+def add_page_context(app, pagename, templatename, context, doctree):
+    from . import languages
+
+    name = app.config.version
+    seg = languages.BY_CODE[app.config.language].seg
+    depth = pagename.count("/")
+    entries = [e for e in published_entries(app) if e["name"] != name]
+    entries.append({"name": name, "label": name, "release": is_release(name), "path": f"{name}/",
+                    "languages": [], "torch": "", "built": ""})
+    context["tutorials_version"] = name
+    context["embedded_versions"] = json.dumps(manifest(entries), ensure_ascii=False, sort_keys=True)
+    context["site_root"] = "../" * (depth + 2)  # <root>/<version>/<lang>/<page>.html
+    context["page_file"] = f"{pagename}.html"
+    context["page_lang"] = seg
+    context["version_messages"] = json.dumps({
+        "older": _("You are reading the documentation for version {current}. The stable version is {stable}."),
+        "unreleased": _("You are reading an unreleased version ({current}). The stable version is {stable}."),
+        "go": _("Read this page in the stable version."),
+    }, ensure_ascii=False)
+    site_url = app.config.tutorials_site_url
+    if site_url:
+        canonical = f"{site_url.rstrip('/')}/stable/{seg}/{pagename}.html"
+        context["metatags"] = context.get("metatags", "") + f'\n<link rel="canonical" href="{canonical}">'
+    if not is_release(name):
+        context["metatags"] = context.get("metatags", "") + '\n<meta name="robots" content="noindex">'
+
+
+def setup(app):
+    app.add_config_value("tutorials_site_url", "", "html", types=[str])
+    app.connect("html-page-context", add_page_context)

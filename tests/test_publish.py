@@ -1,0 +1,110 @@
+"""Versioned publishing: `make docs` per version, side by side, atomic, and never over a bad build."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import build, git, make, snapshot
+from tutorials_site import languages, versions
+
+PAGE = "beginner/data_parallel_tutorial.html"
+
+
+def test_both_versions_side_by_side_with_the_site_files(published):
+    docs = published / "docs"
+    manifest = json.loads((docs / "versions.json").read_text())
+    assert manifest["stable"] == "1.0"
+    assert [v["name"] for v in manifest["versions"]] == ["1.0", "main"]
+    for entry in manifest["versions"]:
+        assert set(entry) == set(versions.ENTRY_KEYS) and entry["path"] == entry["name"] + "/"
+        assert entry["languages"] == [lang.seg for lang in languages.ALL] and entry["torch"]
+        for lang in languages.ALL:
+            assert (docs / entry["name"] / lang.seg / PAGE).is_file()
+    assert snapshot(docs / "stable") == snapshot(docs / "1.0")
+    assert (docs / ".nojekyll").exists() and "Sitemap: " in (docs / "robots.txt").read_text()
+    sitemap = (docs / "sitemap.xml").read_text()
+    assert "/stable/ko/beginner/data_parallel_tutorial.html" in sitemap and "/1.0/en/index.html" in sitemap
+    assert 'hreflang="zh-CN"' in sitemap and "/main/" not in sitemap  # main is noindex
+    main_page = (docs / "main" / "en" / PAGE).read_text()
+    release_page = (docs / "1.0" / "en" / PAGE).read_text()
+    assert '<meta name="robots" content="noindex">' in main_page and "noindex" not in release_page
+    assert '<link rel="canonical" href="https://' in release_page and "/stable/en/" + PAGE in release_page
+
+
+def test_version_order_is_numeric_releases_first_then_main_then_branches():
+    names = ["main", "1.9", "feature-x", "1.10", "2.0", "a-branch"]
+    entries = [{"name": n, "release": versions.is_release(n)} for n in names]
+    assert [e["name"] for e in versions.order(entries)] == ["2.0", "1.10", "1.9", "main", "a-branch", "feature-x"]
+    assert versions.stable_of(entries) == "2.0"
+    assert versions.stable_of([e for e in entries if not e["release"]]) == "main"
+
+
+def publish(published, pages, **env):
+    return make(published, "publish", f"PAGES={pages}", **env)
+
+
+def test_republishing_one_version_leaves_the_other_byte_identical(published, gh_pages):
+    before = snapshot(gh_pages / "1.0")
+    assert publish(published, gh_pages).returncode == 0  # the last build is main
+    assert snapshot(gh_pages / "1.0") == before
+    changed = {line[3:].split("/")[0] for line in git(gh_pages, "status", "--porcelain").splitlines()}
+    assert changed <= {"main", "versions.json"}
+    assert not list(gh_pages.glob(".publish-*"))
+
+
+STEPS = ["start", "staged main", "installed main", "versions.json", "site files", "done"]
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_a_publish_killed_at_any_step_leaves_a_serving_tree(published, gh_pages, step):
+    before = snapshot(gh_pages)
+    killer = (f"import os, sys; from tutorials_site import publish as p; "
+              f"p._step = lambda name: os._exit(137) if name == {step!r} else None; "
+              f"p.main([{str(published / '_build' / 'html')!r}, {str(gh_pages)!r}])")
+    result = subprocess.run([sys.executable, "-c", killer], cwd=published, capture_output=True, text=True)
+    assert result.returncode == 137, result.stderr
+    manifest = versions.load(gh_pages / "versions.json")  # whole, old or new
+    for entry in manifest["versions"] + [{"name": "stable"}]:
+        for lang in languages.ALL:
+            assert (gh_pages / entry["name"] / lang.seg / PAGE).is_file(), (step, entry["name"])
+    after = snapshot(gh_pages)
+    assert {k: v for k, v in after.items() if k.startswith("1.0/")} == \
+           {k: v for k, v in before.items() if k.startswith("1.0/")}
+    assert publish(published, gh_pages).returncode == 0  # and the next publish cleans up
+    assert not list(gh_pages.glob(".publish-*"))
+
+
+def test_a_corrupt_versions_json_is_reported_and_left_alone(published, gh_pages):
+    (gh_pages / "versions.json").write_text('{"stable": "1.0", "versions": [')
+    before = snapshot(gh_pages)
+    result = publish(published, gh_pages)
+    assert result.returncode != 0 and "unreadable or corrupt versions.json" in result.stderr
+    assert snapshot(gh_pages) == before
+
+
+def test_a_build_that_fails_validation_is_refused_and_the_target_untouched(published, gh_pages, tmp_path):
+    before = snapshot(gh_pages)
+    broken = tmp_path / "broken"
+    shutil.copytree(published / "_build" / "html", broken)
+    (broken / "en" / "beginner" / "index.html").unlink()
+    shutil.rmtree(broken / "zh-cn")
+    result = subprocess.run([sys.executable, "-m", "tutorials_site.publish", str(broken), str(gh_pages)],
+                       cwd=published, capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "language(s) missing: zh-cn" in result.stderr and "beginner/index.html: no such file" in result.stderr
+    noplot = tmp_path / "noplot"
+    assert build(published, noplot, "--noplot").returncode == 0
+    result = subprocess.run([sys.executable, "-m", "tutorials_site.publish", str(noplot / "html"), str(gh_pages)],
+                            cwd=published, capture_output=True, text=True)
+    assert "built without executing the tutorials" in result.stderr and "no execution stamp" in result.stderr
+    assert snapshot(gh_pages) == before
+
+
+@pytest.mark.parametrize("name", ["../evil", "a/b", "with space", "stable"])
+def test_a_version_name_with_path_characters_is_refused(published, tmp_path, name):
+    result = make(published, "html-noplot", VERSION=name, BUILDDIR=str(tmp_path), LANGUAGES="en")
+    assert result.returncode != 0 and "is not a usable version name" in result.stdout + result.stderr

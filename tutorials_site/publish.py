@@ -1,0 +1,238 @@
+"""Publish a built version into a published tree (a gh-pages checkout, or docs/).
+
+    python -m tutorials_site.publish BUILT_HTML PAGES
+
+Adds or replaces that one version: every other version stays byte for byte as
+it was. The build is validated first (every tutorial executed from the current
+sources, every language there, every internal link whole) and refused
+otherwise, leaving the target untouched. A corrupt versions.json in the target
+is reported and left alone.
+
+Every step leaves a tree that serves: the new version is copied beside the
+tree, then swapped in with one rename (an atomic exchange where the old one
+existed), versions.json and the site files are replaced by renames of
+complete files, and what was replaced is deleted last. A publish killed
+anywhere leaves the previous tree (or the new one) whole; its leftovers,
+`.publish-*` folders, are removed by the next publish.
+"""
+
+import ctypes
+import html
+import json
+import os
+import runpy
+import shutil
+import sys
+from pathlib import Path
+
+from . import checks, languages, versions
+from .layout import ROOT
+
+STAGING = ".publish-"
+
+
+class PublishError(Exception):
+    pass
+
+
+def _step(name):
+    """Marks the boundary between two steps (tests kill the process here)."""
+
+
+def validate(htmldir):
+    info_path = Path(htmldir, "build.json")
+    if not info_path.exists():
+        raise PublishError(f"{htmldir}: no build.json: not a complete `make html` output")
+    info = json.loads(info_path.read_text())
+    versions.check_name(info["name"])
+    problems = []
+    if not info.get("executed"):
+        problems.append("built without executing the tutorials (html-noplot)")
+    missing = [lang.seg for lang in languages.ALL if lang.seg not in info["languages"]
+               or not Path(htmldir, lang.seg, "index.html").exists()]
+    if missing:
+        problems.append(f"language(s) missing: {' '.join(missing)}")
+    present = [lang for lang in languages.ALL if Path(htmldir, lang.seg).is_dir()]
+    problems += checks.check_stamps(htmldir, present) + checks.check_links(htmldir)
+    if problems:
+        raise PublishError(f"refusing to publish {htmldir} as {info['name']}:\n  " + "\n  ".join(problems))
+    return info
+
+
+def _write_atomically(path, text):
+    tmp = path.with_name(f"{STAGING}{path.name}")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _exchange(a, b):
+    """Swap two directories in one step (Linux renameat2 RENAME_EXCHANGE)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if hasattr(libc, "renameat2"):
+        if libc.renameat2(-100, os.fsencode(a), -100, os.fsencode(b), 2) == 0:
+            return
+        raise OSError(ctypes.get_errno(), f"cannot exchange {a} and {b}")
+    # Elsewhere: two renames, with a moment in between where `b` is missing.
+    parked = Path(f"{a}.old")
+    os.rename(b, parked)
+    os.rename(a, b)
+    os.rename(parked, a)
+
+
+def _install(source, target, pages):
+    """Copy `source` to the directory `target` inside `pages`, replacing it in one step."""
+    staged = pages / f"{STAGING}{target.name}"
+    shutil.rmtree(staged, ignore_errors=True)
+    shutil.copytree(source, staged)
+    _step(f"staged {target.name}")
+    if target.exists():
+        _exchange(staged, target)  # `staged` now holds the previous version, deleted at the end
+    else:
+        os.rename(staged, target)
+    _step(f"installed {target.name}")
+
+
+def site_url():
+    return runpy.run_path(str(ROOT / "conf.py"))["tutorials_site_url"].rstrip("/") + "/"
+
+
+ROOT_INDEX = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>PyTorch Tutorials</title>
+<link rel="canonical" href="{url}stable/en/index.html">
+<script>
+// The stable version, in the reader's remembered language, else the browser's, else English.
+(function () {{
+  var available = {segs};
+  var wanted = [];
+  try {{ wanted.push(localStorage.getItem("tutorials-language")); }} catch (e) {{}}
+  (navigator.languages || [navigator.language]).forEach(function (tag) {{
+    tag = (tag || "").toLowerCase();
+    wanted.push(tag, tag.split("-")[0], tag.indexOf("zh") === 0 ? "zh-cn" : null);
+  }});
+  var seg = wanted.filter(function (s) {{ return s && available.indexOf(s) !== -1; }})[0] || "en";
+  location.replace("stable/" + seg + "/index.html");
+}})();
+</script>
+<noscript><meta http-equiv="refresh" content="0; url=stable/en/index.html"></noscript>
+</head>
+<body><p>{links}</p></body>
+</html>
+"""
+
+NOT_FOUND = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="robots" content="noindex">
+<title>Page not found · PyTorch Tutorials</title>
+</head>
+<body>
+<h1>Page not found · 페이지를 찾을 수 없습니다 · ページが見つかりません · 找不到页面</h1>
+<p id="links"></p>
+<script>
+// Served for a missing page at any depth: find the site root (the folder with versions.json)
+// among the parents of the requested path, then link to the stable version's pages.
+(async function () {{
+  var parts = location.pathname.split("/").slice(0, -1);
+  for (var i = parts.length; i > 0; i--) {{
+    var root = parts.slice(0, i).join("/") + "/";
+    try {{
+      var response = await fetch(root + "versions.json", {{ cache: "no-cache" }});
+      if (!response.ok) continue;
+      await response.json();
+      var links = {langs}.map(function (l) {{
+        return '<a href="' + root + 'stable/' + l[0] + '/index.html" hreflang="' + l[0] + '">' + l[1] + "</a>";
+      }});
+      document.getElementById("links").innerHTML = links.join(" · ");
+      return;
+    }} catch (e) {{}}
+  }}
+}})();
+</script>
+<noscript><p><a href="{url}">PyTorch Tutorials</a></p></noscript>
+</body>
+</html>
+"""
+
+
+def _sitemap(pages, manifest, url):
+    """Every page of the stable version and of each release, with its other languages as alternates."""
+    ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:xhtml="http://www.w3.org/1999/xhtml"'
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<urlset {ns}>"]
+    folders = ["stable"] + [e["name"] for e in manifest["versions"] if e["release"]]
+    for folder in folders:
+        base = pages / folder
+        by_lang = {lang: base / lang.seg for lang in languages.ALL if (base / lang.seg).is_dir()}
+        for lang, directory in by_lang.items():
+            for page in sorted(directory.rglob("*.html")):
+                relative = page.relative_to(directory).as_posix()
+                if relative.startswith(("_", "genindex", "search")):
+                    continue
+                lines.append(f"<url><loc>{html.escape(url + folder + '/' + lang.seg + '/' + relative)}</loc>")
+                for other, other_dir in by_lang.items():
+                    if (other_dir / relative).exists():
+                        href = html.escape(url + folder + "/" + other.seg + "/" + relative)
+                        lines.append(f'  <xhtml:link rel="alternate" hreflang="{other.hreflang}" href="{href}"/>')
+                lines.append("</url>")
+    lines.append("</urlset>")
+    return "\n".join(lines) + "\n"
+
+
+def publish(htmldir, pages):
+    htmldir, pages = Path(htmldir), Path(pages)
+    info = validate(htmldir)
+    pages.mkdir(parents=True, exist_ok=True)
+    manifest_path = pages / "versions.json"
+    current = versions.load(manifest_path)  # a corrupt one stops us here, untouched
+    for leftover in pages.glob(f"{STAGING}*"):  # from a publish that was killed
+        shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+    _step("start")
+
+    name = info["name"]
+    _install(htmldir, pages / name, pages)
+    entry = {key: info[key] for key in versions.ENTRY_KEYS}
+    new = versions.manifest([e for e in current["versions"] if e["name"] != name] + [entry])
+    if new["stable"] == name or new["stable"] != current.get("stable") or not (pages / "stable").exists():
+        _install(pages / new["stable"], pages / "stable", pages)
+    _write_atomically(manifest_path, json.dumps(new, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+    _step("versions.json")
+
+    url = site_url()
+    stable_langs = [lang for lang in languages.ALL if (pages / "stable" / lang.seg).is_dir()]
+    segs = json.dumps([lang.seg for lang in stable_langs])
+    links = " · ".join(f'<a href="stable/{l.seg}/index.html" hreflang="{l.hreflang}">{l.name}</a>'
+                       for l in stable_langs)
+    _write_atomically(pages / "index.html", ROOT_INDEX.format(url=url, segs=segs, links=links))
+    langs = json.dumps([[lang.seg, lang.name] for lang in stable_langs], ensure_ascii=False)
+    _write_atomically(pages / "404.html", NOT_FOUND.format(url=url, langs=langs))
+    _write_atomically(pages / "sitemap.xml", _sitemap(pages, new, url))
+    _write_atomically(pages / "robots.txt", f"User-agent: *\nAllow: /\nSitemap: {url}sitemap.xml\n")
+    _write_atomically(pages / ".nojekyll", "")
+    _step("site files")
+
+    for leftover in pages.glob(f"{STAGING}*"):  # the versions that were replaced
+        shutil.rmtree(leftover)
+    _step("done")
+    return new
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 2:
+        sys.exit("usage: python -m tutorials_site.publish BUILT_HTML PAGES")
+    try:
+        new = publish(*argv)
+    except (PublishError, versions.VersionsError) as error:
+        sys.exit(f"publish: {error}")
+    listed = ", ".join(e["name"] for e in new["versions"])
+    print(f"publish: {argv[1]}: versions {listed}; stable {new['stable']}")
+
+
+if __name__ == "__main__":
+    main()
