@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from conftest import TUTORIAL_PAGE, make
-from tutorials_site import languages
+from tutorials_site import languages, versions
 from tutorials_site.layout import ROOT
 
 CHROMIUM = "/usr/bin/chromium"
@@ -43,6 +43,13 @@ def browser():
         chromium.close()
 
 
+def assert_clean(page, published=False):
+    """No console error; nothing failed to load but, before publishing, the versions.json a page looks for."""
+    assert page.errors == []
+    expected = [] if published else [url for url in page.failed if url.endswith("/versions.json")]
+    assert page.failed == expected
+
+
 @pytest.fixture(params=["http", "file"])
 def base_url(request, site, server):
     return server if request.param == "http" else site.as_uri()
@@ -53,8 +60,11 @@ def page(browser):
     context = browser.new_context()
     context.grant_permissions(["clipboard-read", "clipboard-write"])
     page = context.new_page()
-    page.errors = []
-    page.on("console", lambda message: message.type == "error" and page.errors.append(message.text))
+    page.errors, page.failed = [], []
+    # A failed request is logged as "Failed to load resource" without its URL: keep the URL instead.
+    page.on("console", lambda message: message.type == "error" and not message.text.startswith(
+        "Failed to load resource") and page.errors.append(message.text))
+    page.on("response", lambda response: response.status >= 400 and page.failed.append(response.url))
     page.on("pageerror", lambda error: page.errors.append(str(error)))
     yield page
     context.close()
@@ -69,7 +79,7 @@ def test_tutorial_page_has_downloads_colab_and_no_console_errors(page, base_url)
     assert colab.inner_text() == "Open in Colab"
     assert colab.get_attribute("href").startswith("https://colab.research.google.com/github/")
     assert page.locator(".tutorial-provenance").inner_text().startswith("Output captured on")
-    assert page.errors == []
+    assert_clean(page)
 
 
 def test_copy_button_copies_the_code(page, base_url):
@@ -80,14 +90,14 @@ def test_copy_button_copies_the_code(page, base_url):
     copied = page.evaluate("navigator.clipboard.readText()")
     assert "import torch" in copied
     assert copied.strip() == block.locator("pre").inner_text().strip()
-    assert page.errors == []
+    assert_clean(page)
 
 
 def test_root_index_leads_to_english(page, base_url):
     page.goto(f"{base_url}/index.html")
     page.wait_for_url("**/en/index.html")
     assert page.locator("h1").first.inner_text().startswith("PyTorch Tutorials")
-    assert page.errors == []
+    assert_clean(page)
 
 
 # --- languages ---------------------------------------------------------------------------------
@@ -105,7 +115,7 @@ def test_language_switcher_goes_to_the_same_page_and_is_remembered(page, base_ur
     page.wait_for_url("**/ja/beginner/data_parallel_tutorial.html")
     page.goto(f"{base_url}/index.html")
     page.wait_for_url("**/ja/index.html")  # the remembered choice beats the browser's English
-    assert page.errors == []
+    assert_clean(page)
 
 
 @pytest.mark.parametrize("locale, seg", [("ko-KR", "ko"), ("ja-JP", "ja"), ("zh-CN", "zh-cn"), ("fr-FR", "en")])
@@ -143,7 +153,7 @@ def test_search_finds_the_tutorial_in_every_language(page, site, server, seg):
         results.first.wait_for(timeout=10_000)
         hrefs = results.evaluate_all("links => links.map(a => a.getAttribute('href'))")
         assert any("beginner/data_parallel_tutorial.html" in href for href in hrefs), (seg, query)
-    assert page.errors == []
+    assert_clean(page)
 
 
 def allowed_latin(seg):
@@ -158,7 +168,7 @@ def allowed_latin(seg):
                 continue
             line = cells[2]
         names |= {w.rstrip(".") for w in re.findall(r"[A-Za-z][A-Za-z0-9+.-]*", re.sub(r"`[^`]*`", "", line))}
-    return names | {lang.name for lang in languages.ALL}
+    return names | {lang.name for lang in languages.ALL} | {versions.current()}
 
 
 VISIBLE_TEXT = """() => {
@@ -186,7 +196,7 @@ def test_no_english_left_on_translated_pages(page, server, seg, path):
     words = re.findall(r"[A-Za-z][A-Za-z0-9+.-]*", page.evaluate(VISIBLE_TEXT))
     english = sorted({w.rstrip(".") for w in words} - allowed_latin(seg) - {""})
     assert english == [], f"{seg}/{path}: {english}"
-    assert page.errors == []
+    assert_clean(page)
 
 
 # --- versions ----------------------------------------------------------------------------------
@@ -241,7 +251,7 @@ def test_version_and_language_switchers_move_between_published_versions(page, pu
         open_flyout(page)
         page.locator('.rst-versions a[data-version="main"]').click()
         page.wait_for_url(f"**/main/ja/{PAGE}")
-        assert page.errors == []
+        assert_clean(page, published=True)
 
 
 def test_unreleased_and_older_pages_say_so_when_viewed(page, published, gh_pages, tmp_path):
@@ -265,7 +275,7 @@ def test_unreleased_and_older_pages_say_so_when_viewed(page, published, gh_pages
         assert page.locator('.rst-versions a[data-version="2.0"]').count() == 1
         page.goto(f"{url}/index.html")
         page.wait_for_url("**/stable/en/index.html")
-    assert page.errors == []
+    assert_clean(page, published=True)
 
 
 def test_a_page_missing_in_the_other_version_leads_to_its_landing_page(page, gh_pages):
@@ -284,7 +294,7 @@ def test_from_disk_the_version_list_is_the_embedded_one_and_nothing_is_requested
     open_flyout(page)
     assert page.locator('.rst-versions a[data-version="1.0"]').count() == 1  # published before main was built
     assert not [u for u in requested if "versions.json" in u]
-    assert page.errors == []
+    assert_clean(page, published=True)
 
 
 @pytest.mark.parametrize("locale, seg", [("ko-KR", "ko"), ("ja", "ja"), ("zh-CN", "zh-cn"), ("de-DE", "en")])
