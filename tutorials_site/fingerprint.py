@@ -4,6 +4,11 @@ sphinx-gallery re-runs a tutorial only when the tutorial file changes. The
 environment fingerprint covers the rest: conf.py, this package, and the
 installed versions of everything requirements.txt names (torch first of all),
 read with importlib.metadata so that no build pays for `import torch`.
+
+It describes software, not hardware: Python's major.minor version and release
+versions without their local label (torch 2.13.0+cpu and 2.13.0+cu128 are both
+2.13.0), so that a GPU runner's outputs are current on the CPU runner that
+assembles the site from them. Where a run happened is in its provenance.
 """
 
 import hashlib
@@ -39,12 +44,12 @@ def environment_fingerprint(root=ROOT):
     def add(label, data):
         digest.update(label.encode() + b"\0" + data + b"\0")
 
-    add("python", sys.version.encode())
+    add("python", f"{sys.version_info.major}.{sys.version_info.minor}".encode())
     add("conf.py", (Path(root) / "conf.py").read_bytes())
     for path in sorted(PACKAGE_DIR.rglob("*.py")):
         add(path.relative_to(PACKAGE_DIR).as_posix(), path.read_bytes())
     for name in requirement_names(Path(root) / "requirements.txt"):
-        add(name, installed_version(name).encode())
+        add(name, installed_version(name).split("+", 1)[0].encode())
     return digest.hexdigest()
 
 

