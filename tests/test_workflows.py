@@ -87,8 +87,21 @@ def test_no_untrusted_value_is_spliced_into_a_shell_line(workflow):
 def test_shards_are_assembled_validated_and_offered_as_a_preview(workflow):
     jobs = workflow["jobs"]
     assert jobs["execute"]["strategy"]["matrix"]["shard"] == list(range(1, len(jobs["execute"]["strategy"]["matrix"]["shard"]) + 1))
-    assert jobs["execute"]["steps"][2]["env"]["SHARD"] == "${{ matrix.shard }}/${{ strategy.job-total }}"
+    [execute] = [step for step in jobs["execute"]["steps"] if "SHARD" in step.get("env", {})]
+    assert execute["env"]["SHARD"] == "${{ matrix.shard }}/${{ strategy.job-total }}" and execute["run"] == "make html"
     assert jobs["assemble"]["needs"] == ["execute"]
     assert any("make assemble" in step.get("run", "") for step in jobs["assemble"]["steps"])
     uploads = [step["with"]["name"] for step in jobs["assemble"]["steps"] if "upload-artifact" in step.get("uses", "")]
     assert uploads == ["site"]
+
+
+def test_file_line_problems_become_annotations(workflow):
+    import json
+
+    matchers = json.loads((lint.WORKFLOWS.parent / "problem-matchers.json").read_text())["problemMatcher"]
+    pattern = re.compile(matchers[0]["pattern"][0]["regexp"])
+    for line in ("beginner_source/broken_tutorial.py:9: ERROR: tutorial failed: ZeroDivisionError: division by zero",
+                 "warning: locales/ja/LC_MESSAGES/site.po:23: msgid 'x': contains an HTML tag; shown in English"):
+        assert pattern.match(line), line
+    for name in ("lint", "execute", "assemble"):
+        assert any("::add-matcher::" in step.get("run", "") for step in workflow["jobs"][name]["steps"]), name
