@@ -169,40 +169,9 @@ class UpToDate:
         self.record.write_text("\n".join([self.digest, *outputs_snapshot(self.outdir)]))
 
 
-ROOT_INDEX = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>PyTorch Tutorials</title>
-<script>
-// The reader's remembered language (set by the language switcher), else the browser's, else English.
-(function () {{
-  var available = {segs};
-  var wanted = [];
-  try {{ wanted.push(localStorage.getItem("tutorials-language")); }} catch (e) {{}}
-  (navigator.languages || [navigator.language]).forEach(function (tag) {{
-    tag = (tag || "").toLowerCase();
-    wanted.push(tag, tag.split("-")[0], tag.indexOf("zh") === 0 ? "zh-cn" : null);
-  }});
-  var seg = wanted.filter(function (s) {{ return s && available.indexOf(s) !== -1; }})[0] || "{default}";
-  location.replace(seg + "/index.html");
-}})();
-</script>
-<noscript><meta http-equiv="refresh" content="0; url={default}/index.html"></noscript>
-</head>
-<body><p>{links}</p></body>
-</html>
-"""
-
-
 def write_root_index(htmldir, langs):
-    segs = [lang.seg for lang in langs]
-    default = languages.SOURCE.seg if languages.SOURCE in langs else segs[0]
-    links = " · ".join(f'<a href="{l.seg}/index.html" hreflang="{l.hreflang}">{l.name}</a>' for l in langs)
     Path(htmldir).mkdir(parents=True, exist_ok=True)
-    Path(htmldir, "index.html").write_text(
-        ROOT_INDEX.format(segs=json.dumps(segs), default=default, links=links), encoding="utf-8"
-    )
+    Path(htmldir, "index.html").write_text(languages.chooser_page(langs), encoding="utf-8")
 
 
 def _preload(noplot):

@@ -99,32 +99,6 @@ def site_url():
     return runpy.run_path(str(ROOT / "conf.py"))["tutorials_site_url"].rstrip("/") + "/"
 
 
-ROOT_INDEX = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>PyTorch Tutorials</title>
-<link rel="canonical" href="{url}stable/en/index.html">
-<script>
-// The stable version, in the reader's remembered language, else the browser's, else English.
-(function () {{
-  var available = {segs};
-  var wanted = [];
-  try {{ wanted.push(localStorage.getItem("tutorials-language")); }} catch (e) {{}}
-  (navigator.languages || [navigator.language]).forEach(function (tag) {{
-    tag = (tag || "").toLowerCase();
-    wanted.push(tag, tag.split("-")[0], tag.indexOf("zh") === 0 ? "zh-cn" : null);
-  }});
-  var seg = wanted.filter(function (s) {{ return s && available.indexOf(s) !== -1; }})[0] || "en";
-  location.replace("stable/" + seg + "/index.html");
-}})();
-</script>
-<noscript><meta http-equiv="refresh" content="0; url=stable/en/index.html"></noscript>
-</head>
-<body><p>{links}</p></body>
-</html>
-"""
-
 NOT_FOUND = """<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -205,10 +179,8 @@ def publish(htmldir, pages):
 
     url = site_url()
     stable_langs = [lang for lang in languages.ALL if (pages / "stable" / lang.seg).is_dir()]
-    segs = json.dumps([lang.seg for lang in stable_langs])
-    links = " · ".join(f'<a href="stable/{l.seg}/index.html" hreflang="{l.hreflang}">{l.name}</a>'
-                       for l in stable_langs)
-    _write_atomically(pages / "index.html", ROOT_INDEX.format(url=url, segs=segs, links=links))
+    canonical = f'\n<link rel="canonical" href="{url}stable/en/index.html">'
+    _write_atomically(pages / "index.html", languages.chooser_page(stable_langs, "stable/", canonical))
     langs = json.dumps([[lang.seg, lang.name] for lang in stable_langs], ensure_ascii=False)
     _write_atomically(pages / "404.html", NOT_FOUND.format(url=url, langs=langs))
     _write_atomically(pages / "sitemap.xml", _sitemap(pages, new, url))
