@@ -125,9 +125,9 @@ def _files(path):
     return [path] if path.exists() else []
 
 
-def inputs_digest(command, lang):
+def inputs_digest(command, lang, only=None):
     """A digest of everything a language's build reads: when it is unchanged, so is the output."""
-    digest = hashlib.sha256("\0".join(command[1:]).encode())
+    digest = hashlib.sha256("\0".join(command[1:] + sorted(only or [])).encode())
     digest.update(environment_fingerprint().encode())
     # docs/versions.json: pages embed the published list for readers who open them from disk.
     inputs = (*PAGES, *GALLERIES, *CONF_INPUTS, f"locales/{lang.code}", "docs/versions.json")
@@ -150,10 +150,10 @@ class UpToDate:
     imports matplotlib while reading its configuration); this costs a few stats.
     """
 
-    def __init__(self, builddir, lang, command):
+    def __init__(self, builddir, lang, command, only=None):
         self.record = Path(builddir, "doctrees", lang.seg, "inputs.sha256")
         self.outdir = Path(command[-1])
-        self.digest = inputs_digest(command, lang)
+        self.digest = inputs_digest(command, lang, only)
 
     def __bool__(self):
         try:
@@ -214,7 +214,8 @@ def html(builddir, noplot=False, strict=False, shard=None, executed=None):
         if share is not None and lang.seg not in share:
             print(f"[build] {lang.seg}: nothing to execute in shard {shard}", flush=True)
             continue
-        src, reports = stage(builddir, lang, only=share[lang.seg] if share is not None else None)
+        only = share[lang.seg] if share is not None else None
+        src, reports = stage(builddir, lang, only=only)
         for problem in (p for report in reports for p in report.problems):
             print(f"warning: {problem}", flush=True)
         english = sum(report.english for report in reports)
@@ -224,7 +225,7 @@ def html(builddir, noplot=False, strict=False, shard=None, executed=None):
             failed.append(lang.seg)
             continue
         command = sphinx_command(builddir, lang, src, noplot, strict, langs)
-        up_to_date = UpToDate(builddir, lang, command)
+        up_to_date = UpToDate(builddir, lang, command, only)
         if up_to_date:
             print(f"[build] {lang.seg}: up to date", flush=True)
             continue
