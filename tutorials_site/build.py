@@ -17,7 +17,6 @@ import json
 import multiprocessing
 import os
 import shutil
-import subprocess
 import sys
 import time
 from datetime import datetime, timezone
@@ -27,7 +26,7 @@ from babel.messages.mofile import write_mo
 
 from . import catalogs, checks, languages, shards, translate, versions
 from .fingerprint import environment_fingerprint, installed_version
-from .layout import GALLERIES, PAGES, ROOT, tutorial_sources
+from .layout import GALLERIES, PAGES, ROOT
 
 # Besides the staged sources and the environment fingerprint (conf.py, this
 # package, installed versions), what a build reads from the project root.
@@ -103,9 +102,10 @@ def stage(builddir, lang, only=None):
     return src, reports
 
 
-def sphinx_command(builddir, lang, src, noplot, strict, langs):
+def sphinx_args(builddir, lang, src, noplot, strict, langs):
+    """The sphinx-build command line of one language."""
     command = [
-        sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going",
+        "-b", "html", "-W", "--keep-going",
         "-c", str(ROOT),
         "-d", str(Path(builddir, "doctrees", lang.seg)),
         "-D", f"language={lang.code}",
@@ -127,7 +127,7 @@ def _files(path):
 
 def inputs_digest(command, lang, only=None):
     """A digest of everything a language's build reads: when it is unchanged, so is the output."""
-    digest = hashlib.sha256("\0".join(command[1:] + sorted(only or [])).encode())
+    digest = hashlib.sha256("\0".join(command + sorted(only or [])).encode())
     digest.update(environment_fingerprint().encode())
     # docs/versions.json: pages embed the published list for readers who open them from disk.
     inputs = (*PAGES, *GALLERIES, *CONF_INPUTS, f"locales/{lang.code}", "docs/versions.json")
@@ -200,7 +200,7 @@ def _sphinx(command, log):
         os.dup2(out.fileno(), 2)
         sys.stdout = sys.stderr = open(1, "w", closefd=False)
         os.chdir(ROOT)
-        return build_main(command[3:])  # drop "python -m sphinx"
+        return build_main(command)
 
 
 def html(builddir, noplot=False, strict=False, shard=None, executed=None):
@@ -224,7 +224,7 @@ def html(builddir, noplot=False, strict=False, shard=None, executed=None):
                   flush=True)
             failed.append(lang.seg)
             continue
-        command = sphinx_command(builddir, lang, src, noplot, strict, langs)
+        command = sphinx_args(builddir, lang, src, noplot, strict, langs)
         up_to_date = UpToDate(builddir, lang, command, only)
         if up_to_date:
             print(f"[build] {lang.seg}: up to date", flush=True)

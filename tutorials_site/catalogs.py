@@ -26,7 +26,7 @@ from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import PoFileError, read_po, write_po
 
 from . import languages, tutorial_text
-from .layout import GALLERIES, ROOT, page_for, tutorial_sources
+from .layout import ROOT, page_for, tutorial_sources
 
 LOCALES = ROOT / "locales"
 SITE_DOMAINS = ("site", "sphinx")
@@ -238,12 +238,15 @@ def status(strict=False, langs=None):
             catalog = load(po) if po.exists() else None
             units = {u.msgid: u for u in tutorial_text.parse(path).units}
             line = counts(tutorial_template(path), catalog,
-                          lambda msgid, msgstr: check_translation(units[msgid], msgstr) is None)
+                          lambda msgid, msgstr, units=units: check_translation(units[msgid], msgstr) is None)
             _print_status(lang.seg, f"{src_dir}/{path.stem}", line, total)
         for domain in SITE_DOMAINS:  # as of the last update-po: Sphinx extracts these, not this command
             po = catalog_dir(lang) / f"{domain}.po"
             catalog = load(po) if po.exists() else Catalog()
-            usable = lambda msgid, msgstr: SITE_CHECKS[domain](catalog[msgid], msgstr) is None  # noqa: E731
+
+            def usable(msgid, msgstr, check=SITE_CHECKS[domain], catalog=catalog):
+                return check(catalog[msgid], msgstr) is None
+
             _print_status(lang.seg, domain, counts(catalog, catalog, usable), total)
     complete = total[0] == sum(total)
     _print_status("total", "", total, None)
@@ -254,7 +257,8 @@ def _print_status(seg, name, line, total):
     translated, fuzzy, untranslated = line
     all_ = sum(line)
     percent = 100 * translated // all_ if all_ else 100
-    print(f"{seg} {name} translated={translated} fuzzy={fuzzy} untranslated={untranslated} {percent}%".replace("  ", " "))
+    print(" ".join(filter(None, [seg, name, f"translated={translated} fuzzy={fuzzy} untranslated={untranslated}",
+                                 f"{percent}%"])))
     if total is not None:
         for k in range(3):
             total[k] += line[k]

@@ -8,8 +8,6 @@ the .rst that sphinx-gallery generates from every tutorial in every language
 as annotations.
 """
 
-import json
-import shutil
 import subprocess
 import sys
 import tempfile

@@ -56,7 +56,7 @@ def add_directive(app, docname, source):
     if _tutorial_target(app, docname) is None:
         return
     text = source[0]
-    at = text.find(_FIRST_BLOCK, text.find(f".. _sphx_glr_"))
+    at = text.find(_FIRST_BLOCK, text.find(".. _sphx_glr_"))
     if at != -1:
         source[0] = text[:at] + ".. tutorial-provenance::\n\n" + text[at:]
 
