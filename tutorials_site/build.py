@@ -125,10 +125,10 @@ def _files(path):
     return [path] if path.exists() else []
 
 
-def inputs_digest(command, lang, only=None):
+def inputs_digest(command, lang, environment, only=None):
     """A digest of everything a language's build reads: when it is unchanged, so is the output."""
     digest = hashlib.sha256("\0".join(command + sorted(only or [])).encode())
-    digest.update(environment_fingerprint().encode())
+    digest.update(environment.encode())
     # docs/versions.json: pages embed the published list for readers who open them from disk.
     inputs = (*PAGES, *GALLERIES, *CONF_INPUTS, f"locales/{lang.code}", "docs/versions.json")
     for name in inputs:
@@ -150,10 +150,10 @@ class UpToDate:
     imports matplotlib while reading its configuration); this costs a few stats.
     """
 
-    def __init__(self, builddir, lang, command, only=None):
+    def __init__(self, builddir, lang, command, environment, only=None):
         self.record = Path(builddir, "doctrees", lang.seg, "inputs.sha256")
         self.outdir = Path(command[-1])
-        self.digest = inputs_digest(command, lang, only)
+        self.digest = inputs_digest(command, lang, environment, only)
 
     def __bool__(self):
         try:
@@ -209,6 +209,7 @@ def html(builddir, noplot=False, strict=False, shard=None, executed=None):
     versions.current()  # a bad VERSION stops here, before anything is written
     catalogs.check_layout()
     share = shards.selection(shard, langs) if shard else None
+    environment = environment_fingerprint()
     failed, todo = [], []
     for lang in langs:
         if share is not None and lang.seg not in share:
@@ -225,7 +226,7 @@ def html(builddir, noplot=False, strict=False, shard=None, executed=None):
             failed.append(lang.seg)
             continue
         command = sphinx_args(builddir, lang, src, noplot, strict, langs)
-        up_to_date = UpToDate(builddir, lang, command, only)
+        up_to_date = UpToDate(builddir, lang, command, environment, only)
         if up_to_date:
             print(f"[build] {lang.seg}: up to date", flush=True)
             continue

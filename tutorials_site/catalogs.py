@@ -48,7 +48,8 @@ def tutorial_po(lang, src_dir, path):
     return catalog_dir(lang) / src_dir / (Path(path).stem + ".po")
 
 
-def _display(path):
+def display_path(path):
+    """A path as messages show it: relative to the repository when inside it."""
     path = Path(path)
     return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
 
@@ -58,12 +59,12 @@ def load(path):
     text = Path(path).read_text(encoding="utf-8")
     for number, line in enumerate(text.splitlines(), 1):
         if not _PO_LINE.match(line):
-            raise CatalogError(f"{_display(path)}:{number}: PO syntax error: {line.strip()[:60]!r}")
+            raise CatalogError(f"{display_path(path)}:{number}: PO syntax error: {line.strip()[:60]!r}")
     try:
         with open(path, "rb") as f:
             return read_po(f, abort_invalid=True)
     except PoFileError as error:
-        raise CatalogError(f"{_display(path)}: {error}") from None
+        raise CatalogError(f"{display_path(path)}: {error}") from None
 
 
 def save(catalog, path):
@@ -101,14 +102,14 @@ def check_layout():
     for folder in sorted(LOCALES.iterdir()):
         if folder.name not in languages.BY_CODE or folder.name == languages.SOURCE.code:
             known = ", ".join(lang.code for lang in languages.TRANSLATED)
-            raise CatalogError(f"{_display(folder)}: unknown language {folder.name!r} (known: {known})")
+            raise CatalogError(f"{display_path(folder)}: unknown language {folder.name!r} (known: {known})")
         for po in sorted(folder.rglob("*.po")):
             relative = po.relative_to(folder / "LC_MESSAGES")
             if relative.parent.as_posix() == "." and relative.stem in SITE_DOMAINS:
                 continue
             if relative not in tutorials:
                 raise CatalogError(
-                    f"{_display(po)}: no tutorial {relative.with_suffix('.py')} to translate "
+                    f"{display_path(po)}: no tutorial {relative.with_suffix('.py')} to translate "
                     f"(tutorial catalogs are <folder>/<tutorial>.po, site catalogs {', '.join(SITE_DOMAINS)})"
                 )
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from . import languages, translate
+from .execution import stamp_problems
 from .fingerprint import environment_fingerprint, source_digest
 from .layout import ROOT, page_for, tutorial_sources
 from .provenance import STAMP_META
@@ -69,16 +70,8 @@ def check_stamps(htmldir, langs):
             if raw is None:
                 problems.append(f"{where}: no execution stamp (the tutorial was not executed)")
                 continue
-            stamp = json.loads(raw)
-            if stamp["source"] != expected_source_digest(lang, src_dir, source):
-                problems.append(f"{where}: output comes from another version of the source")
-            if stamp["environment"] != environment:
-                problems.append(
-                    f"{where}: executed in another environment (conf.py, tutorials_site or "
-                    "installed packages changed since)"
-                )
-            if not stamp["seconds"] > 0:
-                problems.append(f"{where}: zero-time run")
+            expected = expected_source_digest(lang, src_dir, source)
+            problems += [f"{where}: {problem}" for problem in stamp_problems(json.loads(raw), expected, environment)]
     return problems
 
 

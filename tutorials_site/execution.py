@@ -37,6 +37,18 @@ def read_stamp(target_file):
         return None
 
 
+def stamp_problems(stamp, source_digest, environment):
+    """Why a stamp does not vouch for the output of `source_digest` run in `environment` (empty: it does)."""
+    problems = []
+    if stamp["source"] != source_digest:
+        problems.append("output comes from another version of the source")
+    if stamp["environment"] != environment:
+        problems.append("executed in another environment (conf.py, tutorials_site or installed packages changed since)")
+    if not stamp["seconds"] > 0:
+        problems.append("zero-time run")
+    return problems
+
+
 def record_run(gallery_conf, fname, when):
     if fname is None:  # entering a gallery folder
         return

@@ -91,7 +91,7 @@ def not_current(builddir, langs):
     """Units whose merged output sphinx-gallery would run again: no run, or one of another source or environment."""
     from sphinx_gallery.gen_rst import md5sum_is_current
 
-    from .execution import read_stamp
+    from .execution import read_stamp, stamp_problems
     from .fingerprint import environment_fingerprint, source_digest
 
     environment = environment_fingerprint()
@@ -102,7 +102,7 @@ def not_current(builddir, langs):
             stamp = read_stamp(target)
             staged = Path(builddir, "src", lang.seg, src_dir, path.name)
             if not (target.exists() and md5sum_is_current(target, mode="t") and stamp
-                    and stamp["source"] == source_digest(staged) and stamp["environment"] == environment):
+                    and not stamp_problems(stamp, source_digest(staged), environment)):
                 missing.append(unit_key(lang, src_dir, path))
     return missing
 

@@ -110,13 +110,13 @@ def generate(lang, src_dir, path):
         if reason:
             report.english += 1
             line = catalog.get(unit.msgid).lineno
-            report.problems.append(f"{catalogs._display(po)}:{line}: msgid {unit.msgid[:50]!r}: {reason}; shown in English")
+            report.problems.append(f"{catalogs.display_path(po)}:{line}: msgid {unit.msgid[:50]!r}: {reason}; shown in English")
             continue
         usable[unit.msgid] = msgstr
     translated = tutorial_text.render(tutorial, usable)
     if _code_tree(translated, str(path)) != _code_tree(english, str(path)):
         raise TranslationError(
-            f"{catalogs._display(po)}: the {lang.seg} source generated from it differs from {src_dir}/{path.name} "
+            f"{catalogs.display_path(po)}: the {lang.seg} source generated from it differs from {src_dir}/{path.name} "
             "in code or line numbers; refusing to run it"
         )
     return translated, report
@@ -167,7 +167,7 @@ def usable_site_catalog(domain, po):
             continue
         reason = SITE_CHECKS[domain](message, message.string)
         if reason:
-            problems.append(f"{catalogs._display(po)}:{message.lineno}: msgid {message.id[:50]!r}: {reason}; "
+            problems.append(f"{catalogs.display_path(po)}:{message.lineno}: msgid {message.id[:50]!r}: {reason}; "
                             "shown in English")
             del catalog[message.id]
     return catalog, problems

@@ -11,6 +11,7 @@ versions.json at the site root, so old pages learn of new releases; opened from
 disk they use the list embedded at build time.
 """
 
+import functools
 import json
 import os
 import re
@@ -118,11 +119,16 @@ def load(path):
 
 def published_entries(app):
     """The versions listed in docs/versions.json when this page is built, for pages opened from disk."""
+    path = Path(app.confdir) / "docs" / "versions.json"
+    return _published_entries(path, path.stat().st_mtime_ns if path.exists() else None)
+
+
+@functools.lru_cache(maxsize=4)
+def _published_entries(path, mtime):  # read once per change of the file, not once per page
     try:
-        entries = load(Path(app.confdir) / "docs" / "versions.json")["versions"]
+        return load(path)["versions"]
     except VersionsError:
-        entries = []
-    return entries
+        return []
 
 
 def add_page_context(app, pagename, templatename, context, doctree):
