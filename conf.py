@@ -1,6 +1,6 @@
 """Sphinx configuration of the PyTorch tutorials site.
 
-Built once per language by `python -m tutorials_site.build` (the Makefile's
+Built once per language by `python -m tutorials_site html` (the Makefile's
 `html` target): the source tree is staged under _build/src/<lang>/ and this file
 is shared by every language through `sphinx-build -c`.
 """
@@ -10,11 +10,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from tutorials_site import layout, versions  # noqa: E402
+from tutorials_site.core import layout  # noqa: E402
 
 project = "PyTorch Tutorials"
 copyright = "2026, the PyTorch Tutorials site authors"
-version = release = versions.current()
+version = release = ""  # the version being built: passed by the build command
 # Where the site is published: the GitHub repository (its gh-pages branch) and the Pages URL.
 tutorials_github_repo = "pytorch-tutorials-site/tutorials"
 tutorials_site_url = "https://pytorch-tutorials-site.github.io/tutorials/"
@@ -23,14 +23,14 @@ extensions = [
     "myst_parser",
     "sphinx_copybutton",
     "sphinx_gallery.gen_gallery",
-    "tutorials_site",
+    "tutorials_site.sphinxext",
 ]
 
 sphinx_gallery_conf = {
     "examples_dirs": list(layout.GALLERIES),
     "gallery_dirs": list(layout.GALLERIES.values()),
     "filename_pattern": r"\.py$",  # every tutorial is executed, not only plot_*.py
-    "reset_modules": ("matplotlib", "tutorials_site.execution.record_run"),
+    "reset_modules": ("matplotlib", "tutorials_site.sphinxext.execution.record_run"),
     "reset_modules_order": "both",
     "remove_config_comments": True,
     # fail through -W (see tutorials_site.errors) rather than an ExtensionError

@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tutorials_site.layout import tutorial_sources  # noqa: E402
+from tutorials_site.core.layout import tutorial_sources  # noqa: E402
 
 
 def timed(command, env=None, **kwargs):
@@ -37,7 +37,7 @@ def timed(command, env=None, **kwargs):
 
 
 def build(builddir, languages="", root=ROOT):
-    return timed([sys.executable, "-m", "tutorials_site.build", "html", "--builddir", str(builddir)],
+    return timed([sys.executable, "-m", "tutorials_site", "html", "--builddir", str(builddir)],
                  env={"LANGUAGES": languages}, cwd=root)
 
 

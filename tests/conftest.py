@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tutorials_site.layout import ROOT
+from tutorials_site.core.layout import ROOT
 
 TUTORIAL_PAGE = Path("en", "beginner", "data_parallel_tutorial.html")
 # What a copy of the project needs to build: what git tracks, minus the heavy or generated parts.
@@ -17,7 +17,8 @@ _NOT_COPIED = shutil.ignore_patterns(".git", ".venv", "_build", "docs", "__pycac
 def build(root, builddir, *args, env=None):
     """Run the build driver of the project at `root`; returns the CompletedProcess (text)."""
     return subprocess.run(
-        [sys.executable, "-m", "tutorials_site.build", "html", "--builddir", str(builddir), *args],
+        [sys.executable, "-m", "tutorials_site", "html-noplot" if "--noplot" in args else "html",
+         "--builddir", str(builddir), *(a for a in args if a != "--noplot")],
         cwd=root,
         env={**os.environ, "LANGUAGES": "", **(env or {})},
         capture_output=True,

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from tutorials_site import catalogs, languages
-from tutorials_site.layout import ROOT
+from tutorials_site.core import catalogs, languages
+from tutorials_site.core.layout import ROOT
 
 ALL_PO = sorted((ROOT / "locales").rglob("*.po"))
 
@@ -64,7 +64,7 @@ def test_a_catalog_for_a_tutorial_that_does_not_exist_is_an_error(tmp_path, monk
 
 
 def test_i18n_status_prints_a_line_per_language_and_tutorial_then_a_total():
-    result = subprocess.run([sys.executable, "-m", "tutorials_site.catalogs", "status"], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "tutorials_site", "i18n-status"], cwd=ROOT,
                             capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "LANGUAGES": ""})
     lines = result.stdout.splitlines()
     pattern = re.compile(r"^(ko|ja|zh-cn) (\S+) translated=(\d+) fuzzy=(\d+) untranslated=(\d+) (\d+)%$")

@@ -8,8 +8,8 @@ import shutil
 import pytest
 
 from conftest import TUTORIAL_PAGE, build
-from tutorials_site import checks, languages
-from tutorials_site.layout import ROOT
+from tutorials_site.core import checks, languages
+from tutorials_site.core.layout import ROOT
 
 ENGLISH = [languages.BY_SEG["en"]]
 ALL = list(languages.ALL)

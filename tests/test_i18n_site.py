@@ -9,8 +9,8 @@ import zipfile
 import nbformat
 import pytest
 
-from tutorials_site import languages, translate
-from tutorials_site.layout import ROOT
+from tutorials_site.core import languages, translate
+from tutorials_site.core.layout import ROOT
 
 TRANSLATED = list(languages.TRANSLATED)
 PAGE = "beginner/data_parallel_tutorial.html"

@@ -1,6 +1,7 @@
 """Versioned publishing: `make docs` per version, side by side, atomic, and never over a bad build."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -8,7 +9,7 @@ import sys
 import pytest
 
 from conftest import build, git, make, snapshot
-from tutorials_site import languages, versions
+from tutorials_site.core import languages, versions
 
 PAGE = "beginner/data_parallel_tutorial.html"
 
@@ -61,9 +62,9 @@ STEPS = ["start", "staged main", "installed main", "versions.json", "site files"
 @pytest.mark.parametrize("step", STEPS)
 def test_a_publish_killed_at_any_step_leaves_a_serving_tree(published, gh_pages, step):
     before = snapshot(gh_pages)
-    killer = (f"import os, sys; from tutorials_site import publish as p; "
+    killer = (f"import os; from tutorials_site.core import publish as p; "
               f"p._step = lambda name: os._exit(137) if name == {step!r} else None; "
-              f"p.main([{str(published / '_build' / 'html')!r}, {str(gh_pages)!r}])")
+              f"p.publish({str(published / '_build' / 'html')!r}, {str(gh_pages)!r})")
     result = subprocess.run([sys.executable, "-c", killer], cwd=published, capture_output=True, text=True)
     assert result.returncode == 137, result.stderr
     manifest = versions.load(gh_pages / "versions.json")  # whole, old or new
@@ -91,14 +92,14 @@ def test_a_build_that_fails_validation_is_refused_and_the_target_untouched(publi
     shutil.copytree(published / "_build" / "html", broken)
     (broken / "en" / "beginner" / "index.html").unlink()
     shutil.rmtree(broken / "zh-cn")
-    result = subprocess.run([sys.executable, "-m", "tutorials_site.publish", str(broken), str(gh_pages)],
-                       cwd=published, capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "tutorials_site", "publish", str(broken)],
+                            cwd=published, capture_output=True, text=True, env={**os.environ, "PAGES": str(gh_pages)})
     assert result.returncode != 0
     assert "language(s) missing: zh-cn" in result.stderr and "beginner/index.html: no such file" in result.stderr
     noplot = tmp_path / "noplot"
     assert build(published, noplot, "--noplot").returncode == 0
-    result = subprocess.run([sys.executable, "-m", "tutorials_site.publish", str(noplot / "html"), str(gh_pages)],
-                            cwd=published, capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "tutorials_site", "publish", str(noplot / "html")],
+                            cwd=published, capture_output=True, text=True, env={**os.environ, "PAGES": str(gh_pages)})
     assert "built without executing the tutorials" in result.stderr and "no execution stamp" in result.stderr
     assert snapshot(gh_pages) == before
 

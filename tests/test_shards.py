@@ -1,17 +1,18 @@
 """Sharded execution: every tutorial x language run in exactly one shard, and the merged site is the single build."""
 
 import pytest
+from test_execution import normalized
 
 from conftest import build
-from test_execution import normalized
-from tutorials_site import languages, shards
-from tutorials_site.layout import ROOT
+from tutorials_site.core import languages, shards
+from tutorials_site.core.errors import UsageError
+from tutorials_site.core.layout import ROOT
 
 
 def test_a_shard_spec_is_i_of_n():
     assert shards.parse("2/4") == (2, 4)
     for bad in ("0/2", "3/2", "2", "a/b", ""):
-        with pytest.raises(SystemExit, match="is not i/N"):
+        with pytest.raises(UsageError, match="is not i/N"):
             shards.parse(bad)
 
 
@@ -37,7 +38,7 @@ def test_two_shards_assembled_give_the_same_site_as_one_build(site, tmp_path):
     import subprocess
     import sys
 
-    result = subprocess.run([sys.executable, "-m", "tutorials_site.build", "assemble", "--builddir",
+    result = subprocess.run([sys.executable, "-m", "tutorials_site", "assemble", "--builddir",
                              str(tmp_path / "assembled"), str(tmp_path / "shard1"), str(tmp_path / "shard2")],
                             cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -55,7 +56,7 @@ def test_assembling_without_every_shard_executes_nothing_and_says_what_is_missin
     import sys
 
     assert build(ROOT, tmp_path / "shard1", env={"SHARD": "1/2"}).returncode == 0
-    result = subprocess.run([sys.executable, "-m", "tutorials_site.build", "assemble", "--builddir",
+    result = subprocess.run([sys.executable, "-m", "tutorials_site", "assemble", "--builddir",
                              str(tmp_path / "assembled"), str(tmp_path / "shard1")],
                             cwd=ROOT, capture_output=True, text=True)
     assert result.returncode != 0 and "refusing to execute anything here" in result.stderr

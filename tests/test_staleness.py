@@ -16,7 +16,8 @@ NEW = "By the end of this tutorial you will know how to:"
 def run(project, *args, env=None):
     import os
 
-    return subprocess.run([sys.executable, "-m", "tutorials_site.catalogs", *args], cwd=project,
+    args = ["i18n-status" if a == "status" else a for a in args]
+    return subprocess.run([sys.executable, "-m", "tutorials_site", *args], cwd=project,
                           capture_output=True, text=True, env={**os.environ, "LANGUAGES": "", **(env or {})})
 
 

@@ -3,10 +3,10 @@
 import pytest
 from babel.messages.catalog import Catalog
 
-from tutorials_site import catalogs, languages, translate, tutorial_text
-from tutorials_site.layout import tutorial_sources
-from tutorials_site.translate import check_translation, generate
-from tutorials_site.tutorial_text import Unit
+from tutorials_site.core import catalogs, languages, translate, tutorial_text
+from tutorials_site.core.layout import tutorial_sources
+from tutorials_site.core.translate import check_translation, generate
+from tutorials_site.core.tutorial_text import Unit
 
 PARAGRAPH = Unit("paragraph", "Wrap the model in :class:`torch.nn.DataParallel` first.", [0])
 

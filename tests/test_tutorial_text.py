@@ -4,9 +4,9 @@ import ast
 
 import pytest
 
-from tutorials_site import tutorial_text
-from tutorials_site.layout import tutorial_sources
-from tutorials_site.tutorial_text import display_width, parse, render
+from tutorials_site.core import tutorial_text
+from tutorials_site.core.layout import tutorial_sources
+from tutorials_site.core.tutorial_text import display_width, parse, render
 
 TUTORIALS = [path for _, path in tutorial_sources()]
 

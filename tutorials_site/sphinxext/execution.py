@@ -14,39 +14,15 @@ import random
 import subprocess
 import time
 import zipfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from .fingerprint import environment_fingerprint, source_digest
-from .layout import ROOT
+from ..core.fingerprint import environment_fingerprint, source_digest
+from ..core.layout import ROOT
+from ..core.stamps import stamp_path
 
 SEED = 0
 _started = {}
-
-
-def stamp_path(target_file):
-    """beginner/x.py -> beginner/x.stamp.json, beside sphinx-gallery's own caches."""
-    target_file = Path(target_file)
-    return target_file.with_name(target_file.stem + ".stamp.json")
-
-
-def read_stamp(target_file):
-    try:
-        return json.loads(stamp_path(target_file).read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def stamp_problems(stamp, source_digest, environment):
-    """Why a stamp does not vouch for the output of `source_digest` run in `environment` (empty: it does)."""
-    problems = []
-    if stamp["source"] != source_digest:
-        problems.append("output comes from another version of the source")
-    if stamp["environment"] != environment:
-        problems.append("executed in another environment (conf.py, tutorials_site or installed packages changed since)")
-    if not stamp["seconds"] > 0:
-        problems.append("zero-time run")
-    return problems
 
 
 def record_run(gallery_conf, fname, when):
@@ -114,7 +90,7 @@ def _origin():
     commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
     if git("status", "--porcelain", "--untracked-files=no"):
         commit += "+changes"
-    return {"commit": commit, "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    return {"commit": commit, "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
 
 
 def _normalize_zip(path):

@@ -8,21 +8,17 @@ release (`main` while there is none).
 
 Pages do not trust the list they were built with: served over http(s) they read
 versions.json at the site root, so old pages learn of new releases; opened from
-disk they use the list embedded at build time.
+disk they use the list the build was given (sphinxext.versions).
 """
 
-import functools
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
 
-from sphinx.locale import get_translation
-
+from .errors import SiteError
 from .layout import ROOT
 
-_ = get_translation("sphinx")
 _TAG = re.compile(r"^v(\d+)\.(\d+)(?:\.\d+)?$")
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 RELEASE = re.compile(r"^(\d+)\.(\d+)$")
@@ -30,7 +26,7 @@ ENTRY_KEYS = ("name", "label", "release", "torch", "languages", "built", "path")
 RESERVED = {"stable", "versions.json", "index.html", "404.html", "sitemap.xml", "robots.txt"}
 
 
-class VersionsError(Exception):
+class VersionsError(SiteError):
     """A version name or a versions.json we must not use: the message says which and why."""
 
 
@@ -47,9 +43,9 @@ def check_name(name):
     return name
 
 
-def current(root=ROOT):
-    """`X.Y` for a commit tagged vX.Y[.Z], else the branch name (`main`), else `dev`."""
-    name = os.environ.get("VERSION", "").strip()
+def current(requested="", root=ROOT):
+    """`requested` (VERSION) if given, else `X.Y` for a commit tagged vX.Y[.Z], else the branch name, else `dev`."""
+    name = requested.strip()
     if not name:
         for tag in _git(root, "tag", "--points-at", "HEAD").split():
             match = _TAG.match(tag)
@@ -59,11 +55,7 @@ def current(root=ROOT):
     if not name:
         name = _git(root, "rev-parse", "--abbrev-ref", "HEAD")
         name = "" if name == "HEAD" else name.replace("/", "-")
-    name = name or "dev"
-    try:
-        return check_name(name)
-    except VersionsError as error:
-        raise SystemExit(str(error)) from None
+    return check_name(name or "dev")
 
 
 def is_release(name):
@@ -112,52 +104,3 @@ def load(path):
         raise VersionsError(f"{path}: unreadable or corrupt versions.json ({error}); "
                             "fix or remove it by hand, it was not changed") from None
     return data
-
-
-# --- Sphinx side ---------------------------------------------------------------------------------
-
-
-def published_entries(app):
-    """The versions listed in docs/versions.json when this page is built, for pages opened from disk."""
-    path = Path(app.confdir) / "docs" / "versions.json"
-    return _published_entries(path, path.stat().st_mtime_ns if path.exists() else None)
-
-
-@functools.lru_cache(maxsize=4)
-def _published_entries(path, mtime):  # read once per change of the file, not once per page
-    try:
-        return load(path)["versions"]
-    except VersionsError:
-        return []
-
-
-def add_page_context(app, pagename, templatename, context, doctree):
-    from . import languages
-
-    name = app.config.version
-    seg = languages.BY_CODE[app.config.language].seg
-    depth = pagename.count("/")
-    entries = [e for e in published_entries(app) if e["name"] != name]
-    entries.append({"name": name, "label": name, "release": is_release(name), "path": f"{name}/",
-                    "languages": [], "torch": "", "built": ""})
-    context["tutorials_version"] = name
-    context["embedded_versions"] = json.dumps(manifest(entries), ensure_ascii=False, sort_keys=True)
-    context["site_root"] = "../" * (depth + 2)  # <root>/<version>/<lang>/<page>.html
-    context["page_file"] = f"{pagename}.html"
-    context["page_lang"] = seg
-    context["version_messages"] = json.dumps({
-        "older": _("You are reading the documentation for version {current}. The stable version is {stable}."),
-        "unreleased": _("You are reading an unreleased version ({current}). The stable version is {stable}."),
-        "go": _("Read this page in the stable version."),
-    }, ensure_ascii=False)
-    site_url = app.config.tutorials_site_url
-    if site_url:
-        canonical = f"{site_url.rstrip('/')}/stable/{seg}/{pagename}.html"
-        context["metatags"] = context.get("metatags", "") + f'\n<link rel="canonical" href="{canonical}">'
-    if not is_release(name):
-        context["metatags"] = context.get("metatags", "") + '\n<meta name="robots" content="noindex">'
-
-
-def setup(app):
-    app.add_config_value("tutorials_site_url", "", "html", types=[str])
-    app.connect("html-page-context", add_page_context)

@@ -1,7 +1,5 @@
 """Splitting the executions over CI runners: shards, their durations, and merging their outputs.
 
-    python -m tutorials_site.shards durations [BUILD_DIR ...]   # refresh the committed durations
-
 The unit of work is one tutorial in one language. `SHARD=i/N` gives shard i
 (counting from 1) its share: units are dealt, longest first, to the shard with
 the least work so far (by the durations CI recorded, committed in
@@ -13,10 +11,10 @@ maintainer refreshes the committed file from the shards' outputs.
 import json
 import re
 import shutil
-import sys
 from pathlib import Path
 
 from . import languages
+from .errors import UsageError
 from .layout import GALLERIES, ROOT, tutorial_sources
 
 DURATIONS = ROOT / ".github" / "tutorial-durations.json"
@@ -30,7 +28,7 @@ def unit_key(lang, src_dir, path):
 def parse(spec):
     match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", spec or "")
     if not match or not 1 <= int(match[1]) <= int(match[2]):
-        raise SystemExit(f"SHARD: {spec!r} is not i/N with 1 <= i <= N (for example SHARD=2/4)")
+        raise UsageError(f"SHARD: {spec!r} is not i/N with 1 <= i <= N (for example SHARD=2/4)")
     return int(match[1]), int(match[2])
 
 
@@ -87,26 +85,6 @@ def merge(shard_builddirs, builddir, langs):
     return merged
 
 
-def not_current(builddir, langs):
-    """Units whose merged output sphinx-gallery would run again: no run, or one of another source or environment."""
-    from sphinx_gallery.gen_rst import md5sum_is_current
-
-    from .execution import read_stamp, stamp_problems
-    from .fingerprint import environment_fingerprint, source_digest
-
-    environment = environment_fingerprint()
-    missing = []
-    for lang in langs:
-        for src_dir, path in tutorial_sources():
-            target = Path(builddir, "src", lang.seg, GALLERIES[src_dir], path.name)
-            stamp = read_stamp(target)
-            staged = Path(builddir, "src", lang.seg, src_dir, path.name)
-            if not (target.exists() and md5sum_is_current(target, mode="t") and stamp
-                    and not stamp_problems(stamp, source_digest(staged), environment)):
-                missing.append(unit_key(lang, src_dir, path))
-    return missing
-
-
 def record(builddirs):
     """The run times in the execution stamps under the build folders, by unit."""
     durations = {}
@@ -117,17 +95,3 @@ def record(builddirs):
                 if stamp.exists():
                     durations[unit_key(lang, src_dir, path)] = json.loads(stamp.read_text())["seconds"]
     return durations
-
-
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] != "durations":
-        sys.exit("usage: python -m tutorials_site.shards durations [BUILD_DIR ...]")
-    builddirs = argv[1:] or [ROOT / "_build"]
-    durations = {**load_durations(), **record(builddirs)}
-    DURATIONS.write_text(json.dumps(dict(sorted(durations.items())), indent=1) + "\n")
-    print(f"durations: {len(durations)} unit(s) in {DURATIONS.relative_to(ROOT)}")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,7 +1,5 @@
 """Publish a built version into a published tree (a gh-pages checkout, or docs/).
 
-    python -m tutorials_site.publish BUILT_HTML PAGES
-
 Adds or replaces that one version: every other version stays byte for byte as
 it was. The build is validated first (every tutorial executed from the current
 sources, every language there, every internal link whole) and refused
@@ -22,16 +20,17 @@ import json
 import os
 import runpy
 import shutil
-import sys
 from pathlib import Path
 
 from . import checks, languages, versions
+from .errors import SiteError
 from .layout import ROOT
+from .site_pages import chooser_page, not_found_page
 
 STAGING = ".publish-"
 
 
-class PublishError(Exception):
+class PublishError(SiteError):
     pass
 
 
@@ -99,42 +98,6 @@ def site_url():
     return runpy.run_path(str(ROOT / "conf.py"))["tutorials_site_url"].rstrip("/") + "/"
 
 
-NOT_FOUND = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="robots" content="noindex">
-<title>Page not found · PyTorch Tutorials</title>
-</head>
-<body>
-<h1>Page not found · 페이지를 찾을 수 없습니다 · ページが見つかりません · 找不到页面</h1>
-<p id="links"></p>
-<script>
-// Served for a missing page at any depth: find the site root (the folder with versions.json)
-// among the parents of the requested path, then link to the stable version's pages.
-(async function () {{
-  var parts = location.pathname.split("/").slice(0, -1);
-  for (var i = parts.length; i > 0; i--) {{
-    var root = parts.slice(0, i).join("/") + "/";
-    try {{
-      var response = await fetch(root + "versions.json", {{ cache: "no-cache" }});
-      if (!response.ok) continue;
-      await response.json();
-      var links = {langs}.map(function (l) {{
-        return '<a href="' + root + 'stable/' + l[0] + '/index.html" hreflang="' + l[0] + '">' + l[1] + "</a>";
-      }});
-      document.getElementById("links").innerHTML = links.join(" · ");
-      return;
-    }} catch (e) {{}}
-  }}
-}})();
-</script>
-<noscript><p><a href="{url}">PyTorch Tutorials</a></p></noscript>
-</body>
-</html>
-"""
-
-
 def _sitemap(pages, manifest, url):
     """Every page of the stable version and of each release, with its other languages as alternates."""
     ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:xhtml="http://www.w3.org/1999/xhtml"'
@@ -179,10 +142,9 @@ def publish(htmldir, pages):
 
     url = site_url()
     stable_langs = [lang for lang in languages.ALL if (pages / "stable" / lang.seg).is_dir()]
-    canonical = f'\n<link rel="canonical" href="{url}stable/en/index.html">'
-    _write_atomically(pages / "index.html", languages.chooser_page(stable_langs, "stable/", canonical))
-    langs = json.dumps([[lang.seg, lang.name] for lang in stable_langs], ensure_ascii=False)
-    _write_atomically(pages / "404.html", NOT_FOUND.format(url=url, langs=langs))
+    _write_atomically(pages / "index.html",
+                      chooser_page(stable_langs, "stable/", canonical=f"{url}stable/en/index.html"))
+    _write_atomically(pages / "404.html", not_found_page(url, stable_langs))
     _write_atomically(pages / "sitemap.xml", _sitemap(pages, new, url))
     _write_atomically(pages / "robots.txt", f"User-agent: *\nAllow: /\nSitemap: {url}sitemap.xml\n")
     _write_atomically(pages / ".nojekyll", "")
@@ -192,19 +154,3 @@ def publish(htmldir, pages):
         shutil.rmtree(leftover)
     _step("done")
     return new
-
-
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 2:
-        sys.exit("usage: python -m tutorials_site.publish BUILT_HTML PAGES")
-    try:
-        new = publish(*argv)
-    except (PublishError, versions.VersionsError) as error:
-        sys.exit(f"publish: {error}")
-    listed = ", ".join(e["name"] for e in new["versions"])
-    print(f"publish: {argv[1]}: versions {listed}; stable {new['stable']}")
-
-
-if __name__ == "__main__":
-    main()

@@ -17,7 +17,9 @@ from urllib.parse import urlsplit
 import docutils.core
 import docutils.nodes
 import docutils.utils
+
 from . import catalogs, tutorial_text
+from .errors import SiteError
 
 # The node types a translated paragraph, heading or list item may contain.
 ALLOWED_NODES = {
@@ -31,7 +33,7 @@ SAFE_SCHEMES = {"", "http", "https", "mailto"}
 HTML_TAG = re.compile(r"<\s*/?\s*[A-Za-z!?]")
 
 
-class TranslationError(Exception):
+class TranslationError(SiteError):
     """A generated source that may not run: its code differs from the English script."""
 
 

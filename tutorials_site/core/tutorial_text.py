@@ -22,6 +22,8 @@ import tokenize
 import unicodedata
 from dataclasses import dataclass, field
 
+from .errors import SiteError
+
 # sphinx-gallery: a text block follows a line of 20+ '#' or a '# %%' line.
 BLOCK_HEADER = re.compile(r"^(#{20,}.*|# ?%%.*)$")
 UNDERLINE = re.compile(r"^([=\-~^\"'`#*+<>:._])\1{2,}\s*$")
@@ -37,7 +39,7 @@ CONFIG_LINE = re.compile(r"^\s*sphinx_gallery_\w+\s*=")
 NOT_TEXT_COMMENT = re.compile(r"^#\s*(sphinx_gallery_|%%|!|-\*-|noqa|type:|pragma|fmt:)")
 
 
-class TutorialSyntaxError(ValueError):
+class TutorialSyntaxError(SiteError, ValueError):
     """The tutorial's text cannot be split into units: names the file and line."""
 
 

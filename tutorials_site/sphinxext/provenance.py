@@ -16,12 +16,11 @@ from sphinx.locale import get_translation
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from .execution import read_stamp, stamp_path
-from .fingerprint import environment_fingerprint, source_digest
+from ..core.fingerprint import environment_fingerprint, source_digest
+from ..core.stamps import STAMP_META, read_stamp, stamp_path
 
 _ = get_translation("sphinx")
 logger = logging.getLogger(__name__)
-STAMP_META = "tutorial-execution-stamp"
 # sphinx-gallery closes every example's intro with this comment line.
 _FIRST_BLOCK = ".. GENERATED FROM PYTHON SOURCE LINES"
 

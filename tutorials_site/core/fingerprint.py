@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .layout import ROOT
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # tutorials_site/, every part of it
 
 
 def requirement_names(requirements):

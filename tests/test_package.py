@@ -1,0 +1,99 @@
+"""The package's shape: three kinds of code, imports one way, no circle (imports inside functions counted)."""
+
+import ast
+import subprocess
+import sys
+
+from tutorials_site.core.layout import ROOT
+
+PACKAGE = ROOT / "tutorials_site"
+
+
+def module_name(path, root=ROOT):
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path, root=ROOT):
+    """Every module a file imports, at any depth of its code: (imported name, line)."""
+    name = module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            base = base[: len(base) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            found.append((module, node.lineno))
+            found += [(f"{module}.{alias.name}", node.lineno) for alias in node.names]  # from . import x
+    return found
+
+
+def graph():
+    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    edges = {}
+    for name, path in modules.items():
+        edges[name] = {target for target, _ in imports(path) if target in modules and target != name}
+    return modules, edges
+
+
+def test_the_import_graph_has_no_circle():
+    modules, edges = graph()
+    state, cycles = {}, []
+
+    def visit(node, stack):
+        state[node] = "open"
+        for target in sorted(edges[node]):
+            if state.get(target) == "open":
+                cycles.append(" -> ".join(stack[stack.index(target):] + [target]))
+            elif target not in state:
+                visit(target, stack + [target])
+        state[node] = "done"
+
+    for name in sorted(modules):
+        if name not in state:
+            visit(name, [name])
+    assert cycles == []
+
+
+def test_imports_go_one_way_core_sphinxext_commands():
+    modules, _ = graph()
+    wrong = []
+    for name, path in modules.items():
+        for target, line in imports(path):
+            where = f"{path.relative_to(ROOT)}:{line}: {target}"
+            if name.startswith("tutorials_site.core") and (
+                    target.split(".")[0] in {"sphinx", "sphinx_gallery"}
+                    or target.startswith(("tutorials_site.sphinxext", "tutorials_site.commands"))):
+                wrong.append(where)
+            if name.startswith("tutorials_site.sphinxext") and target.startswith("tutorials_site.commands"):
+                wrong.append(where)
+    assert wrong == []
+
+
+def test_core_reads_no_environment_and_exits_nowhere():
+    found = []
+    for path in sorted((PACKAGE / "core").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (
+                    (node.value.id, node.attr) in {("os", "environ"), ("os", "getenv"), ("sys", "exit")}):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value.id}.{node.attr}")
+            if isinstance(node, ast.Name) and node.id == "SystemExit":
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: SystemExit")
+    assert found == []
+
+
+def test_the_checker_sees_a_circle_through_a_function_level_import(tmp_path):
+    # The graph above must catch what the old package hid: an import inside a function.
+    source = tmp_path / "tutorials_site" / "core" / "a.py"
+    source.parent.mkdir(parents=True)
+    source.write_text("def f():\n    from . import b\n")
+    assert ("tutorials_site.core.b", 2) in imports(source, root=tmp_path)
+
+
+def test_ruff_is_clean():
+    result = subprocess.run([sys.executable, "-m", "ruff", "check", "--output-format", "concise", str(ROOT)],
+                            capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -1,0 +1,1 @@
+"""The commands behind the Makefile's targets; `cli` is their one entry."""

@@ -1,0 +1,118 @@
+"""`make update-po` and `make i18n-status`.
+
+update-po extracts every translatable unit (tutorials with core.tutorial_text,
+the hand-written pages with Sphinx's gettext builder, labels from the theme,
+our templates and this package) and merges it into every language's catalogs.
+"""
+
+import os
+import runpy
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from babel.messages.catalog import Catalog
+from babel.messages.extract import extract_from_dir
+from babel.messages.pofile import read_po
+
+from ..core import catalogs, languages, tutorial_text
+from ..core.layout import ROOT, BuildTree, tutorial_sources
+from ..core.staging import stage
+from ..core.translate import SITE_CHECKS, check_translation
+
+
+def _sphinx_gettext(outdir):
+    """Run Sphinx's gettext builder on the English pages (without executing anything)."""
+    src, _ = stage(BuildTree(Path(outdir) / "build"), languages.SOURCE)
+    subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "gettext", "-q", "-c", str(ROOT), "-D", "plot_gallery=0",
+         "-d", str(Path(outdir) / "doctrees"), str(src), str(Path(outdir) / "pot")],
+        check=True, cwd=ROOT,
+    )
+    return Path(outdir) / "pot", src
+
+
+def site_templates():
+    tutorial_msgids = {u.msgid for _, p in tutorial_sources() for u in tutorial_text.parse(p).units}
+    with tempfile.TemporaryDirectory() as tmp:
+        pot, src = _sphinx_gettext(tmp)
+        with open(pot / "site.pot", "rb") as f:
+            extracted = read_po(f)
+        site = Catalog(project="PyTorch Tutorials", fuzzy=False)
+        for message in extracted:
+            # Locations relative to the staged source tree: index.md, beginner/index.rst, ...
+            locations = [(os.path.relpath(os.path.normpath(pot / file), src), line) for file, line in message.locations]
+            if message.id and catalogs.is_site_message(message.id, locations, tutorial_msgids):
+                site.add(message.id, locations=locations, auto_comments=message.auto_comments)
+    ui = Catalog(project="PyTorch Tutorials", fuzzy=False)
+    theme_pot = Path(__import__("sphinx_rtd_theme").__file__).parent / "locale" / "sphinx.pot"
+    with open(theme_pot, "rb") as f:
+        for message in read_po(f):
+            if message.id:
+                ui.add(message.id, locations=[(f"sphinx_rtd_theme/{Path(file).name}", line)
+                                              for file, line in message.locations])
+    conf = runpy.run_path(str(ROOT / "conf.py"))
+    for setting in ("project", "copyright"):  # shown on every page, translated by i18n.add_page_context
+        ui.add(conf[setting], locations=[("conf.py", 0)], auto_comments=[f"conf.py: {setting}"])
+    ours = [
+        (ROOT / "tutorials_site", "tutorials_site", [("**.py", "python")]),
+        (ROOT / "_templates", "_templates", [("**.html", "jinja2.ext:babel_extract")]),
+    ]
+    for folder, label, method_map in ours:
+        for filename, lineno, message, comments, _ in extract_from_dir(
+            folder, method_map=method_map, keywords={"_": None, "N_": None}
+        ):
+            if message in ui:
+                ui[message].locations.append((f"{label}/{filename}", lineno))
+            else:
+                ui.add(message, locations=[(f"{label}/{filename}", lineno)], auto_comments=comments)
+    return {"site": site, "sphinx": ui}
+
+
+def update_po():
+    catalogs.check_layout()
+    site = site_templates()
+    for lang in languages.TRANSLATED:
+        for src_dir, path in tutorial_sources():
+            catalogs.merge(catalogs.tutorial_template(path), catalogs.tutorial_po(lang, src_dir, path), lang)
+        for domain, template in site.items():
+            catalogs.merge(template, catalogs.catalog_dir(lang) / f"{domain}.po", lang)
+        print(f"update-po: {lang.seg}: merged {len(list(tutorial_sources()))} tutorial catalog(s), "
+              f"{', '.join(f'{d}.po' for d in site)}")
+
+
+def status(langs, strict=False):
+    """Print one line per language and tutorial; returns False when anything is below 100%."""
+    langs = [lang for lang in langs if lang is not languages.SOURCE]
+    total = [0, 0, 0]
+    for lang in langs:
+        for src_dir, path in tutorial_sources():
+            po = catalogs.tutorial_po(lang, src_dir, path)
+            catalog = catalogs.load(po) if po.exists() else None
+            units = {u.msgid: u for u in tutorial_text.parse(path).units}
+            line = catalogs.counts(catalogs.tutorial_template(path), catalog,
+                          lambda msgid, msgstr, units=units: check_translation(units[msgid], msgstr) is None)
+            _print_status(lang.seg, f"{src_dir}/{path.stem}", line, total)
+        for domain in catalogs.SITE_DOMAINS:  # as of the last update-po: Sphinx extracts these, not this command
+            po = catalogs.catalog_dir(lang) / f"{domain}.po"
+            catalog = catalogs.load(po) if po.exists() else Catalog()
+
+            def usable(msgid, msgstr, check=SITE_CHECKS[domain], catalog=catalog):
+                return check(catalog[msgid], msgstr) is None
+
+            _print_status(lang.seg, domain, catalogs.counts(catalog, catalog, usable), total)
+    complete = total[0] == sum(total)
+    _print_status("total", "", total, None)
+    return complete or not strict
+
+
+def _print_status(seg, name, line, total):
+    translated, fuzzy, untranslated = line
+    all_ = sum(line)
+    percent = 100 * translated // all_ if all_ else 100
+    print(" ".join(filter(None, [seg, name, f"translated={translated} fuzzy={fuzzy} untranslated={untranslated}",
+                                 f"{percent}%"])))
+    if total is not None:
+        for k in range(3):
+            total[k] += line[k]

@@ -1,0 +1,71 @@
+"""The one entry of every command: `python -m tutorials_site <command> [arguments]`.
+
+The make variables are read from the environment here, once, and passed down
+as Settings; library code raises SiteError, which becomes a one-line message
+and exit status 1 here.
+"""
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from ..core import checks, publish, shards
+from ..core.errors import Failed, SiteError
+from ..core.layout import ROOT
+from ..core.settings import from_environment
+from . import build, catalogs, lint
+
+
+def _check(settings, htmldir):
+    problems = checks.check_stamps(htmldir, settings.langs) + checks.check_links(htmldir)
+    for problem in problems:
+        print(problem)
+    if problems:
+        raise Failed(f"check: {len(problems)} problem(s) in {htmldir}")
+    print(f"check: {htmldir}: every tutorial executed and stamped, every internal link resolves")
+
+
+def _publish(htmldir, pages):
+    new = publish.publish(htmldir, pages)
+    listed = ", ".join(e["name"] for e in new["versions"])
+    print(f"publish: {pages}: versions {listed}; stable {new['stable']}")
+
+
+def _durations(builddirs):
+    durations = {**shards.load_durations(), **shards.record(builddirs)}
+    shards.DURATIONS.write_text(json.dumps(dict(sorted(durations.items())), indent=1) + "\n")
+    print(f"durations: {len(durations)} unit(s) in {shards.DURATIONS.relative_to(ROOT)}")
+
+
+def _i18n_status(settings):
+    if not catalogs.status(settings.langs, strict=settings.strict):
+        raise Failed("i18n-status: STRICT=1 and some translations are below 100%")
+
+
+COMMANDS = {
+    "html": lambda s, a: build.html(s),
+    "html-noplot": lambda s, a: build.html(s, noplot=True),
+    "assemble": lambda s, a: build.assemble(s, [Path(p).resolve() for p in a.paths]),
+    "check": lambda s, a: _check(s, Path(a.paths[0]) if a.paths else s.tree.html),
+    "publish": lambda s, a: _publish(Path(a.paths[0]) if a.paths else s.tree.html, s.pages),
+    "durations": lambda s, a: _durations(a.paths or [s.tree.root]),
+    "update-po": lambda s, a: catalogs.update_po(),
+    "i18n-status": lambda s, a: _i18n_status(s),
+    "lint": lambda s, a: lint.lint(),
+}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m tutorials_site", description=__doc__.split("\n")[0])
+    parser.add_argument("command", choices=COMMANDS)
+    parser.add_argument("paths", nargs="*",
+                        help="assemble: the shards' build folders; check, publish: the built HTML; "
+                             "durations: build folders")
+    parser.add_argument("--builddir", help="instead of BUILDDIR")
+    args = parser.parse_intermixed_args(argv)
+    try:
+        COMMANDS[args.command](from_environment(os.environ, args.builddir), args)
+    except SiteError as error:
+        sys.exit(str(error) if isinstance(error, Failed) else f"error: {error}")

@@ -1,0 +1,152 @@
+"""Gettext catalogs: where they live, reading them strictly, merging, counting.
+
+Per language (locales/<code>/LC_MESSAGES/):
+- <tutorial folder>/<tutorial>.po: the units of one tutorial script (tutorial_text);
+- site.po: the hand-written pages, as Sphinx's gettext builder extracts them;
+- sphinx.po: the labels of the theme, of our templates and of this package
+  (sphinx-rtd-theme ships no Korean or Japanese catalog).
+
+Babel reads, writes and merges them. A changed English unit becomes fuzzy (with
+the previous English kept as `#| msgid`) or untranslated: both show English.
+"""
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from babel.messages.catalog import Catalog
+from babel.messages.pofile import PoFileError, read_po, write_po
+
+from . import languages, tutorial_text
+from .errors import SiteError
+from .gallery_strings import is_gallery_template
+from .layout import ROOT, page_for, tutorial_sources
+
+LOCALES = ROOT / "locales"
+SITE_DOMAINS = ("site", "sphinx")
+_PO_LINE = re.compile(
+    r'^(?:(?:msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)\s+)?"(?:[^"\\]|\\.)*"\s*$'
+    r"|^#.*$|^\s*$"
+)
+
+
+class CatalogError(SiteError):
+    """A catalog that cannot be used: the message names the file and line."""
+
+
+def catalog_dir(lang):
+    return LOCALES / lang.code / "LC_MESSAGES"
+
+
+def tutorial_po(lang, src_dir, path):
+    return catalog_dir(lang) / src_dir / (Path(path).stem + ".po")
+
+
+def display_path(path):
+    """A path as messages show it: relative to the repository when inside it."""
+    path = Path(path)
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
+def load(path):
+    """Read a PO file, failing with file:line on anything malformed (Babel alone accepts some)."""
+    text = Path(path).read_text(encoding="utf-8")
+    for number, line in enumerate(text.splitlines(), 1):
+        if not _PO_LINE.match(line):
+            raise CatalogError(f"{display_path(path)}:{number}: PO syntax error: {line.strip()[:60]!r}")
+    try:
+        with open(path, "rb") as f:
+            return read_po(f, abort_invalid=True)
+    except PoFileError as error:
+        raise CatalogError(f"{display_path(path)}: {error}") from None
+
+
+def save(catalog, path):
+    """Write atomically: an interrupted update never leaves half a catalog."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False, suffix=".tmp") as f:
+        write_po(f, catalog, width=79, include_previous=True, sort_output=False)
+    os.replace(f.name, path)
+
+
+def translations(catalog):
+    """msgid -> msgstr for the entries that count: translated, and not fuzzy."""
+    return {m.id: m.string for m in catalog if m.id and m.string and not m.fuzzy}
+
+
+def tutorial_template(path):
+    template = Catalog(project="PyTorch Tutorials", fuzzy=False)
+    for unit in tutorial_text.parse(path).units:
+        comment = "code comment: plain text, no reST" if "comment" in unit.kind else f"reST {unit.kind}"
+        location = (Path(path).relative_to(ROOT).as_posix(), unit.lineno)
+        if unit.msgid in template:
+            template[unit.msgid].locations.append(location)
+        else:
+            template.add(unit.msgid, locations=[location], auto_comments=[comment])
+    return template
+
+
+def check_layout():
+    """Every catalog folder names a known language, every tutorial catalog an existing tutorial."""
+    if not LOCALES.is_dir():
+        return
+    tutorials = {tutorial_po(languages.ALL[0], s, p).relative_to(catalog_dir(languages.ALL[0]))
+                 for s, p in tutorial_sources()}
+    for folder in sorted(LOCALES.iterdir()):
+        if folder.name not in languages.BY_CODE or folder.name == languages.SOURCE.code:
+            known = ", ".join(lang.code for lang in languages.TRANSLATED)
+            raise CatalogError(f"{display_path(folder)}: unknown language {folder.name!r} (known: {known})")
+        for po in sorted(folder.rglob("*.po")):
+            relative = po.relative_to(folder / "LC_MESSAGES")
+            if relative.parent.as_posix() == "." and relative.stem in SITE_DOMAINS:
+                continue
+            if relative not in tutorials:
+                raise CatalogError(
+                    f"{display_path(po)}: no tutorial {relative.with_suffix('.py')} to translate "
+                    f"(tutorial catalogs are <folder>/<tutorial>.po, site catalogs {', '.join(SITE_DOMAINS)})"
+                )
+
+
+def merge(template, path, lang):
+    """Bring the catalog at `path` up to the template; returns the merged catalog."""
+    catalog = load(path) if path.exists() else Catalog(
+        locale=lang.code, project="PyTorch Tutorials", copyright_holder="the PyTorch Tutorials site authors",
+        language_team=f"PyTorch Tutorials {lang.name} translators", last_translator="",
+        header_comment=f"# {lang.name} translation of the PyTorch Tutorials site ({path.name}).\n"
+                       "# Distributed under the same license as the project (see LICENSE).",
+    )
+    catalog.update(template, update_header_comment=False)
+    catalog.locale = lang.code
+    catalog.fuzzy = False  # the header is complete; only entries are fuzzy
+    save(catalog, path)
+    return catalog
+
+
+def is_site_message(msgid, locations, tutorial_msgids):
+    """Whether a message Sphinx extracted belongs in site.po (the tutorials have catalogs of their own)."""
+    example_pages = {page_for(s, p) for s, p in tutorial_sources()}
+    in_pages = {Path(f).with_suffix("").as_posix() for f, _ in locations}
+    return not (
+        in_pages <= example_pages
+        or msgid in tutorial_msgids
+        or is_gallery_template(msgid)
+        or re.fullmatch(r":doc:`[^`]*`", msgid)
+    )
+
+
+def counts(template, catalog, usable):
+    """(translated, fuzzy, untranslated) of the template's messages in the catalog."""
+    translated = fuzzy = untranslated = 0
+    for message in template:
+        if not message.id:
+            continue
+        found = catalog.get(message.id) if catalog is not None else None
+        if found is not None and found.string and found.fuzzy:
+            fuzzy += 1
+        elif found is not None and found.string and usable(message.id, found.string):
+            translated += 1
+        else:
+            untranslated += 1
+    return translated, fuzzy, untranslated

@@ -1,0 +1,38 @@
+"""The site's languages: Sphinx's language code, the URL segment and the hreflang of each."""
+
+from dataclasses import dataclass
+
+from .errors import UsageError
+
+
+@dataclass(frozen=True)
+class Language:
+    code: str  # Sphinx's `language`, and the folder under locales/
+    seg: str  # URL segment: _build/html/<seg>/
+    hreflang: str
+    name: str  # the language's own name, for the switcher
+
+
+ALL = (
+    Language("en", "en", "en", "English"),
+    Language("ko", "ko", "ko", "한국어"),
+    Language("ja", "ja", "ja", "日本語"),
+    Language("zh_CN", "zh-cn", "zh-CN", "简体中文"),
+)
+SOURCE = ALL[0]  # the language the tutorials are written in
+TRANSLATED = ALL[1:]
+BY_SEG = {lang.seg: lang for lang in ALL}
+BY_CODE = {lang.code: lang for lang in ALL}
+
+
+def select(value):
+    """The languages named by LANGUAGES (URL segments, space-separated), all by default."""
+    if not value.strip():
+        return list(ALL)
+    unknown = [seg for seg in value.split() if seg not in BY_SEG]
+    if unknown:
+        raise UsageError(
+            f"LANGUAGES: unknown language segment(s) {', '.join(unknown)}; "
+            f"known: {', '.join(BY_SEG)}"
+        )
+    return [BY_SEG[seg] for seg in value.split()]

@@ -1,0 +1,66 @@
+"""Where things live: the repository's tutorial folders and the build folder's layout."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Tutorial source folder -> folder of the generated pages, as PyTorch's tutorials lay it out.
+GALLERIES = {"beginner_source": "beginner"}
+
+# Hand-written pages, staged beside the galleries for every language.
+PAGES = ("index.md",)
+
+
+def tutorial_sources(root=ROOT):
+    """Every tutorial script, as (gallery source folder, path) pairs, in a stable order."""
+    for src_dir in GALLERIES:
+        for path in sorted((Path(root) / src_dir).glob("*.py")):
+            yield src_dir, path
+
+
+def page_for(src_dir, path):
+    """The docname of a tutorial's page: beginner_source/x.py -> beginner/x."""
+    return f"{GALLERIES[src_dir]}/{Path(path).stem}"
+
+
+def tutorial_key(src_dir, path):
+    """A tutorial's name in shards and durations: beginner_source/x."""
+    return f"{src_dir}/{Path(path).stem}"
+
+
+@dataclass(frozen=True)
+class BuildTree:
+    """The one place that knows the paths inside a build folder (BUILDDIR)."""
+
+    root: Path
+
+    @property
+    def html(self):
+        return self.root / "html"
+
+    @property
+    def logs(self):
+        return self.root / "logs"
+
+    def src(self, lang):
+        """The Sphinx source tree staged for one language."""
+        return self.root / "src" / lang.seg
+
+    def doctrees(self, lang):
+        return self.root / "doctrees" / lang.seg
+
+    def gallery(self, lang, src_dir):
+        """Where sphinx-gallery writes the pages of a tutorial folder, for one language."""
+        return self.src(lang) / GALLERIES[src_dir]
+
+    def staged_source(self, lang, src_dir, path):
+        return self.src(lang) / src_dir / Path(path).name
+
+    def gallery_target(self, lang, src_dir, path):
+        """sphinx-gallery's copy of a tutorial script, beside its generated page."""
+        return self.gallery(lang, src_dir) / Path(path).name
+
+    def i18n_report(self, lang, src_dir, path):
+        return self.src(lang) / src_dir / f"{Path(path).stem}.i18n.json"
+

@@ -1,0 +1,25 @@
+"""The pages the site has besides Sphinx's: the language chooser at a root, the 404 page.
+
+Their HTML lives in _templates/site/, rendered with Jinja (which Sphinx brings).
+"""
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from .languages import SOURCE
+from .layout import ROOT
+
+_TEMPLATES = Environment(loader=FileSystemLoader(ROOT / "_templates" / "site"), autoescape=select_autoescape(),
+                         keep_trailing_newline=True)
+
+
+def chooser_page(langs, prefix="", canonical=""):
+    """A page that sends the reader to <prefix><their language>/index.html (it works from disk too)."""
+    segs = [lang.seg for lang in langs]
+    default = SOURCE.seg if SOURCE in langs else segs[0]
+    return _TEMPLATES.get_template("language-chooser.html").render(
+        segs=segs, default=default, prefix=prefix, langs=langs, canonical=canonical)
+
+
+def not_found_page(url, langs):
+    """The 404 page of a published tree: links to the stable version of each language."""
+    return _TEMPLATES.get_template("404.html").render(url=url, langs=[[lang.seg, lang.name] for lang in langs])

@@ -1,0 +1,46 @@
+"""The pages' view of the versions: the current one, the published list, the banners' messages.
+
+The build command passes the published list explicitly (`tutorials_versions`,
+the entries of PAGES/versions.json as JSON), for readers who open pages from
+disk; served pages read versions.json at the site root instead.
+"""
+
+import json
+
+from sphinx.locale import get_translation
+
+from ..core import languages
+from ..core.versions import is_release, manifest
+
+_ = get_translation("sphinx")
+
+
+def add_page_context(app, pagename, templatename, context, doctree):
+    name = app.config.version
+    seg = languages.BY_CODE[app.config.language].seg
+    depth = pagename.count("/")
+    entries = [e for e in json.loads(app.config.tutorials_versions or "[]") if e["name"] != name]
+    entries.append({"name": name, "label": name, "release": is_release(name), "path": f"{name}/",
+                    "languages": [], "torch": "", "built": ""})
+    context["tutorials_version"] = name
+    context["embedded_versions"] = json.dumps(manifest(entries), ensure_ascii=False, sort_keys=True)
+    context["site_root"] = "../" * (depth + 2)  # <root>/<version>/<lang>/<page>.html
+    context["page_file"] = f"{pagename}.html"
+    context["page_lang"] = seg
+    context["version_messages"] = json.dumps({
+        "older": _("You are reading the documentation for version {current}. The stable version is {stable}."),
+        "unreleased": _("You are reading an unreleased version ({current}). The stable version is {stable}."),
+        "go": _("Read this page in the stable version."),
+    }, ensure_ascii=False)
+    site_url = app.config.tutorials_site_url
+    if site_url:
+        canonical = f"{site_url.rstrip('/')}/stable/{seg}/{pagename}.html"
+        context["metatags"] = context.get("metatags", "") + f'\n<link rel="canonical" href="{canonical}">'
+    if not is_release(name):
+        context["metatags"] = context.get("metatags", "") + '\n<meta name="robots" content="noindex">'
+
+
+def setup(app):
+    app.add_config_value("tutorials_site_url", "", "html", types=[str])
+    app.add_config_value("tutorials_versions", "", "html", types=[str])
+    app.connect("html-page-context", add_page_context)
