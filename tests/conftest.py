@@ -27,8 +27,8 @@ def build(root, builddir, *args, env=None):
 
 
 def executed(result):
-    """How many tutorials sphinx-gallery executed, None if Sphinx did not run at all."""
-    found = re.findall(r"Sphinx-Gallery successfully executed (\d+) out of", result.stdout)
+    """How many tutorials the build executed, None if it executed nothing at all (html-noplot, assemble)."""
+    found = re.findall(r"\[execute\] executed (\d+) of", result.stdout)
     return int(found[-1]) if found else None
 
 

@@ -1,12 +1,16 @@
-"""Sharded execution: every tutorial x language run in exactly one shard, and the merged site is the single build."""
+"""Sharded execution: every tutorial runs in exactly one shard, and the assembled site is the single build."""
+
+import os
+import subprocess
+import sys
 
 import pytest
 from test_execution import normalized
 
-from conftest import build
-from tutorials_site.core import languages, shards
+from conftest import build, executed
+from tutorials_site.core import shards
 from tutorials_site.core.errors import UsageError
-from tutorials_site.core.layout import ROOT
+from tutorials_site.core.layout import ROOT, tutorial_sources
 
 
 def test_a_shard_spec_is_i_of_n():
@@ -23,43 +27,59 @@ def test_units_are_dealt_longest_first_to_the_least_loaded_shard():
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 8])
-def test_every_unit_is_in_exactly_one_shard(count):
-    chosen = [shards.selection(f"{i}/{count}", languages.ALL) for i in range(1, count + 1)]
-    units = [(seg, stem) for share in chosen for seg, stems in share.items() for stem in stems]
-    assert len(units) == len(set(units)) == len(languages.ALL) * len(list(shards.tutorial_sources()))
+def test_every_tutorial_is_in_exactly_one_shard_whatever_the_languages(count):
+    chosen = [path for i in range(1, count + 1) for _, path in shards.selection(f"{i}/{count}")]
+    assert sorted(chosen) == sorted(path for _, path in tutorial_sources())
 
 
-def test_two_shards_assembled_give_the_same_site_as_one_build(site, tmp_path):
+SECOND = '''"""
+A second tutorial
+=================
+
+Printed, and drawn.
+"""
+
+import matplotlib.pyplot as plt
+
+print("second tutorial ran")
+_ = plt.plot([1, 2, 3])
+'''
+
+
+def assemble(project, builddir, *shard_dirs):
+    return subprocess.run([sys.executable, "-m", "tutorials_site", "assemble", "--builddir", str(builddir),
+                           *map(str, shard_dirs)], cwd=project, capture_output=True, text=True,
+                          env={**os.environ, "LANGUAGES": "en ja"})
+
+
+def test_two_shards_assembled_give_the_same_site_as_one_build(project_copy, tmp_path):
+    (project_copy / "beginner_source" / "second_tutorial.py").write_text(SECOND)
+    env = {"LANGUAGES": "en ja"}
+    single = build(project_copy, tmp_path / "single", env=env)
+    assert single.returncode == 0, single.stdout + single.stderr
     for i in (1, 2):
-        assert build(ROOT, tmp_path / f"shard{i}", env={"SHARD": f"{i}/2"}).returncode == 0
-    executed = shards.record([tmp_path / "shard1"]), shards.record([tmp_path / "shard2"])
-    assert executed[0] and executed[1] and not set(executed[0]) & set(executed[1])  # each ran its own share
+        result = build(project_copy, tmp_path / f"shard{i}", env={**env, "SHARD": f"{i}/2"})
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert executed(result) == 1 and "sphinx-build" not in result.stdout  # a shard executes, never renders
+    executed_by = shards.record([tmp_path / "shard1"]), shards.record([tmp_path / "shard2"])
+    assert len(executed_by[0]) == len(executed_by[1]) == 1 and set(executed_by[0]) != set(executed_by[1])
 
-    import subprocess
-    import sys
-
-    result = subprocess.run([sys.executable, "-m", "tutorials_site", "assemble", "--builddir",
-                             str(tmp_path / "assembled"), str(tmp_path / "shard1"), str(tmp_path / "shard2")],
-                            cwd=ROOT, capture_output=True, text=True)
+    result = assemble(project_copy, tmp_path / "assembled", tmp_path / "shard1", tmp_path / "shard2")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Sphinx-Gallery successfully executed 0 out of 0" in result.stdout
-    assembled = tmp_path / "assembled" / "html"
-    single = {p.relative_to(site): p for p in site.rglob("*") if p.is_file()}
+    assert executed(result) is None  # nothing executed
+    site, assembled = tmp_path / "single" / "html", tmp_path / "assembled" / "html"
+    one = {p.relative_to(site): p for p in site.rglob("*") if p.is_file()}
     merged = {p.relative_to(assembled): p for p in assembled.rglob("*") if p.is_file()}
-    assert sorted(single) == sorted(merged)
-    assert [name for name in single if normalized(single[name]) != normalized(merged[name])] == []
-    assert any(name.suffix == ".zip" for name in single) and any(name.name == "searchindex.js" for name in single)
+    assert sorted(one) == sorted(merged)
+    assert [name for name in one if normalized(one[name]) != normalized(merged[name])] == []
+    assert any(name.suffix == ".zip" for name in one) and any(name.name == "searchindex.js" for name in one)
 
 
 def test_assembling_without_every_shard_executes_nothing_and_says_what_is_missing(tmp_path):
-    import subprocess
-    import sys
-
-    assert build(ROOT, tmp_path / "shard1", env={"SHARD": "1/2"}).returncode == 0
-    result = subprocess.run([sys.executable, "-m", "tutorials_site", "assemble", "--builddir",
-                             str(tmp_path / "assembled"), str(tmp_path / "shard1")],
-                            cwd=ROOT, capture_output=True, text=True)
+    # One tutorial, two shards: shard 2 executes nothing, and cannot make a site on its own.
+    result = build(ROOT, tmp_path / "shard2", env={"SHARD": "2/2"})
+    assert result.returncode == 0 and executed(result) == 0
+    result = assemble(ROOT, tmp_path / "assembled", tmp_path / "shard2")
     assert result.returncode != 0 and "refusing to execute anything here" in result.stderr
-    missing = set(shards.selection("2/2", languages.ALL))
-    assert all(f"{seg}/beginner_source/data_parallel_tutorial" in result.stderr for seg in missing)
+    assert "beginner_source/data_parallel_tutorial" in result.stderr
     assert not (tmp_path / "assembled" / "html").exists()

@@ -93,6 +93,9 @@ def test_shards_are_assembled_validated_and_offered_as_a_preview(workflow):
     assert any("make assemble" in step.get("run", "") for step in jobs["assemble"]["steps"])
     uploads = [step["with"]["name"] for step in jobs["assemble"]["steps"] if "upload-artifact" in step.get("uses", "")]
     assert uploads == ["site"]
+    # A shard uploads its build folder's runs (and what it executed), which assemble reads as build folders.
+    [shard_upload] = [step for step in jobs["execute"]["steps"] if "upload-artifact" in step.get("uses", "")]
+    assert shard_upload["with"]["path"].split() == ["_build/shard.json", "_build/runs/"]
 
 
 def test_file_line_problems_become_annotations(workflow):

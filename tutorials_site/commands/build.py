@@ -1,8 +1,12 @@
-"""`make html`, `make html-noplot`, `make assemble`: stage every language, run Sphinx on each.
+"""`make html`, `make html-noplot`, `make assemble`: execute each tutorial once, then render every language.
 
-Each language gets its own Sphinx source tree under <builddir>/src/<seg>/ and
-its own output under <builddir>/html/<seg>/, so that sphinx-gallery's outputs
-and caches of one language never mix with another's (core.staging).
+1. Execution: each tutorial whose run is not current (core.runs) runs once, as
+   `python tutorial.py` would, in a process of its own (commands.execute), with
+   a time limit; its run serves every language.
+2. Rendering: each language gets its own Sphinx source tree under
+   <builddir>/src/<seg>/ (core.staging) and its own output under
+   <builddir>/html/<seg>/; sphinx-gallery renders the pages from the runs
+   (sphinxext.gallery) and executes nothing itself.
 """
 
 import hashlib
@@ -14,19 +18,51 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sphinx_gallery.gen_rst import md5sum_is_current
-
-from ..core import catalogs, checks, shards, versions
-from ..core.errors import Failed
+from ..core import catalogs, checks, runs, shards, versions
+from ..core.errors import Failed, SiteError
 from ..core.fingerprint import environment_fingerprint, installed_version, source_digest
-from ..core.layout import GALLERIES, PAGES, ROOT, tutorial_sources
+from ..core.layout import GALLERIES, PAGES, ROOT, tutorial_key, tutorial_sources
 from ..core.site_pages import chooser_page
-from ..core.staging import stage
-from ..core.stamps import read_stamp, stamp_problems
+from ..core.staging import stage, working_folder
+from . import execute
 
-# Besides the staged sources and the environment fingerprint (conf.py, this
-# package, installed versions), what a build reads from the project root.
+# Besides the staged sources, the runs and the environment fingerprint (conf.py,
+# this package, installed versions), what a build reads from the project root.
 CONF_INPUTS = ("_templates", "_static")
+MB = 2**20
+
+
+def run_tutorials(settings, tutorials, environment):
+    """Run each tutorial whose run is not current, one at a time; returns the labels of those that failed."""
+    failed, ran = [], 0
+    for src_dir, path in tutorials:
+        run_dir = settings.tree.run_dir(src_dir, path)
+        digest = source_digest(path)
+        if not runs.problems(run_dir, digest, environment):
+            continue
+        label = path.relative_to(ROOT).as_posix()
+        try:
+            timeout = execute.timeout_for(path, settings.timeout)
+        except ValueError as error:
+            raise SiteError(str(error)) from None
+        print(f"[execute] {label} (time limit {timeout:g} s)", flush=True)
+        outcome = execute.run_tutorial(path, run_dir, working_folder(settings.tree, src_dir),
+                                       timeout=timeout, label=label)
+        ran += 1
+        if not outcome.ok:
+            print(outcome.error, flush=True)
+            failed.append(label)
+            continue
+        result = outcome.result
+        stamp = {"source": digest, "environment": environment, "seconds": round(result["seconds"], 3),
+                 "peak_rss_mb": round(outcome.peak_rss_bytes / MB, 1),
+                 "gpu_peak_mb": [round(b / MB, 1) for b in result["gpu_peak_bytes"]],
+                 **result["hardware"], **runs.origin(ROOT)}
+        runs.write_json(run_dir / runs.STAMP, stamp)
+        print(f"[execute] {label}: {stamp['seconds']:.1f} s, peak memory {stamp['peak_rss_mb']:.0f} MB"
+              + "".join(f", GPU {i}: {mb:.0f} MB" for i, mb in enumerate(stamp["gpu_peak_mb"])), flush=True)
+    print(f"[execute] executed {ran} of {len(tutorials)} tutorial(s)", flush=True)
+    return failed
 
 
 def sphinx_args(settings, lang, src, noplot):
@@ -39,6 +75,7 @@ def sphinx_args(settings, lang, src, noplot):
         "-D", f"version={settings.version}", "-D", f"release={settings.version}",
         "-D", f"tutorials_languages={' '.join(lang.seg for lang in settings.langs)}",
         "-D", f"tutorials_versions={json.dumps(settings.published, ensure_ascii=False, sort_keys=True)}",
+        "-D", f"tutorials_runs={settings.tree.runs}",
     ]
     if settings.strict:
         command += ["-D", "tutorials_strict=1"]
@@ -54,14 +91,16 @@ def _files(path):
     return [path] if path.exists() else []
 
 
-def inputs_digest(command, lang, environment, only=None):
+def inputs_digest(tree, command, lang, environment):
     """A digest of everything a language's build reads: when it is unchanged, so is the output."""
-    digest = hashlib.sha256("\0".join(command + sorted(only or [])).encode())
+    digest = hashlib.sha256("\0".join(command).encode())
     digest.update(environment.encode())
-    inputs = (*PAGES, *GALLERIES, *CONF_INPUTS, f"locales/{lang.code}")
+    inputs = [ROOT / name for name in (*PAGES, *GALLERIES, *CONF_INPUTS, f"locales/{lang.code}")]
+    inputs += [tree.run_dir(src_dir, path) / name for src_dir, path in tutorial_sources()
+               for name in (runs.RESULT, runs.STAMP)]
     for name in inputs:
-        for path in _files(ROOT / name):
-            digest.update(f"{path.relative_to(ROOT)}\0".encode() + path.read_bytes())
+        for path in _files(name):
+            digest.update(f"{path}\0".encode() + path.read_bytes())
     return digest.hexdigest()
 
 
@@ -78,10 +117,10 @@ class UpToDate:
     imports matplotlib while reading its configuration); this costs a few stats.
     """
 
-    def __init__(self, tree, lang, command, environment, only=None):
+    def __init__(self, tree, lang, command, environment):
         self.record = tree.doctrees(lang) / "inputs.sha256"
         self.outdir = Path(command[-1])
-        self.digest = inputs_digest(command, lang, environment, only)
+        self.digest = inputs_digest(tree, command, lang, environment)
 
     def __bool__(self):
         try:
@@ -102,11 +141,11 @@ def write_root_index(htmldir, langs):
     Path(htmldir, "index.html").write_text(chooser_page(langs), encoding="utf-8")
 
 
-def _preload(noplot):
+def _preload():
     """Import once what every language's build imports, before the builds are forked.
 
     Each build then starts in milliseconds instead of seconds (Sphinx, the
-    theme, sphinx-gallery with matplotlib, and torch for the tutorials).
+    theme, sphinx-gallery with matplotlib).
     """
     import myst_parser.sphinx_ext.main  # noqa: F401
     import sphinx.cmd.build  # noqa: F401
@@ -115,8 +154,6 @@ def _preload(noplot):
     from sphinx_gallery.scrapers import _import_matplotlib
 
     _import_matplotlib()
-    if not noplot:
-        import torch  # noqa: F401
 
 
 def _sphinx(command, log):
@@ -131,48 +168,64 @@ def _sphinx(command, log):
         return build_main(command)
 
 
-def html(settings, noplot=False, executed=None):
-    """Build the selected languages; with SHARD ("i/N"), only that shard's tutorials, executed."""
-    tree, langs, shard, strict = settings.tree, settings.langs, settings.shard, settings.strict
+def html(settings, noplot=False, assemble=False):
+    """Execute what is not current (nothing with `noplot`), then build the selected languages.
+
+    With SHARD ("i/N"), only that shard's tutorials are executed, and nothing is rendered:
+    `make assemble` renders the pages from the shards' runs.
+    With `assemble`, nothing is executed: a tutorial without a current run is an error.
+    """
+    tree, langs = settings.tree, settings.langs
     catalogs.check_layout()
-    share = shards.selection(shard, langs) if shard else None
     environment = environment_fingerprint()
-    failed, todo = [], []
+    failed = []
+    if not noplot:
+        tutorials = shards.selection(settings.shard) if settings.shard else list(tutorial_sources())
+        if assemble:
+            missing = [tutorial_key(s, p) for s, p in tutorials
+                       if runs.problems(tree.run_dir(s, p), source_digest(p), environment)]
+            if missing:
+                raise Failed("[assemble] refusing to execute anything here; no current shard output for:\n  "
+                             + "\n  ".join(missing))
+        else:
+            failed = run_tutorials(settings, tutorials, environment)
+        if settings.shard:
+            runs.write_json(tree.shard_record, {"shard": settings.shard,
+                                                "tutorials": [tutorial_key(s, p) for s, p in tutorials]})
+            if failed:
+                raise Failed(f"[build] failed: {' '.join(failed)} (see the errors above)")
+            print(f"[build] shard {settings.shard}: executed; `make assemble` renders the pages", flush=True)
+            return
+    todo = []
     for lang in langs:
-        if share is not None and lang.seg not in share:
-            print(f"[build] {lang.seg}: nothing to execute in shard {shard}", flush=True)
-            continue
-        only = share[lang.seg] if share is not None else None
-        src, reports = stage(tree, lang, only=only)
+        src, reports = stage(tree, lang)
         for problem in (p for report in reports for p in report.problems):
             print(f"warning: {problem}", flush=True)
         english = sum(report.english for report in reports)
-        if strict and english:
+        if settings.strict and english:
             print(f"[build] {lang.seg}: STRICT=1 and {english} tutorial passage(s) would be shown in English",
                   flush=True)
             failed.append(lang.seg)
             continue
         command = sphinx_args(settings, lang, src, noplot)
-        up_to_date = UpToDate(tree, lang, command, environment, only)
+        up_to_date = UpToDate(tree, lang, command, environment)
         if up_to_date:
             print(f"[build] {lang.seg}: up to date", flush=True)
             continue
         up_to_date.forget()
         todo.append((lang, command, up_to_date))
     if todo:
-        _preload(noplot)
-        logs = tree.logs
-        logs.mkdir(parents=True, exist_ok=True)
+        _preload()
+        tree.logs.mkdir(parents=True, exist_ok=True)
         # A fresh fork per language (maxtasksperchild=1): Sphinx keeps global state per process.
         context = multiprocessing.get_context("fork")
-        workers = min(len(todo), settings.jobs)
         started = time.perf_counter()
-        with context.Pool(workers, maxtasksperchild=1) as pool:
-            runs = [(lang, up_to_date, logs / f"{lang.seg}.log",
-                     pool.apply_async(_sphinx, (command, logs / f"{lang.seg}.log")))
-                    for lang, command, up_to_date in todo]
-            for lang, up_to_date, log, run in runs:
-                status = run.get()
+        with context.Pool(min(len(todo), settings.jobs), maxtasksperchild=1) as pool:
+            builds = [(lang, up_to_date, tree.logs / f"{lang.seg}.log",
+                       pool.apply_async(_sphinx, (command, tree.logs / f"{lang.seg}.log")))
+                      for lang, command, up_to_date in todo]
+            for lang, up_to_date, log, build in builds:
+                status = build.get()
                 print(f"[build] {lang.seg}: sphinx-build{' (no execution)' if noplot else ''}", flush=True)
                 print(log.read_text(), end="", flush=True)
                 if status:
@@ -183,42 +236,20 @@ def html(settings, noplot=False, executed=None):
     write_root_index(tree.html, langs)
     if failed:
         raise Failed(f"[build] failed: {' '.join(failed)} (see the errors above)")
-    write_build_info(tree.html, settings.version, langs, executed=not noplot if executed is None else executed)
-
-
-def not_current(tree, langs):
-    """Units whose merged output sphinx-gallery would run again: no run, or one of another source or environment."""
-    environment = environment_fingerprint()
-    missing = []
-    for lang in langs:
-        for src_dir, path in tutorial_sources():
-            target = tree.gallery_target(lang, src_dir, path)
-            stamp = read_stamp(target)
-            staged = tree.staged_source(lang, src_dir, path)
-            if not (target.exists() and md5sum_is_current(target, mode="t") and stamp
-                    and not stamp_problems(stamp, source_digest(staged), environment)):
-                missing.append(shards.unit_key(lang, src_dir, path))
-    return missing
+    write_build_info(tree.html, settings.version, langs, executed=not noplot)
 
 
 def assemble(settings, shard_builddirs):
-    """Render the site once from the shards' executed outputs, executing nothing, and validate it."""
-    tree, langs = settings.tree, settings.langs
-    for lang in langs:
-        stage(tree, lang)
-    merged = shards.merge(shard_builddirs, tree.root, langs)
+    """Render the site once from the shards' runs, executing nothing, and validate it."""
+    merged = shards.merge(shard_builddirs, settings.tree)
     print(f"[assemble] {len(merged)} executed tutorial run(s) from {len(shard_builddirs)} shard(s)", flush=True)
-    missing = not_current(tree, langs)
-    if missing:
-        raise Failed("[assemble] refusing to execute anything here; no current shard output for:\n  "
-                          + "\n  ".join(missing))
-    # Every output is current, so sphinx-gallery's cache executes nothing: the same build as without shards.
-    html(settings, executed=True)
-    problems = checks.check_stamps(tree.html, langs) + checks.check_links(tree.html)
+    html(settings, assemble=True)
+    htmldir = settings.tree.html
+    problems = checks.check_stamps(htmldir, settings.langs) + checks.check_links(htmldir)
     if problems:
         print("\n".join(problems))
         raise Failed(f"[assemble] the assembled site does not validate ({len(problems)} problem(s))")
-    print(f"[assemble] {tree.html}: every tutorial executed, every language present, every link whole")
+    print(f"[assemble] {htmldir}: every tutorial executed, every language present, every link whole")
 
 
 def write_build_info(htmldir, name, langs, executed):

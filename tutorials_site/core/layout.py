@@ -64,3 +64,20 @@ class BuildTree:
     def i18n_report(self, lang, src_dir, path):
         return self.src(lang) / src_dir / f"{Path(path).stem}.i18n.json"
 
+    @property
+    def runs(self):
+        """Every tutorial's run, as runs/<tutorial key>/ (see tutorial_key)."""
+        return self.root / "runs"
+
+    def run_dir(self, src_dir, path):
+        """One tutorial's run, shared by every language: <builddir>/runs/<src_dir>/<stem>/."""
+        return self.runs / tutorial_key(src_dir, path)
+
+    def workdir(self, src_dir):
+        """The working directory tutorials of a folder run in: links to the folder's files, writes stay here."""
+        return self.root / "work" / src_dir
+
+    @property
+    def shard_record(self):
+        """What a SHARD=i/N build executed, for `make assemble`."""
+        return self.root / "shard.json"

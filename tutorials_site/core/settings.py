@@ -9,6 +9,8 @@ from . import languages, versions
 from .errors import UsageError
 from .layout import ROOT, BuildTree
 
+DEFAULT_TIMEOUT = 1800  # seconds
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -19,6 +21,7 @@ class Settings:
     shard: str | None
     pages: Path
     jobs: int
+    timeout: float  # seconds a tutorial may run (TUTORIAL_TIMEOUT), unless it sets its own
 
     @property
     def published(self):
@@ -34,10 +37,14 @@ def flag(value):
 
 
 def from_environment(environ, builddir=None):
-    """Settings from a mapping of make variables (LANGUAGES, VERSION, STRICT, SHARD, BUILDDIR, PAGES, BUILD_JOBS)."""
+    """Settings from a mapping of make variables (LANGUAGES, VERSION, STRICT, SHARD, BUILDDIR, PAGES,
+    BUILD_JOBS, TUTORIAL_TIMEOUT)."""
     jobs = environ.get("BUILD_JOBS", "").strip() or str(os.cpu_count() or 1)
     if not re.fullmatch(r"[1-9]\d*", jobs):
         raise UsageError(f"BUILD_JOBS: {jobs!r} is not a positive number of processes")
+    timeout = environ.get("TUTORIAL_TIMEOUT", "").strip() or str(DEFAULT_TIMEOUT)
+    if not re.fullmatch(r"\d+(\.\d+)?", timeout) or float(timeout) <= 0:
+        raise UsageError(f"TUTORIAL_TIMEOUT: {timeout!r} is not a positive number of seconds")
     return Settings(
         tree=BuildTree(Path(builddir or environ.get("BUILDDIR") or ROOT / "_build").resolve()),
         langs=languages.select(environ.get("LANGUAGES", "")),
@@ -46,4 +53,5 @@ def from_environment(environ, builddir=None):
         shard=environ.get("SHARD", "").strip() or None,
         pages=Path(environ.get("PAGES") or ROOT / "docs"),
         jobs=int(jobs),
+        timeout=float(timeout),
     )

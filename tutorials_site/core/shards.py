@@ -1,28 +1,25 @@
-"""Splitting the executions over CI runners: shards, their durations, and merging their outputs.
+"""Splitting the executions over CI runners: shards, their durations, and merging their runs.
 
-The unit of work is one tutorial in one language. `SHARD=i/N` gives shard i
-(counting from 1) its share: units are dealt, longest first, to the shard with
-the least work so far (by the durations CI recorded, committed in
-.github/tutorial-durations.json), so every runner gets the same lists without
-talking to the others. Each run's duration is in its execution stamp; a
-maintainer refreshes the committed file from the shards' outputs.
+The unit of work is one tutorial (its one run serves every language).
+`SHARD=i/N` gives shard i (counting from 1) its share: tutorials are dealt,
+longest first, to the shard with the least work so far (by the durations CI
+recorded, committed in .github/tutorial-durations.json), so every runner gets
+the same lists without talking to the others. Each run's duration is in its
+execution stamp; a maintainer refreshes the committed file from the shards'
+build folders (`make durations`).
 """
+
 
 import json
 import re
 import shutil
-from pathlib import Path
 
-from . import languages
+from . import runs
 from .errors import UsageError
-from .layout import GALLERIES, ROOT, tutorial_sources
+from .layout import ROOT, BuildTree, tutorial_key, tutorial_sources
 
 DURATIONS = ROOT / ".github" / "tutorial-durations.json"
-DEFAULT_SECONDS = 5.0  # for a unit never timed
-
-
-def unit_key(lang, src_dir, path):
-    return f"{lang.seg}/{src_dir}/{Path(path).stem}"
+DEFAULT_SECONDS = 5.0  # for a tutorial never timed
 
 
 def parse(spec):
@@ -47,51 +44,35 @@ def load_durations():
     return json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
 
 
-def selection(spec, langs):
-    """{language segment: set of tutorial stems} that shard `spec` executes."""
+def selection(spec):
+    """The (tutorial folder, path) pairs that shard `spec` executes."""
     index, count = parse(spec)
-    units = [unit_key(lang, s, p) for lang in langs for s, p in tutorial_sources()]
-    chosen = assign(units, count, load_durations())[index - 1]
-    picked = {}
-    for unit in chosen:
-        seg, _, stem = unit.split("/")
-        picked.setdefault(seg, set()).add(stem)
-    return picked
+    tutorials = {tutorial_key(s, p): (s, p) for s, p in tutorial_sources()}
+    return [tutorials[key] for key in sorted(assign(list(tutorials), count, load_durations())[index - 1])]
 
 
-def tutorial_outputs(gallery_dir, stem):
-    """The files sphinx-gallery made for one tutorial in its gallery folder."""
-    gallery_dir = Path(gallery_dir)
-    yield from gallery_dir.glob(f"{stem}.*")
-    yield from gallery_dir.glob(f"images/sphx_glr_{stem}_*")
-    yield from gallery_dir.glob(f"images/thumb/sphx_glr_{stem}_thumb.*")
-
-
-def merge(shard_builddirs, builddir, langs):
-    """Copy every shard's executed tutorials into builddir's staged sources; returns what came from where."""
+def merge(shard_builddirs, tree):
+    """Copy the runs the shards made into `tree`; returns {tutorial key: shard folder it came from}."""
     merged = {}
-    for shard in shard_builddirs:
-        for lang in langs:
-            for src_dir, path in tutorial_sources():
-                gallery = Path(shard, "src", lang.seg, GALLERIES[src_dir])
-                if not Path(gallery, f"{path.stem}.stamp.json").exists():
-                    continue  # not executed in this shard
-                target = Path(builddir, "src", lang.seg, GALLERIES[src_dir])
-                for output in tutorial_outputs(gallery, path.stem):
-                    destination = target / output.relative_to(gallery)
-                    destination.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(output, destination)
-                merged[unit_key(lang, src_dir, path)] = str(shard)
+    for shard in map(BuildTree, shard_builddirs):
+        for src_dir, path in tutorial_sources():
+            run = shard.run_dir(src_dir, path)
+            if not (run / runs.STAMP).exists():
+                continue  # not executed (or failed) in this shard
+            target = tree.run_dir(src_dir, path)
+            if target.exists():
+                shutil.rmtree(target)
+            shutil.copytree(run, target)
+            merged[tutorial_key(src_dir, path)] = str(shard.root)
     return merged
 
 
 def record(builddirs):
-    """The run times in the execution stamps under the build folders, by unit."""
+    """The run times in the execution stamps under the build folders, by tutorial."""
     durations = {}
-    for builddir in builddirs:
-        for lang in languages.ALL:
-            for src_dir, path in tutorial_sources():
-                stamp = Path(builddir, "src", lang.seg, GALLERIES[src_dir], f"{path.stem}.stamp.json")
-                if stamp.exists():
-                    durations[unit_key(lang, src_dir, path)] = json.loads(stamp.read_text())["seconds"]
+    for tree in map(BuildTree, builddirs):
+        for stamp_file in sorted(tree.runs.glob(f"*/*/{runs.STAMP}")):
+            stamp = runs.read_json(stamp_file)
+            if stamp:
+                durations[stamp_file.parent.relative_to(tree.runs).as_posix()] = stamp["seconds"]
     return durations

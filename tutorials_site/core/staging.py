@@ -46,11 +46,17 @@ def _sync_folder(folder, wanted):
             _write_if_changed(folder / name, content)
 
 
-def stage(tree, lang, only=None):
-    """The Sphinx source tree of one language; returns (path, translation reports).
+def working_folder(tree, src_dir):
+    """Where a folder's tutorials run: links to its files (data beside a tutorial is found), writes stay in the build."""
+    folder = tree.workdir(src_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in (ROOT / src_dir).iterdir():
+        _link(folder / path.name, path)
+    return folder
 
-    `only`: the tutorial stems to stage (a shard's share); all of them by default.
-    """
+
+def stage(tree, lang):
+    """The Sphinx source tree of one language; returns (path, translation reports)."""
     src = tree.src(lang)
     src.mkdir(parents=True, exist_ok=True)
     for name in PAGES:
@@ -61,14 +67,13 @@ def stage(tree, lang, only=None):
         for path in sorted((ROOT / src_dir).iterdir()):
             if path.suffix != ".py":
                 wanted[path.name] = path  # the gallery header: translated by Sphinx
-            elif only is None or path.stem in only:
-                if lang is languages.SOURCE:
-                    wanted[path.name] = path
-                else:
-                    text, report = translate.generate(lang, src_dir, path)
-                    wanted[path.name] = text
-                    wanted[f"{path.stem}.i18n.json"] = report.as_json()
-                    reports.append(report)
+            elif lang is languages.SOURCE:
+                wanted[path.name] = path
+            else:
+                text, report = translate.generate(lang, src_dir, path)
+                wanted[path.name] = text
+                wanted[f"{path.stem}.i18n.json"] = report.as_json()
+                reports.append(report)
         _sync_folder(src / src_dir, wanted)
     if lang is languages.SOURCE:
         return src, reports

@@ -1,14 +1,14 @@
-"""The tutorials site's own Sphinx extension and build helpers.
+"""The tutorials site's Sphinx extension, listed in conf.py as "tutorials_site.sphinxext".
 
-Listed in conf.py's `extensions` as "tutorials_site"; each module wires its own part.
+Each module wires its own part; they import from tutorials_site.core only.
 """
 
-from . import colab, errors, i18n, provenance, search, versions
+from . import colab, gallery, i18n, provenance, search, versions
 
 
 def setup(app):
     colab.setup(app)
-    errors.setup(app)
+    gallery.setup(app)
     i18n.setup(app)
     search.setup(app)
     provenance.setup(app)

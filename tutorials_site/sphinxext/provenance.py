@@ -1,10 +1,11 @@
-"""Sphinx side of execution: re-run what a change made stale, show where each tutorial ran.
+"""Where each tutorial ran, on its page.
 
 Every tutorial page gets a `tutorial-provenance` directive under its intro. It
-reads the stamp that `execution.record_run` wrote and renders one line (device,
-torch, CUDA, commit, date) plus the stamp itself as a <meta> tag, which
-`checks` verifies. A page whose output does not come from a run of its current
-source says so instead.
+reads the stamp of the tutorial's run (copied beside the page by
+sphinxext.gallery) and renders one line (device, torch, CUDA, commit, date)
+plus the stamp itself as a <meta> tag, which `make check` verifies. A page
+whose output does not come from a run of its current English source says so
+instead.
 """
 
 import json
@@ -13,34 +14,15 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx.locale import get_translation
-from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from ..core.fingerprint import environment_fingerprint, source_digest
+from ..core.fingerprint import source_digest
+from ..core.layout import ROOT
 from ..core.stamps import STAMP_META, read_stamp, stamp_path
 
 _ = get_translation("sphinx")
-logger = logging.getLogger(__name__)
 # sphinx-gallery closes every example's intro with this comment line.
 _FIRST_BLOCK = ".. GENERATED FROM PYTHON SOURCE LINES"
-
-
-def gallery_targets(app):
-    """The copies of the tutorial scripts that sphinx-gallery runs, in the staged source tree."""
-    conf = app.config.sphinx_gallery_conf
-    for gallery in conf["gallery_dirs"]:
-        yield from sorted(Path(app.srcdir, gallery).glob("*.py"))
-
-
-def invalidate_stale_runs(app):
-    """Drop sphinx-gallery's md5 of any run made in another environment, so it runs again."""
-    current = environment_fingerprint()
-    for target in gallery_targets(app):
-        md5 = Path(f"{target}.md5")
-        stamp = read_stamp(target)
-        if md5.exists() and (stamp is None or stamp["environment"] != current):
-            logger.info("[provenance] %s: environment changed, will re-execute", target.name)
-            md5.unlink()
 
 
 def _tutorial_target(app, docname):
@@ -49,6 +31,13 @@ def _tutorial_target(app, docname):
         return None
     target = Path(app.srcdir, docname + ".py")
     return target if target.exists() else None
+
+
+def english_source(config, docname):
+    """The repository's script a tutorial page comes from: every language's run is the run of this file."""
+    conf = config.sphinx_gallery_conf
+    folder, _, name = docname.rpartition("/")
+    return ROOT / conf["examples_dirs"][conf["gallery_dirs"].index(folder)] / f"{name}.py"
 
 
 def add_directive(app, docname, source):
@@ -95,7 +84,7 @@ class ProvenanceDirective(SphinxDirective):
         target = Path(self.env.srcdir, self.env.docname + ".py")
         self.env.note_dependency(str(stamp_path(target)))
         stamp = read_stamp(target)
-        if stamp and stamp["source"] == source_digest(target):
+        if stamp and stamp["source"] == source_digest(english_source(self.config, self.env.docname)):
             self.env.metadata[self.env.docname][STAMP_META] = json.dumps(stamp, sort_keys=True)
             box = nodes.container(classes=["tutorial-provenance"])
             box += nodes.paragraph("", "", *describe(stamp))
@@ -117,6 +106,5 @@ def add_stamp_meta(app, pagename, templatename, context, doctree):
 
 def setup(app):
     app.add_directive("tutorial-provenance", ProvenanceDirective)
-    app.connect("builder-inited", invalidate_stale_runs, priority=400)
     app.connect("source-read", add_directive)
     app.connect("html-page-context", add_stamp_meta)

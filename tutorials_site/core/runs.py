@@ -1,0 +1,58 @@
+"""Runs: one execution of a tutorial's English source, shared by every language's page.
+
+A run folder (BuildTree.run_dir) holds what the runner recorded, result.json
+(each code block's output and figures, the error if any) and images/, and,
+after a successful run, stamp.json: the digest of the source that ran, the
+environment fingerprint, what the run cost and where it ran. A run without a
+stamp, or whose stamp does not match the current source and environment, is
+not current: the build runs the tutorial again (or `make assemble` refuses).
+"""
+
+import json
+import os
+import re
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .stamps import stamp_problems
+
+RESULT = "result.json"
+STAMP = "stamp.json"
+# A tutorial's own time limit, a comment line in its source: `# tutorials-timeout: 120` (seconds).
+TIMEOUT_COMMENT = re.compile(r"^[ \t]*#[ \t]*tutorials-timeout:(.*)\n?", re.MULTILINE)
+
+
+def read_json(path):
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def write_json(path, data):
+    """Atomically: a reader never sees half a file."""
+    tmp = Path(path).with_suffix(".tmp")
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def problems(run_dir, source_digest, environment):
+    """Why the run in `run_dir` does not stand for `source_digest` in `environment` (empty: it does)."""
+    stamp = read_json(Path(run_dir, STAMP))
+    if stamp is None or read_json(Path(run_dir, RESULT)) is None:
+        return ["not executed"]
+    return stamp_problems(stamp, source_digest, environment)
+
+
+def origin(root):
+    """The commit the run comes from (+changes when the work tree differs) and the date."""
+    def git(*args):
+        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+        return out.stdout.strip() if out.returncode == 0 else ""
+
+    commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
+    if git("status", "--porcelain", "--untracked-files=no"):
+        commit += "+changes"
+    return {"commit": commit, "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
