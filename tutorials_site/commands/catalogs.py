@@ -19,7 +19,7 @@ from babel.messages.pofile import read_po
 from ..core import catalogs, languages, tutorial_text
 from ..core.layout import ROOT, BuildTree, tutorial_sources
 from ..core.staging import stage
-from ..core.translate import SITE_CHECKS, check_translation
+from ..core.translate import SITE_CHECKS, check_translation, link_targets, references_changed
 
 
 def _sphinx_gettext(outdir):
@@ -91,8 +91,13 @@ def status(langs, strict=False):
             po = catalogs.tutorial_po(lang, src_dir, path)
             catalog = catalogs.load(po) if po.exists() else None
             units = {u.msgid: u for u in tutorial_text.parse(path).units}
-            line = catalogs.counts(catalogs.tutorial_template(path), catalog,
-                          lambda msgid, msgstr, units=units: check_translation(units[msgid], msgstr) is None)
+            allowed = link_targets(lang)
+
+            def usable(msgid, msgstr, units=units, allowed=allowed):
+                unit = units[msgid]
+                return check_translation(unit, msgstr) is None and references_changed(unit, msgstr, allowed) is None
+
+            line = catalogs.counts(catalogs.tutorial_template(path), catalog, usable)
             _print_status(lang.seg, f"{src_dir}/{path.stem}", line, total)
         for domain in catalogs.SITE_DOMAINS:  # as of the last update-po: Sphinx extracts these, not this command
             po = catalogs.catalog_dir(lang) / f"{domain}.po"

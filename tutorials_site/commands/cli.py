@@ -47,10 +47,10 @@ def _i18n_status(settings):
 COMMANDS = {
     "html": lambda s, a: build.html(s),
     "html-noplot": lambda s, a: build.html(s, noplot=True),
-    "assemble": lambda s, a: build.assemble(s, [Path(p).resolve() for p in a.paths]),
+    "assemble": lambda s, a: build.assemble(s, [Path(p).resolve() for p in a.paths or a.env.get("SHARDS", "").split()]),
     "check": lambda s, a: _check(s, Path(a.paths[0]) if a.paths else s.tree.html),
     "publish": lambda s, a: _publish(Path(a.paths[0]) if a.paths else s.tree.html, s.pages),
-    "durations": lambda s, a: _durations(a.paths or [s.tree.root]),
+    "durations": lambda s, a: _durations(a.paths or a.env.get("FROM", "").split() or [s.tree.root]),
     "update-po": lambda s, a: catalogs.update_po(),
     "i18n-status": lambda s, a: _i18n_status(s),
     "lint": lambda s, a: lint.lint(),
@@ -65,7 +65,8 @@ def main(argv=None):
                              "durations: build folders")
     parser.add_argument("--builddir", help="instead of BUILDDIR")
     args = parser.parse_intermixed_args(argv)
+    args.env = os.environ  # SHARDS, FROM: lists given to make as variables
     try:
-        COMMANDS[args.command](from_environment(os.environ, args.builddir), args)
+        COMMANDS[args.command](from_environment(args.env, args.builddir), args)
     except SiteError as error:
         sys.exit(str(error) if isinstance(error, Failed) else f"error: {error}")

@@ -51,15 +51,43 @@ def display_path(path):
 
 def load(path):
     """Read a PO file, failing with file:line on anything malformed (Babel alone accepts some)."""
-    text = Path(path).read_text(encoding="utf-8")
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise CatalogError(f"{display_path(path)}:{line}: not valid UTF-8 (byte {data[error.start]:#04x}); "
+                           "save the catalog as UTF-8") from None
     for number, line in enumerate(text.splitlines(), 1):
         if not _PO_LINE.match(line):
             raise CatalogError(f"{display_path(path)}:{number}: PO syntax error: {line.strip()[:60]!r}")
+    _check_duplicates(path, text)
     try:
         with open(path, "rb") as f:
             return read_po(f, abort_invalid=True)
     except PoFileError as error:
         raise CatalogError(f"{display_path(path)}: {error}") from None
+
+
+def _check_duplicates(path, text):
+    """Babel keeps the first of two entries with one msgid (and msgctxt); msgfmt rejects the file: so do we."""
+    seen, parts, field, start = {}, {}, None, 0
+    for number, line in enumerate(text.splitlines(), 1):
+        word = line.split(" ", 1)[0]
+        if word in ("msgctxt", "msgid"):
+            if word == "msgctxt" or field != "msgctxt":
+                parts, start = {}, number
+            parts[word], field = line[len(word):].strip(), word
+        elif line.startswith('"') and field:
+            parts[field] += line.strip()  # a string continued on the next line
+        else:
+            if word.startswith("msgstr") and parts.get("msgid", '""') != '""':
+                key = (parts.get("msgctxt"), parts["msgid"])
+                if key in seen:
+                    raise CatalogError(f"{display_path(path)}:{start}: duplicate message definition (first at "
+                                       f"line {seen[key]}); keep one of the two entries")
+                seen[key] = start
+            parts, field = ({} if word.startswith("msgstr") else parts), None
 
 
 def save(catalog, path):

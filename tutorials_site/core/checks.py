@@ -7,14 +7,16 @@
 - every internal link and anchor resolves.
 """
 
+import html
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from .fingerprint import environment_fingerprint, source_digest
 from .layout import ROOT, page_for, tutorial_sources
-from .stamps import STAMP_META, stamp_problems
+from .stamps import STAMP_META, outputs_digest, stamp_problems
 
 
 class _Page(HTMLParser):
@@ -22,7 +24,7 @@ class _Page(HTMLParser):
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        self.ids, self.links, self.meta = set(), [], {}
+        self.ids, self.links, self.meta, self.images = set(), [], {}, []
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
@@ -34,6 +36,8 @@ class _Page(HTMLParser):
         target = attrs.get(self.LINK_ATTRS.get(tag, ""))
         if target:
             self.links.append((self.getpos()[0], target))
+            if tag == "img":
+                self.images.append((self.getpos()[0], target))
 
 
 def parse(path):
@@ -52,12 +56,28 @@ def check_stamps(htmldir, langs):
             if not page.exists():
                 problems.append(f"{where}: page missing")
                 continue
-            raw = parse(page).meta.get(STAMP_META)
+            parsed = parse(page)
+            raw = parsed.meta.get(STAMP_META)
             if raw is None:
                 problems.append(f"{where}: no execution stamp (the tutorial was not executed)")
                 continue
-            problems += [f"{where}: {problem}" for problem in stamp_problems(json.loads(raw), source_digest(source), environment)]
+            shown = shown_outputs(page, parsed, Path(source).stem)
+            problems += [f"{where}: {problem}"
+                         for problem in stamp_problems(json.loads(raw), source_digest(source), environment, shown)]
     return problems
+
+
+_OUTPUT_BLOCK = re.compile(r'<div class="sphx-glr-script-out[^"]*"><div class="highlight"><pre>(.*?)</pre>', re.S)
+
+
+def shown_outputs(page, parsed, stem):
+    """The outputs digest of what a built page shows: its output blocks' text and its figures' bytes."""
+    html_text = Path(page).read_text(encoding="utf-8")
+    texts = [html.unescape(re.sub(r"<[^>]+>", "", block)) for block in _OUTPUT_BLOCK.findall(html_text)]
+    figure = re.compile(rf"(^|/)sphx_glr_{re.escape(stem)}_\d{{3}}\.\w+$")
+    sources = [link for _, link in parsed.images if figure.search(unquote(link))]
+    images = [(Path(page).parent / unquote(link)).read_bytes() for link in dict.fromkeys(sources)]
+    return outputs_digest(texts, images)
 
 
 def check_links(htmldir):

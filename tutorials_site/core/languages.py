@@ -35,4 +35,4 @@ def select(value):
             f"LANGUAGES: unknown language segment(s) {', '.join(unknown)}; "
             f"known: {', '.join(BY_SEG)}"
         )
-    return [BY_SEG[seg] for seg in value.split()]
+    return [BY_SEG[seg] for seg in dict.fromkeys(value.split())]  # each once, in the order given

@@ -14,7 +14,9 @@ anywhere leaves the previous tree (or the new one) whole; its leftovers,
 `.publish-*` folders, are removed by the next publish.
 """
 
+import contextlib
 import ctypes
+import fcntl
 import html
 import json
 import os
@@ -121,13 +123,45 @@ def _sitemap(pages, manifest, url):
     return "\n".join(lines) + "\n"
 
 
+def check_target(pages):
+    """A publish target is a published tree (a valid versions.json), or an empty or new folder, outside the repository."""
+    resolved = pages.resolve()
+    if resolved.is_relative_to(ROOT) and resolved != (ROOT / "docs").resolve():
+        raise PublishError(f"PAGES={pages}: inside the repository ({ROOT}); "
+                           "publish into docs/ (make docs) or a gh-pages checkout outside it")
+    if pages.exists() and not pages.is_dir():
+        raise PublishError(f"PAGES={pages}: not a folder")
+    if pages.is_dir() and not (pages / "versions.json").exists() and any(
+            entry.name != ".git" for entry in pages.iterdir()):
+        raise PublishError(f"PAGES={pages}: not empty and not a published tree (no versions.json); "
+                           "give an empty folder or a gh-pages checkout")
+
+
+@contextlib.contextmanager
+def _locked(pages):
+    """One publish at a time into a tree: the next one waits, then publishes on top."""
+    fd = os.open(pages, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def publish(htmldir, pages):
     htmldir, pages = Path(htmldir), Path(pages)
+    check_target(pages)
     info = validate(htmldir)
     pages.mkdir(parents=True, exist_ok=True)
+    with _locked(pages):
+        return _publish_locked(htmldir, pages, info)
+
+
+def _publish_locked(htmldir, pages, info):
+    check_target(pages)  # again: another publish may have changed it while we waited
     manifest_path = pages / "versions.json"
     current = versions.load(manifest_path)  # a corrupt one stops us here, untouched
-    for leftover in pages.glob(f"{STAGING}*"):  # from a publish that was killed
+    for leftover in pages.glob(f"{STAGING}*"):  # from a publish that was killed: none runs but us
         shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
     _step("start")
 

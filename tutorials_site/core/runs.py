@@ -15,7 +15,7 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .stamps import stamp_problems
+from .stamps import outputs_digest, stamp_problems
 
 RESULT = "result.json"
 STAMP = "stamp.json"
@@ -38,12 +38,22 @@ def write_json(path, data):
     os.replace(tmp, path)
 
 
+def outputs(run_dir, result):
+    """The outputs digest of a run: its blocks' text and its figures' bytes, in order."""
+    images = [Path(run_dir, "images", name).read_bytes() for block in result["blocks"] for name in block["images"]]
+    return outputs_digest([block["output"] for block in result["blocks"]], images)
+
+
 def problems(run_dir, source_digest, environment):
     """Why the run in `run_dir` does not stand for `source_digest` in `environment` (empty: it does)."""
-    stamp = read_json(Path(run_dir, STAMP))
-    if stamp is None or read_json(Path(run_dir, RESULT)) is None:
+    stamp, result = read_json(Path(run_dir, STAMP)), read_json(Path(run_dir, RESULT))
+    if stamp is None or result is None:
         return ["not executed"]
-    return stamp_problems(stamp, source_digest, environment)
+    try:
+        shown = outputs(run_dir, result)
+    except (OSError, KeyError, TypeError):
+        return ["the run's record is damaged"]
+    return stamp_problems(stamp, source_digest, environment, shown)
 
 
 def origin(root):

@@ -1,6 +1,8 @@
 """Execution stamps: what vouches that a page's output comes from a run of its current source."""
 
+import hashlib
 import json
+import re
 from pathlib import Path
 
 # The <meta> name under which every tutorial page carries its stamp (checked by `make check`).
@@ -20,9 +22,37 @@ def read_stamp(target_file):
         return None
 
 
-def stamp_problems(stamp, source_digest, environment):
-    """Why a stamp does not vouch for the output of `source_digest` run in `environment` (empty: it does)."""
+ANSI = re.compile(r"\x1B(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
+
+
+def shown_text(output):
+    """A code block's output as a page shows it: no terminal colours, tabs expanded, no trailing blanks."""
+    text = ANSI.sub("", output).expandtabs()
+    return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
+
+
+def outputs_digest(outputs, images):
+    """The digest of what a run shows: each non-empty output block's text, then each figure's bytes.
+
+    Computed from the run when it is stamped, and again from a built page by `make check`.
+    """
+    digest = hashlib.sha256()
+    for text in (shown_text(o) for o in outputs):
+        if text.strip():
+            digest.update(b"text\0" + text.encode() + b"\0")
+    for data in images:
+        digest.update(b"image\0" + hashlib.sha256(data).digest())
+    return digest.hexdigest()
+
+
+def stamp_problems(stamp, source_digest, environment, outputs=None):
+    """Why a stamp does not vouch for the output of `source_digest` run in `environment` (empty: it does).
+
+    `outputs`: the outputs digest of what is shown, when known (it must be the one the run stamped).
+    """
     problems = []
+    if outputs is not None and stamp.get("outputs") != outputs:
+        problems.append("the output shown is not what the run produced (edited after the run?)")
     if stamp["source"] != source_digest:
         problems.append("output comes from another version of the source")
     if stamp["environment"] != environment:

@@ -9,13 +9,16 @@ catalog can change the code that runs.
 """
 
 import ast
+import collections
+import functools
 import json
 import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-import docutils.core
+import docutils.frontend
 import docutils.nodes
+import docutils.parsers.rst
 import docutils.utils
 
 from . import catalogs, tutorial_text
@@ -37,12 +40,22 @@ class TranslationError(SiteError):
     """A generated source that may not run: its code differs from the English script."""
 
 
+@functools.cache
+def _rst():
+    """One reST parser and its settings for every check: building docutils' settings costs more than a parse."""
+    settings = docutils.frontend.get_default_settings(docutils.parsers.rst.Parser)
+    settings.report_level = settings.halt_level = 5
+    settings.file_insertion_enabled = settings.raw_enabled = False
+    settings.warning_stream = False
+    return docutils.parsers.rst.Parser(), settings
+
+
+@functools.lru_cache(maxsize=8192)
 def _parse_inline(text):
-    """docutils' verdict on one paragraph of reST: (doctree, messages of level >= warning)."""
-    settings = {"report_level": 5, "halt_level": 5, "file_insertion_enabled": False, "raw_enabled": False,
-                "_disable_config": True, "warning_stream": False}
-    text = XREF_ROLE.sub(lambda m: "``" + m[1].replace("`", "") + "``", text)
-    document = docutils.core.publish_doctree(text, settings_overrides=settings)
+    """docutils' verdict on one paragraph of reST: (doctree, messages of level >= warning). Read, never change."""
+    parser, settings = _rst()
+    document = docutils.utils.new_document("<translation>", settings)
+    parser.parse(XREF_ROLE.sub(lambda m: "``" + m[1].replace("`", "") + "``", text), document)
     problems = [m for m in document.findall(docutils.nodes.system_message) if m["level"] >= 2]
     return document, problems
 
@@ -71,6 +84,61 @@ def check_translation(unit, msgstr):
         if uri and urlsplit(uri).scheme.lower() not in SAFE_SCHEMES:
             return f"links to {uri!r}: only http, https and mailto links are allowed"
     return None
+
+
+def _references(text):
+    """What a passage points to: role targets, inline literals and link targets, each counted."""
+    roles = collections.Counter()
+    for match in XREF_ROLE.finditer(text):
+        content = match[1]
+        roles[(match[0].split("`")[0], content.rsplit("<", 1)[1].rstrip(">").strip() if "<" in content else content)] += 1
+    document, _ = _parse_inline(text)
+    literals = collections.Counter(node.astext() for node in document.findall(docutils.nodes.literal))
+    literals -= collections.Counter(m[1].replace("`", "") for m in XREF_ROLE.finditer(text))  # roles, counted above
+    links = collections.Counter(node["refuri"] for node in document.findall(docutils.nodes.reference)
+                                if "refuri" in node)
+    return roles, literals, links
+
+
+def references_changed(unit, msgstr, allowed_links=None):
+    """None when the translation points where the English does (a link may go to a localized page the
+    language allows, see link_targets), else what changed."""
+    if not unit.is_rst:
+        return None
+    english, translated = _references(unit.msgid), _references(" ".join(msgstr.split()))
+    allowed_links = allowed_links or {}
+    links = collections.Counter(translated[2])
+    for target, count in translated[2].items():
+        source = next((e for e, local in allowed_links.items() if target in local and e in english[2]), None)
+        if source is not None:
+            links[target] -= count
+            links[source] += count
+    for kind, want, got in (("role target", english[0], translated[0]), ("inline literal", english[1], translated[1]),
+                            ("link target", english[2], +links)):
+        if want != got:
+            missing, extra = list((want - got).elements()), list((got - want).elements())
+            shown = [f":{r[0].strip(':')}:`{r[1]}`" if isinstance(r, tuple) else r for r in missing + extra]
+            return (f"changes a {kind}: the English has {', '.join(shown[:len(missing)]) or 'nothing more'}, "
+                    f"the translation {', '.join(shown[len(missing):]) or 'nothing more'}; keep the English targets")
+    return None
+
+
+def link_targets(lang):
+    """The localized link targets a language allows, from locales/<code>/link-targets.txt:
+    one `<English target> <localized target>` pair per line, `#` for comments."""
+    path = catalogs.LOCALES / lang.code / "link-targets.txt"
+    allowed = collections.defaultdict(set)
+    if path.exists():
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            line = line.split("#", 1)[0].strip() if not line.lstrip().startswith("#") else ""
+            if not line:
+                continue
+            parts = line.split()
+            if len(parts) != 2:
+                raise TranslationError(f"{catalogs.display_path(path)}:{number}: expected "
+                                       "'<English target> <localized target>'")
+            allowed[parts[0]].add(parts[1])
+    return allowed
 
 
 @dataclass
@@ -103,11 +171,16 @@ def generate(lang, src_dir, path):
     available = catalogs.translations(catalog) if catalog is not None else {}
     report = Report(total=len(tutorial.units))
     usable = {}
+    allowed_links = link_targets(lang)
     for unit in tutorial.units:
         msgstr = available.get(unit.msgid)
         if msgstr is None:
             report.english += 1
             continue
+        changed = references_changed(unit, msgstr, allowed_links)
+        if changed:  # a page that tells readers something else than the English: never built
+            line = catalog.get(unit.msgid).lineno
+            raise TranslationError(f"{catalogs.display_path(po)}:{line}: msgid {unit.msgid[:50]!r}: {changed}")
         reason = check_translation(unit, msgstr)
         if reason:
             report.english += 1

@@ -98,9 +98,13 @@ def load(path):
             isinstance(v, dict) and set(ENTRY_KEYS) <= set(v) and _SAFE.match(v["name"]) for v in versions
         ):
             raise ValueError("every entry needs " + ", ".join(ENTRY_KEYS))
+        for entry in versions:  # pages link to these paths: each version's own folder, nothing else
+            check_name(entry["name"])
+            if entry["path"] != f"{entry['name']}/":
+                raise ValueError(f"version {entry['name']!r} has path {entry['path']!r}, not {entry['name'] + '/'!r}")
         if data.get("stable") not in {v["name"] for v in versions} | ({None} if not versions else set()):
             raise ValueError(f"stable {data.get('stable')!r} is not one of the versions")
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, VersionsError) as error:
         raise VersionsError(f"{path}: unreadable or corrupt versions.json ({error}); "
                             "fix or remove it by hand, it was not changed") from None
     return data

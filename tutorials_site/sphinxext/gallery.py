@@ -14,7 +14,6 @@ files, copied byte for byte.
 import hashlib
 import json
 import os
-import re
 import shutil
 import zipfile
 from pathlib import Path
@@ -29,10 +28,9 @@ from sphinx_gallery.scrapers import ImagePathIterator, figure_rst
 from sphinx_gallery.utils import get_md5sum, zip_files
 
 from ..core import runs
-from ..core.stamps import stamp_path
+from ..core.stamps import ANSI, stamp_path
 
 logger = logging.getLogger(__name__)
-_ANSI = re.compile(r"\x1B(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
 
 
 def render_galleries(app):
@@ -52,7 +50,7 @@ def render_galleries(app):
 def _code_output(record, images, conf):
     """The reST sphinx-gallery gives a code block's output: its figures, then what it printed."""
     images_rst = figure_rst([str(images / name) for name in record["images"]], conf["src_dir"]) if record["images"] else ""
-    text = _ANSI.sub("", record["output"].expandtabs())
+    text = ANSI.sub("", record["output"].expandtabs())
     printed = CODE_OUTPUT.format(indent(text, " " * 4)) if text.strip() else ""
     return f"\n{images_rst}\n\n{printed}\n\n\n"
 
@@ -73,14 +71,14 @@ def render(src_file, target_dir, run_dir, conf):
     stamp = runs.read_json(run_dir / runs.STAMP)
     target = target_dir / src_file.name
     key = hashlib.sha256(src_file.read_bytes() + b"\0" + result_bytes + b"\0" + json.dumps(stamp).encode()).hexdigest()
-    marker = target.with_name(f"{target.stem}.run.sha256")
-    if marker.exists() and marker.read_text() == key and Path(f"{target}.md5").exists():
-        return
+    marker = target.with_name(f"{target.stem}.run.json")
+    if runs.read_json(marker) == {"key": key, "rendered": _rendered(target)} and Path(f"{target}.md5").exists():
+        return  # rendered from this run and this script, and untouched since
     logger.info("[gallery] %s: rendering the run's output", target.name)
     result = json.loads(result_bytes)
     images = target_dir / "images"
     images.mkdir(parents=True, exist_ok=True)
-    for old in images.glob(f"sphx_glr_{target.stem}_[0-9]*"):
+    for old in _figures(images, target.stem):
         old.unlink()
     shutil.copyfile(src_file, target)
 
@@ -120,7 +118,20 @@ def render(src_file, target_dir, run_dir, conf):
         runs.write_json(stamp_path(target), stamp)
     else:
         stamp_path(target).unlink(missing_ok=True)
-    marker.write_text(key)
+    runs.write_json(marker, {"key": key, "rendered": _rendered(target)})
+
+
+def _figures(images, stem):
+    """A tutorial's figures in a gallery's images/ (sphx_glr_<stem>_001.png, ...; not those of <stem>_2)."""
+    return sorted(images.glob(f"sphx_glr_{stem}_[0-9][0-9][0-9].*"))
+
+
+def _rendered(target):
+    """A digest of the page sphinx-gallery will read: its reST and the figures it shows."""
+    digest = hashlib.sha256()
+    for path in [target.with_suffix(".rst"), *_figures(target.parent / "images", target.stem)]:
+        digest.update(path.name.encode() + b"\0" + (path.read_bytes() if path.exists() else b"missing"))
+    return digest.hexdigest()
 
 
 def _normalize_zip(path):

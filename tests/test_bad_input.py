@@ -1,0 +1,210 @@
+"""Bad input and faults: a one-line error naming the file (and line) and what to do, a non-zero exit,
+and nothing already built or published changed; or, where the input is harmless, it is handled."""
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from conftest import VENV, build, make, snapshot
+from tutorials_site.core import languages, translate, tutorial_text
+
+KO_PO = "locales/ko/LC_MESSAGES/beginner_source/data_parallel_tutorial.po"
+JA_SITE_PO = "locales/ja/LC_MESSAGES/site.po"
+EN_KO = {"LANGUAGES": "en ko"}
+
+
+@pytest.fixture
+def built(project_copy):
+    """A project copy built in English and Korean, ready to be broken."""
+    result = build(project_copy, project_copy / "_build", env=EN_KO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return project_copy
+
+
+def publish(project, htmldir, pages, **env):
+    return subprocess.run([sys.executable, "-m", "tutorials_site", "publish", str(htmldir)], cwd=project,
+                          capture_output=True, text=True, env={**os.environ, "PAGES": str(pages), **env})
+
+
+def one_line_error(result):
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode != 0 and lines, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    return lines[-1]
+
+
+# --- 1. two publishes into one tree at once ----------------------------------------------------------
+
+def test_concurrent_publishes_into_one_tree_both_complete_and_are_listed(published, tmp_path):
+    other = tmp_path / "b3"
+    result = make(published, "html", VERSION="3.0", BUILDDIR=str(other))
+    assert result.returncode == 0, result.stdout + result.stderr
+    builds = {"main": published / "_build" / "html", "3.0": other / "html"}
+    for attempt in range(4):
+        pages = tmp_path / f"pages{attempt}"
+        with ThreadPoolExecutor(2) as pool:
+            results = list(pool.map(publish, [published] * 2, builds.values(), [pages] * 2))
+        assert [r.returncode for r in results] == [0, 0], [r.stderr for r in results]
+        manifest = json.loads((pages / "versions.json").read_text())
+        assert sorted(v["name"] for v in manifest["versions"]) == ["3.0", "main"]
+        for name, htmldir in builds.items():
+            assert snapshot(pages / name) == snapshot(htmldir)  # every file, whole
+        assert not list(pages.glob(".publish-*"))
+
+
+# --- 2. a publish target that is not a published tree ------------------------------------------------
+
+@pytest.mark.parametrize("target", [".", "locales", "beginner_source"])
+def test_publish_refuses_the_repository_and_folders_inside_it(published, target):
+    before = snapshot(published / "locales")
+    result = publish(published, published / "_build" / "html", published / target, VERSION="locales")
+    assert "inside the repository" in one_line_error(result) and "PAGES=" in one_line_error(result)
+    assert snapshot(published / "locales") == before
+
+
+def test_publish_refuses_a_folder_that_is_not_a_published_tree(published, tmp_path):
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("mine")
+    result = publish(published, published / "_build" / "html", tmp_path / "notes")
+    assert "not empty and not a published tree" in one_line_error(result)
+    assert snapshot(tmp_path / "notes") == {"todo.txt": b"mine"}
+
+
+# --- 3. a translation that points somewhere else ---------------------------------------------------------
+
+def test_a_translation_changing_a_role_target_fails_the_build_naming_catalog_and_line(built):
+    po = built / KO_PO
+    text = po.read_text()
+    role = ":class:`torch.nn.DataParallel`"
+    at = text.index(role, text.index("msgstr", text.index(role)))  # the role in the Korean translation
+    po.write_text(text[:at] + ":class:`torch.optim.SGD`" + text[at + len(role):])
+    line = text.count("\n", 0, text.rindex("\nmsgid ", 0, at)) + 2
+    before = snapshot(built / "_build" / "html")
+    result = build(built, built / "_build", env=EN_KO)
+    error = one_line_error(result)
+    assert error.startswith(f"error: {KO_PO}:{line}: ") and "changes a role target" in error
+    assert role in error and ":class:`torch.optim.SGD`" in error
+    assert snapshot(built / "_build" / "html") == before
+
+
+@pytest.mark.parametrize(("english", "translated", "changed"), [
+    ("Use ``model.to(device)`` here.", "여기서 ``model.to(cpu)`` 를 씁니다.", "inline literal"),
+    ("Read `the docs <https://pytorch.org/docs>`_.", "`문서 <https://example.com/>`_ 를 읽으세요.", "link target"),
+    ("See :func:`torch.manual_seed`.", ":func:`torch.seed` 를 보세요.", "role target"),
+    ("A ``x`` and :class:`Y`.", ":class:`Y` 와 ``x``.", None),  # moved within the sentence: fine
+])
+def test_translations_keep_role_targets_literals_and_links(english, translated, changed):
+    unit = tutorial_text.Unit("paragraph", english, [0])
+    found = translate.references_changed(unit, translated)
+    assert (found is None) if changed is None else (changed in found)
+
+
+def test_a_language_may_allow_its_own_translation_of_a_linked_page(project_copy):
+    english = "Read `the docs <https://pytorch.org/docs>`_."
+    translated = "`문서 <https://pytorch.kr/docs>`_ 를 읽으세요."
+    unit = tutorial_text.Unit("paragraph", english, [0])
+    assert "link target" in translate.references_changed(unit, translated)
+    allowed = {"https://pytorch.org/docs": {"https://pytorch.kr/docs"}}
+    assert translate.references_changed(unit, translated, allowed) is None
+
+
+# --- 4. output edited after the run ------------------------------------------------------------------
+
+def test_edited_generated_output_is_rendered_again_and_never_published_as_executed(built):
+    rst = built / "_build" / "src" / "en" / "beginner" / "data_parallel_tutorial.rst"
+    rst.chmod(0o644)
+    rst.write_text(rst.read_text().replace("In Model: input size", "In Model: EDITED size"))
+    with open(built / "index.md", "a") as page:
+        page.write("\nAnother sentence.\n")
+    result = build(built, built / "_build", env=EN_KO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "EDITED" not in (built / "_build" / "html" / "en" / "beginner" / "data_parallel_tutorial.html").read_text()
+    assert make(built, "check", **EN_KO).returncode == 0
+
+
+def test_make_check_recomputes_what_the_page_shows(built):
+    page = built / "_build" / "html" / "ko" / "beginner" / "data_parallel_tutorial.html"
+    page.write_text(page.read_text().replace("In Model: input size", "In Model: EDITED size"))
+    result = make(built, "check", **EN_KO)
+    assert result.returncode != 0
+    assert "ko/beginner/data_parallel_tutorial.html" in result.stdout
+    assert "the output shown is not what the run produced" in result.stdout
+
+
+def test_a_damaged_run_is_executed_again_never_up_to_date(built):
+    result_json = built / "_build" / "runs" / "beginner_source" / "data_parallel_tutorial" / "result.json"
+    data = json.loads(result_json.read_text())
+    data["blocks"][-1]["output"] += "a line the tutorial never printed\n"
+    result_json.write_text(json.dumps(data))
+    result = build(built, built / "_build", env=EN_KO)
+    assert result.returncode == 0 and "[execute] executed 1 of 1" in result.stdout
+    assert "never printed" not in (built / "_build" / "html" / "en" / "beginner" / "data_parallel_tutorial.html").read_text()
+
+
+# --- 5, 6. catalogs Babel alone would accept, or could not read -----------------------------------------
+
+def test_a_duplicate_msgid_fails_naming_both_lines(built):
+    po = built / JA_SITE_PO
+    text = po.read_text()
+    first = text.index("\nmsgid ", text.index('msgid ""') + 10) + 1
+    entry = text[first:text.index("\n\n", first) + 2]
+    broken = text + "\n" + entry
+    po.write_text(broken)
+    first_line = text.count("\n", 0, first) + 1
+    duplicate_line = broken.count("\n", 0, len(text) + 1) + 1
+    before = snapshot(built / "_build" / "html")
+    error = one_line_error(build(built, built / "_build", env={"LANGUAGES": "ja"}))
+    assert error == (f"error: {JA_SITE_PO}:{duplicate_line}: duplicate message definition "
+                     f"(first at line {first_line}); keep one of the two entries")
+    assert snapshot(built / "_build" / "html") == before
+
+
+def test_a_catalog_that_is_not_utf8_fails_naming_file_and_line(built):
+    po = built / KO_PO
+    data = po.read_bytes()
+    at = data.index("병렬".encode())
+    po.write_bytes(data[:at] + "병렬".encode("euc-kr") + data[at + len("병렬".encode()):])
+    before = snapshot(built / "_build" / "html")
+    line = data.count(b"\n", 0, at) + 1
+    error = one_line_error(build(built, built / "_build", env=EN_KO))
+    assert error.startswith(f"error: {KO_PO}:{line}: not valid UTF-8")
+    assert snapshot(built / "_build" / "html") == before
+
+
+# --- 7. the same language twice ----------------------------------------------------------------------
+
+def test_a_language_named_twice_is_built_once(project_copy):
+    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en en"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("[build] en: sphinx-build") == 1
+    assert [lang.seg for lang in languages.select("en ja en")] == ["en", "ja"]
+
+
+# --- 8. a versions.json entry pointing outside the site ------------------------------------------------
+
+def test_a_version_path_outside_the_site_is_refused(published, gh_pages):
+    manifest = json.loads((gh_pages / "versions.json").read_text())
+    manifest["versions"][0]["path"] = "../../../etc/"
+    (gh_pages / "versions.json").write_text(json.dumps(manifest))
+    before = snapshot(gh_pages)
+    error = one_line_error(publish(published, published / "_build" / "html", gh_pages))
+    assert "versions.json" in error and "'../../../etc/'" in error and "it was not changed" in error
+    assert snapshot(gh_pages) == before
+
+
+# --- 9. make variables are arguments, never shell -----------------------------------------------------
+
+def test_make_variables_never_reach_a_shell(published, tmp_path):
+    marker = tmp_path / "pwned"
+    pages = f"{tmp_path}/x; touch {marker}"
+    result = subprocess.run(["make", "-s", "publish", f"PAGES={pages}", f"VENV={VENV}"], cwd=published,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not marker.exists() and (tmp_path / f"x; touch {marker}" / "versions.json").exists()
+    result = subprocess.run(["make", "-s", "assemble", f"SHARDS=nowhere; touch {marker}", f"VENV={VENV}"],
+                            cwd=published, capture_output=True, text=True, env={**os.environ, "LANGUAGES": "en"})
+    assert result.returncode != 0 and "not a shard's build folder" in result.stderr and not marker.exists()
