@@ -1,20 +1,23 @@
-"""Run one tutorial in a process of its own, with a time limit, and say what happened.
+"""Run one tutorial in a process of its own (commands/runner.py), with a time limit, and say how it went.
 
-The runner (commands.runner) is started in a new session, so that the
-tutorial's whole process tree (DataLoader workers, spawned ranks, pools) is
-one process group: a time limit kills the group, and whatever a finished
-tutorial left behind is killed too. While it runs, the resident memory of the
-tree is sampled (psutil) for the stamp's peak.
+The runner is started in a new session, so the tutorial's whole process tree
+(DataLoader workers, spawned ranks, pools, subprocesses) is one process group.
+A time limit kills that group. So does the end of the run, so nothing the
+tutorial left behind survives it. While the tutorial runs, the resident
+memory of the tree is sampled.
 
-result.json, written by the runner (or made here from what it left when it
-was killed): {"blocks": [{"line", "output", "images"}, ...] one per code block
-that ran, "error": null or {"line", "block_line", "message"}, "seconds",
-"hardware": {"device", "gpus", "machine", "torch", "cuda"}, "gpu_peak_bytes"}.
+RUNDIR/result.json, written by the runner, or here from what it left when it
+died or was killed:
+    {"blocks": [{"line": int, "output": str, "images": [str]}, ...]  one per code block that ran,
+     "error": null or {"line": int, "block_line": int, "message": str},
+     "seconds": float,
+     "hardware": {"device", "gpus", "machine", "torch", "cuda"}  ({} when the runner did not finish),
+     "gpu_peak_bytes": [int per GPU]}
 """
 
 import contextlib
 import ctypes
-import json
+import math
 import os
 import shutil
 import signal
@@ -25,24 +28,29 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
+from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
-from ..core.runs import RESULT, TIMEOUT_COMMENT
+from ..core.runs import RESULT, TIMEOUT_COMMENT, first_code_line, read_json, write_json
 
-PACKAGE_PARENT = Path(__file__).resolve().parents[2]
-POLL_SECONDS = 0.05
+# The folder that holds the tutorials_site package: the runner is started as `-m tutorials_site...`.
+_PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+_SAMPLE_S = 0.05
+_PR_SET_PDEATHSIG = 1
+# Looked up here, not in the child between fork and exec, where only the simplest calls are safe.
+_prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
 
 
 @dataclass
 class Outcome:
     ok: bool
-    error: str | None  # one line: `<file>:<line>: ERROR: ...`, None when ok
-    result: dict
-    seconds: float  # wall time of the whole process
-    peak_rss_bytes: int  # of the runner and all its descendants together
+    error: str | None  # one line, `<label>:<line>: ERROR: ...`; None when ok
+    result: dict  # the content of result.json
+    seconds: float  # wall time of the whole process, as measured here
+    peak_rss_bytes: int  # peak of the summed RSS of the runner and all its descendants
 
 
 def timeout_for(source, default):
-    """The tutorial's own `# tutorials-timeout: N` (seconds), else `default`."""
+    """The time limit set by a `# tutorials-timeout: N` line of SOURCE (seconds), else DEFAULT."""
     text = Path(source).read_text(encoding="utf-8")
     match = TIMEOUT_COMMENT.search(text)
     if match is None:
@@ -51,106 +59,125 @@ def timeout_for(source, default):
     try:
         seconds = float(value)
     except ValueError:
-        seconds = 0
-    if not seconds > 0:
+        seconds = math.nan
+    if not 0 < seconds < math.inf:
         line = text.count("\n", 0, match.start()) + 1
         raise ValueError(f"{source}:{line}: tutorials-timeout: {value!r} is not a number of seconds")
     return seconds
 
 
 def _die_with_parent():
-    """In the child, before exec: SIGTERM when the build dies, which the runner passes on to its group."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    # Runs in the child between fork and exec: if the build dies, the runner gets SIGTERM
+    # and kills its own group.
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def _tree(process):
+def _descendants(runner):
     try:
-        return [process, *process.children(recursive=True)]
-    except psutil.Error:
+        return runner.children(recursive=True)
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
         return []
 
 
 def _rss(processes):
     total = 0
     for process in processes:
-        with contextlib.suppress(psutil.Error):
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
             total += process.memory_info().rss
     return total
 
 
-def _kill(pgid, processes):
-    """Kill the process group and every descendant seen (one that started its own session included)."""
+def _kill_all(runner, seen):
+    """SIGKILL the runner's process group and every descendant ever SEEN (one that left the group too)."""
+    for process in _descendants(runner):
+        seen[process.pid] = process
     with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signal.SIGKILL)
-    for process in processes:
-        with contextlib.suppress(psutil.Error):
-            process.kill()
-    psutil.wait_procs(processes, timeout=5)
+        os.killpg(runner.pid, signal.SIGKILL)  # the runner leads its group: its pid is the group's id
+    for process in seen.values():
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            process.kill()  # psutil refuses a pid that was reused by another process since
 
 
-def _partial(rundir, message):
-    """The result of a runner that did not finish: the blocks it started, their output so far."""
-    progress = json.loads((rundir / "progress.json").read_text()) if (rundir / "progress.json").exists() else None
+def _signal_name(number):
+    try:
+        return signal.Signals(number).name
+    except ValueError:  # a real-time signal has no name of its own
+        return str(number)
+
+
+def _unfinished_result(source, rundir, progress, error, seconds):
+    """What a runner that did not finish leaves: the blocks it started and what they printed so far."""
     blocks = []
-    for index in range((progress["block"] + 1) if progress else 0):
-        out = rundir / "out" / f"{index}.txt"
-        blocks.append({"line": None, "images": [],
-                       "output": out.read_text(encoding="utf-8", errors="replace") if out.exists() else ""})
-    line = progress["line"] if progress else 1
-    if blocks:
-        blocks[-1]["line"] = line
-    return {"blocks": blocks, "error": {"line": line, "block_line": line, "message": message},
-            "seconds": 0.0, "hardware": {}, "gpu_peak_bytes": []}
+    if progress is not None:
+        lines = [first_code_line(block) for block in split_code_and_text_blocks(str(source))[1] if block.type == "code"]
+        for k in range(progress["block"] + 1):
+            out = rundir / "out" / f"{k}.txt"
+            text = out.read_text(encoding="utf-8", errors="replace") if out.exists() else ""
+            # Which block saved which figure is only in result.json: none are claimed here.
+            blocks.append({"line": lines[k], "output": text, "images": []})
+    return {"blocks": blocks, "error": error, "seconds": seconds, "hardware": {}, "gpu_peak_bytes": []}
 
 
 def run_tutorial(source, rundir, workdir, *, timeout, label, env=None):
-    rundir = Path(rundir)
-    if rundir.exists():
-        shutil.rmtree(rundir)
+    """Run SOURCE as `python SOURCE` would, in WORKDIR, recording into RUNDIR; LABEL names it in errors."""
+    source, rundir = Path(source).resolve(), Path(rundir).resolve()
+    shutil.rmtree(rundir, ignore_errors=True)
     rundir.mkdir(parents=True)
     env = dict(os.environ if env is None else env)
-    env.update(PYTHONUNBUFFERED="1", MPLBACKEND="Agg",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(PACKAGE_PARENT), env.get("PYTHONPATH")])))
-    started = time.perf_counter()
-    with open(rundir / "runner.log", "wb") as log:
-        runner = subprocess.Popen(
-            [sys.executable, "-m", "tutorials_site.commands.runner", str(source), str(rundir)],
-            cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True, preexec_fn=_die_with_parent if sys.platform == "linux" else None)
-    process = psutil.Process(runner.pid)
-    peak, seen, timed_out = 0, {}, False
-    while runner.poll() is None:
-        tree = _tree(process)
-        seen.update((p.pid, p) for p in tree)
-        peak = max(peak, _rss(tree))
-        if time.perf_counter() - started > timeout:
-            timed_out = True
-            _kill(runner.pid, _tree(process))
-            runner.wait()
-            break
-        time.sleep(POLL_SECONDS)
-    seconds = time.perf_counter() - started
-    _kill(runner.pid, [p for p in seen.values() if p.is_running()])  # nothing a tutorial started outlives it
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PACKAGE_PARENT), env.get("PYTHONPATH")]))
+    env.update(PYTHONUNBUFFERED="1", MPLBACKEND="Agg")
 
-    status = runner.returncode
+    started = time.monotonic()
+    with open(rundir / "runner.log", "wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tutorials_site.commands.runner", str(source), str(rundir)],
+            cwd=workdir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            preexec_fn=_die_with_parent if _prctl else None,
+        )
+    runner = psutil.Process(process.pid)  # not reaped before process.poll(): the pid is still the runner's
+    peak, seen, timed_out = 0, {}, False
+    try:
+        while process.poll() is None:
+            if time.monotonic() - started > timeout:
+                timed_out = True
+                break
+            descendants = _descendants(runner)
+            seen.update((p.pid, p) for p in descendants)
+            peak = max(peak, _rss([runner, *descendants]))
+            time.sleep(_SAMPLE_S)
+    finally:
+        # However it ended, whatever it started goes with it (a tutorial may leave workers running).
+        _kill_all(runner, seen)
+        process.wait()
+        seconds = time.monotonic() - started
+        # Orphans are reaped by init: return once they are gone, so that no caller ever sees one.
+        psutil.wait_procs(list(seen.values()), timeout=5)
+
+    status = process.returncode
+    result = read_json(rundir / RESULT)
+    if not timed_out and result is not None and status == (1 if result["error"] else 0):
+        error = result["error"]
+        if error is None:
+            return Outcome(True, None, result, seconds, peak)
+        message = f"tutorial failed: {error['message']}"
+        return Outcome(False, f"{label}:{error['line']}: ERROR: {message}", result, seconds, peak)
+
     if timed_out:
         message = f"tutorial timed out after {timeout:g} s"
     elif status < 0:
-        name = signal.Signals(-status).name
-        message = f"tutorial died from signal {name}" + (" (killed: out of memory?)" if name == "SIGKILL" else "")
-    elif (rundir / RESULT).exists():
-        result = json.loads((rundir / RESULT).read_text(encoding="utf-8"))
-        if result["error"] is None and status == 0:
-            return Outcome(True, None, result, seconds, peak)
-        if result["error"] is not None:
-            error = result["error"]
-            return Outcome(False, f"{label}:{error['line']}: ERROR: tutorial failed: {error['message']}",
-                           result, seconds, peak)
-        message = f"tutorial exited with status {status}"
+        message = f"tutorial died from signal {_signal_name(-status)}"
+        if -status == signal.SIGKILL:
+            message += " (killed: out of memory?)"
     else:
-        log = (rundir / "runner.log").read_text(errors="replace").strip().splitlines()
-        message = f"tutorial exited with status {status} (os._exit, or the runner failed{': ' + log[-1] if log else ''})"
-    result = _partial(rundir, message)
-    (rundir / RESULT).write_text(json.dumps(result, indent=1), encoding="utf-8")  # the page shows what it printed
-    return Outcome(False, f"{label}:{result['error']['line']}: ERROR: {message}", result, seconds, peak)
+        message = f"tutorial exited with status {status} (os._exit, or see runner.log)"
+    progress = read_json(rundir / "progress.json")
+    line = progress["line"] if progress else 1
+    error = {"line": line, "block_line": line, "message": message}
+    result = {**result, "error": error} if result else _unfinished_result(source, rundir, progress, error, seconds)
+    write_json(rundir / RESULT, result)  # the page still shows what the tutorial printed
+    return Outcome(False, f"{label}:{line}: ERROR: {message}", result, seconds, peak)

@@ -23,6 +23,12 @@ STAMP = "stamp.json"
 TIMEOUT_COMMENT = re.compile(r"^[ \t]*#[ \t]*tutorials-timeout:(.*)\n?", re.MULTILINE)
 
 
+def first_code_line(block):
+    """Where a reader looks for a code block that hung or crashed: its first line that is not blank."""
+    content = block.content
+    return block.lineno + content.count("\n", 0, len(content) - len(content.lstrip()))
+
+
 def read_json(path):
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))

@@ -56,8 +56,9 @@ def merge(shard_builddirs, tree):
     merged = {}
     if not shard_builddirs:
         raise UsageError('SHARDS: no build folder given (make assemble SHARDS="dir ...")')
-    for missing in (d for d in shard_builddirs if not BuildTree(d).runs.is_dir()):
-        raise UsageError(f"SHARDS: {missing}: not a shard's build folder (no runs/ in it)")
+    for tree in map(BuildTree, shard_builddirs):
+        if not (tree.shard_record.exists() or tree.runs.is_dir()):
+            raise UsageError(f"SHARDS: {tree.root}: not a shard's build folder (no shard.json or runs/ in it)")
     for shard in map(BuildTree, shard_builddirs):
         for src_dir, path in tutorial_sources():
             run = shard.run_dir(src_dir, path)

@@ -1,0 +1,361 @@
+"""commands.runner and commands.execute: one tutorial, one process, as `python tutorial.py` would run it.
+
+Each test writes small tutorials into its tmp_path. Every process they start
+carries a mark in its environment, and once a test is over, no process with
+that mark may be left.
+"""
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tutorials_site.commands.execute import run_tutorial, timeout_for
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADER = '"""\nA test tutorial\n===============\n"""\n'
+MARK = "TUTORIALS_SITE_RUNNER_TEST"
+
+
+def tutorial(tmp_path, *blocks, name="demo.py"):
+    """A tutorial of code blocks separated as Sphinx-Gallery does (`# %%`); each block starts right after one."""
+    path = tmp_path / name
+    path.write_text(HEADER + "".join("\n# %%\n" + textwrap.dedent(block).strip() + "\n" for block in blocks))
+    return path
+
+
+def line_of(path, text):
+    return next(number for number, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+def outputs(outcome):
+    return [block["output"] for block in outcome.result["blocks"]]
+
+
+def live(pids):
+    """Those of PIDS still running (a zombie waiting for its reaper does not count), after up to 5 s."""
+    deadline = time.monotonic() + 5
+    while True:
+        running = []
+        for pid in pids:
+            try:
+                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                    running.append(pid)
+            except psutil.NoSuchProcess:
+                pass
+        if not running or time.monotonic() > deadline:
+            return running
+        time.sleep(0.1)
+
+
+def marked(mark):
+    return [p.pid for p in psutil.process_iter(["environ"]) if (p.info["environ"] or {}).get(MARK) == mark]
+
+
+@pytest.fixture
+def run(tmp_path):
+    """run(path, timeout=60): run_tutorial in tmp_path; afterwards, nothing it started may be left.
+
+    run.env is the environment the tutorials get, mark included."""
+    mark = uuid.uuid4().hex
+    env = {key: value for key, value in os.environ.items() if key != "X"}
+    env[MARK] = mark
+
+    def run(path, timeout=60, rundir=None):
+        return run_tutorial(path, rundir or tmp_path / f"run-{path.stem}", tmp_path, timeout=timeout,
+                            label=f"beginner_source/{path.name}", env=env)
+
+    run.env = env
+    yield run
+    assert live(marked(mark)) == []
+
+
+DATASET = """
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class Squares(Dataset):  # defined in the tutorial: spawn and forkserver workers must find it
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, index):
+        return torch.tensor([index * index])
+
+def announce(worker_id):
+    print(f"worker {worker_id} ready")
+"""
+
+
+@pytest.mark.parametrize("method", ["fork", "forkserver", "spawn"])
+def test_dataloader_workers_work_and_print_under_every_start_method(tmp_path, run, method):
+    path = tutorial(tmp_path, DATASET, f"""
+        if __name__ == "__main__":
+            loader = DataLoader(Squares(), batch_size=4, num_workers=2, multiprocessing_context="{method}",
+                                worker_init_fn=announce)
+            print("batches:", [batch.flatten().tolist() for batch in loader])
+        """)
+    outcome = run(path)
+    assert outcome.ok, outcome.error
+    first, output = outputs(outcome)
+    assert first == ""
+    lines = output.splitlines()
+    assert sorted(lines[:2]) == ["worker 0 ready", "worker 1 ready"]
+    assert lines[2:] == ["batches: [[0, 1, 4, 9], [16, 25, 36, 49]]"]
+
+
+def test_spawned_children_print_under_the_block_that_started_them(tmp_path, run):
+    path = tutorial(tmp_path, """
+        import multiprocessing
+
+        def greet(rank):
+            print(f"rank {rank} says hello")
+
+        def square(x):
+            return x * x
+        """, """
+        if __name__ == "__main__":  # spawned children re-run the tutorial: only the parent does this
+            print("before")
+            context = multiprocessing.get_context("spawn")
+            ranks = [context.Process(target=greet, args=(rank,)) for rank in range(2)]
+            for process in ranks:
+                process.start()
+            for process in ranks:
+                process.join()
+            print("after")
+        """, """
+        if __name__ == "__main__":
+            with multiprocessing.get_context("spawn").Pool(2) as pool:
+                print(pool.map(square, range(5)))
+        """)
+    outcome = run(path)
+    assert outcome.ok, outcome.error
+    first, ranks, pool = outputs(outcome)
+    assert first == ""
+    lines = ranks.splitlines()
+    assert (lines[0], sorted(lines[1:3]), lines[3:]) == ("before", ["rank 0 says hello", "rank 1 says hello"], ["after"])
+    assert pool == "[0, 1, 4, 9, 16]\n"
+
+
+def test_parent_and_children_output_keep_their_order(tmp_path, run):
+    path = tutorial(tmp_path, """
+        import multiprocessing, os, subprocess, sys, warnings
+        print("parent 1")
+        subprocess.run([sys.executable, "-c", "print('child process')"], check=True)
+        print("parent 2")
+        child = multiprocessing.get_context("fork").Process(target=print, args=("forked child",))
+        child.start()
+        child.join()
+        print("parent 3", end="")
+        os.write(1, b" and C level\\n")
+        warnings.warn("careful")
+        """)
+    outcome = run(path)
+    assert outcome.ok, outcome.error
+    [output] = outputs(outcome)
+    assert output.startswith("parent 1\nchild process\nparent 2\nforked child\nparent 3 and C level\n")
+    assert "UserWarning: careful" in output
+
+
+def test_a_hanging_tutorial_is_killed_with_all_its_processes(tmp_path, run):
+    path = tutorial(tmp_path, """
+        print("started")
+        """, """
+        import multiprocessing, os, subprocess, sys, time
+        sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)"])
+        worker = multiprocessing.get_context("fork").Process(target=time.sleep, args=(1000,))
+        worker.start()
+        with open("pids.txt", "w") as pids:
+            pids.write(f"{os.getpid()} {sleeper.pid} {worker.pid}")
+        time.sleep(1000)
+        """)
+    started = time.monotonic()
+    outcome = run(path, timeout=3)
+    assert time.monotonic() - started < 10
+    line = line_of(path, "import multiprocessing")
+    assert not outcome.ok
+    assert outcome.error == f"beginner_source/demo.py:{line}: ERROR: tutorial timed out after 3 s"
+    assert outputs(outcome) == ["started\n", ""]
+    assert outcome.result["error"] == {"line": line, "block_line": line, "message": "tutorial timed out after 3 s"}
+    pids = [int(pid) for pid in (tmp_path / "pids.txt").read_text().split()]
+    assert [pid for pid in pids if psutil.pid_exists(pid)] == []  # gone by the time run_tutorial returns
+
+
+@pytest.mark.parametrize("code, message", [
+    ("import ctypes\nctypes.string_at(0)", "tutorial died from signal SIGSEGV"),
+    ("import os\nos._exit(3)", "tutorial exited with status 3 (os._exit, or see runner.log)"),
+])
+def test_a_crash_is_reported_with_the_running_block(tmp_path, run, code, message):
+    path = tutorial(tmp_path, 'print("fine")', code)
+    outcome = run(path)
+    line = line_of(path, code.splitlines()[0])
+    assert outcome.error == f"beginner_source/demo.py:{line}: ERROR: {message}"
+    assert outputs(outcome)[0] == "fine\n"
+    assert [block["line"] for block in outcome.result["blocks"]] == [line_of(path, "fine"), line]
+
+
+def test_terminating_a_worker_ends_only_it_and_sigterm_to_the_runner_ends_the_group(tmp_path, run):
+    path = tutorial(tmp_path, """
+        import multiprocessing, os, signal, time
+        context = multiprocessing.get_context("fork")
+        codes = set()
+        for _ in range(30):  # terminated at once: before the worker could have reset any handler of its own
+            worker = context.Process(target=time.sleep, args=(1000,))
+            worker.start()
+            worker.terminate()
+            worker.join()
+            codes.add(worker.exitcode)
+        print(codes)
+        """, """
+        sleeper = context.Process(target=time.sleep, args=(1000,))
+        sleeper.start()
+        with open("pids.txt", "w") as pids:
+            pids.write(str(sleeper.pid))
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(10)
+        """)
+    outcome = run(path, timeout=20)
+    line = line_of(path, "sleeper =")
+    assert outcome.error == f"beginner_source/demo.py:{line}: ERROR: tutorial died from signal SIGKILL (killed: out of memory?)"
+    assert outputs(outcome)[0] == str({-signal.SIGTERM}) + "\n"  # every worker ended by its SIGTERM alone
+    assert live([int((tmp_path / "pids.txt").read_text())]) == []
+
+
+def test_killing_the_build_kills_the_tutorial_and_its_workers(tmp_path, run):
+    path = tutorial(tmp_path, """
+        import subprocess, sys, time
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)"])
+        print("ready")
+        time.sleep(1000)
+        """)
+    build = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from tutorials_site.commands.execute import run_tutorial; "
+                               "run_tutorial(sys.argv[1], sys.argv[2], sys.argv[3], timeout=600, label='x')",
+         str(path), str(tmp_path / "run"), str(tmp_path)],
+        cwd=ROOT, env=run.env)
+    deadline = time.monotonic() + 30
+    output = tmp_path / "run" / "out" / "0.txt"
+    while not (output.exists() and output.read_text() == "ready\n") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    build.kill()  # the build dies without a chance to clean up: the runner learns it from the kernel
+    build.wait()
+    assert output.read_text() == "ready\n"  # and the run fixture checks that nothing is left
+
+
+def test_an_exception_stops_the_tutorial_and_names_its_line(tmp_path, run):
+    path = tutorial(tmp_path, """
+        def divide(a, b):
+            return a / b
+        """, """
+        print("dividing")
+        divide(1, 0)
+        """, """
+        print("never")
+        """)
+    outcome = run(path)
+    raised, block = line_of(path, "return a / b"), line_of(path, "dividing")
+    assert outcome.error == f"beginner_source/demo.py:{raised}: ERROR: tutorial failed: ZeroDivisionError: division by zero"
+    assert outcome.result["error"] == {"line": raised, "block_line": block,
+                                       "message": "ZeroDivisionError: division by zero"}
+    first, failing = outputs(outcome)  # the last block did not run
+    assert failing.startswith("dividing\nTraceback (most recent call last):\n")
+    assert f'File "{path}", line {line_of(path, "divide(1, 0)")}, in <module>' in failing
+    assert failing.endswith("ZeroDivisionError: division by zero\n")
+    assert "runner.py" not in failing
+
+
+@pytest.mark.parametrize("code, error", [
+    ("sys.exit()", None),
+    ("sys.exit(2)", "tutorial failed: SystemExit: 2"),
+])
+def test_sys_exit_ends_the_tutorial(tmp_path, run, code, error):
+    path = tutorial(tmp_path, "import sys", code, 'print("never")')
+    outcome = run(path)
+    line = line_of(path, code)
+    assert outcome.error == (error and f"beginner_source/demo.py:{line}: ERROR: {error}")
+    assert outcome.ok == (error is None)
+    assert len(outcome.result["blocks"]) == 2
+
+
+def test_last_expressions_figures_and_the_main_module(tmp_path, run):
+    path = tutorial(tmp_path, """
+        import sys
+        import matplotlib.pyplot as plt
+        print(__name__, __file__, sys.argv)
+        print(repr(__doc__))
+        """, """
+        plt.plot([1, 2, 3])
+        1 + 1
+        """, """
+        plt.subplots()
+        plt.figure()
+        "two figures"
+        """, """
+        nothing = None
+        nothing
+        """)
+    outcome = run(path)
+    assert outcome.ok, outcome.error
+    assert outputs(outcome) == [f"__main__ {path} {[str(path)]}\n{HEADER.strip()[3:-3]!r}\n", "2\n", "'two figures'\n", ""]
+    images = [block["images"] for block in outcome.result["blocks"]]
+    assert images == [[], ["sphx_glr_demo_001.png"], ["sphx_glr_demo_002.png", "sphx_glr_demo_003.png"], []]
+    for name in ("sphx_glr_demo_001.png", "sphx_glr_demo_002.png", "sphx_glr_demo_003.png"):
+        assert (tmp_path / "run-demo" / "images" / name).read_bytes().startswith(b"\x89PNG")
+    assert (tmp_path / "run-demo" / "runner.log").read_text() == ""
+    assert len(outcome.result["gpu_peak_bytes"]) == outcome.result["hardware"]["gpus"]
+
+
+def test_each_tutorial_starts_from_a_clean_state(tmp_path, run):
+    first = tutorial(tmp_path, """
+        import os, matplotlib, torch
+        torch.set_default_dtype(torch.float64)
+        os.chdir("/")
+        os.environ["X"] = "1"
+        matplotlib.rcParams["lines.linewidth"] = 7
+        """, name="first.py")
+    second = tutorial(tmp_path, """
+        import os, matplotlib, torch
+        print(torch.get_default_dtype(), os.getcwd(), os.environ.get("X"), matplotlib.rcParams["lines.linewidth"])
+        """, name="second.py")
+    assert run(first).ok
+    outcome = run(second)
+    assert outputs(outcome) == [f"torch.float32 {tmp_path} None 1.5\n"]
+
+
+def test_the_random_generators_are_seeded(tmp_path, run):
+    path = tutorial(tmp_path, """
+        import random, numpy, torch
+        print(random.random(), numpy.random.rand(), torch.rand(1).item())
+        """)
+    once, again = run(path, rundir=tmp_path / "once"), run(path, rundir=tmp_path / "again")
+    assert outputs(once) == outputs(again)
+    assert outputs(once)[0].split()[0] == str(random.Random(0).random())
+
+
+def test_peak_memory_counts_the_children(tmp_path, run):
+    child = 'subprocess.run([sys.executable, "-c", "import time; data = b\\"x\\" * {}; time.sleep(0.5)"], check=True)'
+    small = tutorial(tmp_path, "import subprocess, sys\n" + child.format(0), name="small.py")
+    large = tutorial(tmp_path, "import subprocess, sys\n" + child.format(200_000_000), name="large.py")
+    small, large = run(small), run(large)
+    assert small.ok and large.ok, (small.error, large.error)
+    assert small.peak_rss_bytes > 0
+    assert large.peak_rss_bytes - small.peak_rss_bytes > 150_000_000
+    assert large.seconds > 0.5
+
+
+def test_timeout_for(tmp_path):
+    path = tmp_path / "demo.py"
+    path.write_text('"""Doc."""\nx = 1  # tutorials-timeout: 5\n')
+    assert timeout_for(path, 600) == 600  # not a line of its own
+    path.write_text('"""Doc."""\n\n  # tutorials-timeout: 120\nx = 1\n')
+    assert timeout_for(path, 600) == 120
+    path.write_text('"""Doc."""\n\n#tutorials-timeout: abc\n')
+    with pytest.raises(ValueError, match=f"^{path}:3: tutorials-timeout: 'abc' is not a number of seconds$"):
+        timeout_for(path, 600)
