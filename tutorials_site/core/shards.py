@@ -56,10 +56,11 @@ def merge(shard_builddirs, tree):
     merged = {}
     if not shard_builddirs:
         raise UsageError('SHARDS: no build folder given (make assemble SHARDS="dir ...")')
-    for tree in map(BuildTree, shard_builddirs):
-        if not (tree.shard_record.exists() or tree.runs.is_dir()):
-            raise UsageError(f"SHARDS: {tree.root}: not a shard's build folder (no shard.json or runs/ in it)")
-    for shard in map(BuildTree, shard_builddirs):
+    shard_trees = [BuildTree(d) for d in shard_builddirs]
+    for shard in shard_trees:
+        if not (shard.shard_record.exists() or shard.runs.is_dir()):
+            raise UsageError(f"SHARDS: {shard.root}: not a shard's build folder (no shard.json or runs/ in it)")
+    for shard in shard_trees:
         for src_dir, path in tutorial_sources():
             run = shard.run_dir(src_dir, path)
             if not (run / runs.STAMP).exists():
