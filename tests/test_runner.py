@@ -359,3 +359,25 @@ def test_timeout_for(tmp_path):
     path.write_text('"""Doc."""\n\n#tutorials-timeout: abc\n')
     with pytest.raises(ValueError, match=f"^{path}:3: tutorials-timeout: 'abc' is not a number of seconds$"):
         timeout_for(path, 600)
+
+
+@pytest.mark.parametrize("method", ["spawn", "fork"])
+def test_processes_printing_at_once_never_mix_within_a_line(tmp_path, run, method):
+    path = tutorial(tmp_path, f"""
+        import multiprocessing
+
+        def chatter(rank):
+            for n in range(3000):
+                print(f"rank {{rank}} line {{n}} " + "x" * 40)
+
+        if __name__ == "__main__":
+            workers = [multiprocessing.get_context("{method}").Process(target=chatter, args=(r,)) for r in range(2)]
+            for worker in workers:
+                worker.start()
+            for worker in workers:
+                worker.join()
+        """)
+    outcome = run(path)
+    assert outcome.ok, outcome.error
+    lines = outputs(outcome)[0].splitlines()
+    assert sorted(lines) == sorted(f"rank {r} line {n} " + "x" * 40 for r in range(2) for n in range(3000))

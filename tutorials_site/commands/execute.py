@@ -34,6 +34,7 @@ from ..core.runs import RESULT, TIMEOUT_COMMENT, first_code_line, read_json, wri
 
 # The folder that holds the tutorials_site package: the runner is started as `-m tutorials_site...`.
 _PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+_CHILD_SITE = Path(__file__).resolve().parent / "child_site"
 _SAMPLE_S = 0.05
 _PR_SET_PDEATHSIG = 1
 # Looked up here, not in the child between fork and exec, where only the simplest calls are safe.
@@ -124,7 +125,8 @@ def run_tutorial(source, rundir, workdir, *, timeout, label, env=None):
     shutil.rmtree(rundir, ignore_errors=True)
     rundir.mkdir(parents=True)
     env = dict(os.environ if env is None else env)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PACKAGE_PARENT), env.get("PYTHONPATH")]))
+    # child_site/sitecustomize.py makes every Python process the tutorial starts write whole lines.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_CHILD_SITE), str(_PACKAGE_PARENT), env.get("PYTHONPATH")]))
     env.update(PYTHONUNBUFFERED="1", MPLBACKEND="Agg")
 
     started = time.monotonic()

@@ -58,6 +58,9 @@ def _after_fork_in_parent():
 
 def _after_fork_in_child():
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # A forked worker writes whole lines, like the processes sitecustomize sets up (see execute.py).
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(line_buffering=True, write_through=False)
     signal.pthread_sigmask(signal.SIG_SETMASK, _mask_before_fork)
 
 
