@@ -1,5 +1,6 @@
 """Sharded execution: every tutorial runs in exactly one shard, and the assembled site is the single build."""
 
+import json
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from test_execution import normalized
 from conftest import build, executed
 from tutorials_site.core import shards
 from tutorials_site.core.errors import UsageError
-from tutorials_site.core.layout import ROOT, tutorial_sources
+from tutorials_site.core.layout import tutorial_sources
 
 
 def test_a_shard_spec_is_i_of_n():
@@ -75,11 +76,22 @@ def test_two_shards_assembled_give_the_same_site_as_one_build(project_copy, tmp_
     assert any(name.suffix == ".zip" for name in one) and any(name.name == "searchindex.js" for name in one)
 
 
-def test_assembling_without_every_shard_executes_nothing_and_says_what_is_missing(tmp_path):
+def test_assembling_without_every_shard_executes_nothing_and_says_what_is_missing(project_copy, tmp_path):
     # One tutorial, two shards: shard 2 executes nothing, and cannot make a site on its own.
-    result = build(ROOT, tmp_path / "shard2", env={"SHARD": "2/2"})
+    result = build(project_copy, tmp_path / "shard2", env={"SHARD": "2/2"})
     assert result.returncode == 0 and executed(result) == 0
-    result = assemble(ROOT, tmp_path / "assembled", tmp_path / "shard2")
+    result = assemble(project_copy, tmp_path / "assembled", tmp_path / "shard2")
     assert result.returncode != 0 and "refusing to execute anything here" in result.stderr
     assert "beginner_source/data_parallel_tutorial" in result.stderr
     assert not (tmp_path / "assembled" / "html").exists()
+
+
+def test_make_durations_records_each_tutorial_s_run_time(project_copy, tmp_path):
+    from conftest import make
+
+    assert build(project_copy, tmp_path / "shard1", env={"SHARD": "1/1"}).returncode == 0
+    result = make(project_copy, "durations", FROM=str(tmp_path / "shard1"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    durations = json.loads((project_copy / ".github" / "tutorial-durations.json").read_text())
+    stamp = json.loads((tmp_path / "shard1" / "runs" / "beginner_source" / "data_parallel_tutorial" / "stamp.json").read_text())
+    assert durations["beginner_source/data_parallel_tutorial"] == stamp["seconds"] > 0

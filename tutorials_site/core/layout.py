@@ -35,6 +35,9 @@ class BuildTree:
 
     root: Path
 
+    def __post_init__(self):
+        object.__setattr__(self, "root", Path(self.root))  # given as a string by a command line too
+
     @property
     def html(self):
         return self.root / "html"
