@@ -51,3 +51,4 @@ exclude_patterns = list(layout.GALLERIES)  # tutorial scripts reach Sphinx throu
 copybutton_exclude = ".linenos, .gp, .go"
 html_css_files = ["tutorials.css"]
 html_favicon = "_static/favicon.svg"
+html_show_sphinx = False  # the footer says it in one translatable sentence (_templates/footer.html)

@@ -244,8 +244,8 @@ plt.show()
 #   (PyTorch's CUDA semantics notes)
 # - `DistributedDataParallel API reference
 #   <https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html>`_
-# - `Getting started with DistributedDataParallel
-#   <https://pytorch.org/tutorials/intermediate/ddp_tutorial.html>`_
+# - :ref:`Getting started with DistributedDataParallel <sphx_glr_beginner_ddp_tutorial.py>`,
+#   the next tutorial on this site, executed like this one
 #
 # Summary
 # -------

@@ -3,6 +3,7 @@ and nothing already built or published changed; or, where the input is harmless,
 
 import json
 import os
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -141,7 +142,7 @@ def test_a_damaged_run_is_executed_again_never_up_to_date(built):
     data["blocks"][-1]["output"] += "a line the tutorial never printed\n"
     result_json.write_text(json.dumps(data))
     result = build(built, built / "_build", env=EN_KO)
-    assert result.returncode == 0 and "[execute] executed 1 of 1" in result.stdout
+    assert result.returncode == 0 and re.search(r"\[execute\] executed 1 of \d+", result.stdout)  # that one only
     assert "never printed" not in (built / "_build" / "html" / "en" / "beginner" / "data_parallel_tutorial.html").read_text()
 
 

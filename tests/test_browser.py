@@ -104,16 +104,17 @@ def test_root_index_leads_to_english(page, base_url):
 # --- languages ---------------------------------------------------------------------------------
 
 
-def test_language_switcher_goes_to_the_same_page_and_is_remembered(page, base_url):
-    page.goto(f"{base_url}/{TUTORIAL_PAGE.as_posix()}")
+@pytest.mark.parametrize("tutorial", ["data_parallel_tutorial", "ddp_tutorial"])
+def test_language_switcher_goes_to_the_same_page_and_is_remembered(page, base_url, tutorial):
+    page.goto(f"{base_url}/en/beginner/{tutorial}.html")
     page.locator(".rst-versions .rst-current-version").click()
     for lang in ("ko", "ja", "zh-cn", "en"):
         page.locator(f'.rst-versions a[data-language="{lang}"]').click()
-        page.wait_for_url(f"**/{lang}/beginner/data_parallel_tutorial.html")
+        page.wait_for_url(f"**/{lang}/beginner/{tutorial}.html")
         assert page.locator("html").get_attribute("lang") == languages.BY_SEG[lang].hreflang
         page.locator(".rst-versions .rst-current-version").click()
     page.locator('.rst-versions a[data-language="ja"]').click()
-    page.wait_for_url("**/ja/beginner/data_parallel_tutorial.html")
+    page.wait_for_url(f"**/ja/beginner/{tutorial}.html")
     page.goto(f"{base_url}/index.html")
     page.wait_for_url("**/ja/index.html")  # the remembered choice beats the browser's English
     assert_clean(page)
@@ -157,6 +158,19 @@ def test_search_finds_the_tutorial_in_every_language(page, site, server, seg):
     assert_clean(page)
 
 
+DDP_SEARCHES = {"en": "DistributedDataParallel", "ko": "분산", "ja": "分散", "zh-cn": "分布式"}
+
+
+@pytest.mark.parametrize("seg", list(DDP_SEARCHES))
+def test_search_finds_the_ddp_tutorial_in_every_language(page, server, seg):
+    page.goto(f"{server}/{seg}/search.html?q={DDP_SEARCHES[seg]}")
+    results = page.locator("#search-results ul.search li a")
+    results.first.wait_for(timeout=10_000)
+    hrefs = results.evaluate_all("links => links.map(a => a.getAttribute('href'))")
+    assert any("beginner/ddp_tutorial.html" in href for href in hrefs), (seg, hrefs)
+    assert_clean(page)
+
+
 def allowed_latin(seg):
     """The names the language's glossary keeps in Latin script (its section on them), and each language's name."""
     glossary = (ROOT / "locales" / languages.BY_SEG[seg].code / "glossary.md").read_text()
@@ -175,6 +189,9 @@ def allowed_latin(seg):
 VISIBLE_TEXT = """() => {
   // Search results quote the page, code included: the pages themselves are checked.
   const skip = "pre, code, .highlight, .sphx-glr-script-out, script, style, .headerlink, ul.search p.context";
+  // Search highlighting wraps the query inside words ("Distributed<span>DataParallel</span>"): unwrap it.
+  document.querySelectorAll("span.highlighted").forEach(span => span.replaceWith(span.textContent));
+  document.body.normalize();
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   const out = [];
   while (walker.nextNode()) {
@@ -188,7 +205,7 @@ VISIBLE_TEXT = """() => {
 
 @pytest.mark.parametrize("seg", ["ko", "ja", "zh-cn"])
 @pytest.mark.parametrize("path", ["index.html", "beginner/index.html", "beginner/data_parallel_tutorial.html",
-                                  "search.html?q=DataParallel"])
+                                  "beginner/ddp_tutorial.html", "search.html?q=DataParallel"])
 def test_no_english_left_on_translated_pages(page, server, seg, path):
     page.goto(f"{server}/{seg}/{path}")
     if path.startswith("search"):

@@ -55,7 +55,7 @@ def run_tutorials(settings, tutorials, environment):
             continue
         result = outcome.result
         stamp = {"source": digest, "environment": environment, "outputs": runs.outputs(run_dir, result),
-                 "seconds": round(result["seconds"], 3),
+                 "seconds": result["seconds"],
                  "peak_rss_mb": round(outcome.peak_rss_bytes / MB, 1),
                  "gpu_peak_mb": [round(b / MB, 1) for b in result["gpu_peak_bytes"]],
                  **result["hardware"], **runs.origin(ROOT)}

@@ -61,7 +61,7 @@ def site_templates():
     ]
     for folder, label, method_map in ours:
         for filename, lineno, message, comments, _ in extract_from_dir(
-            folder, method_map=method_map, keywords={"_": None, "N_": None}
+            folder, method_map=method_map, keywords={"_": None, "N_": None, "gettext": None}
         ):
             if message in ui:
                 ui[message].locations.append((f"{label}/{filename}", lineno))

@@ -78,7 +78,9 @@ def check_translation(unit, msgstr):
     for node in document.findall():
         if node.tagname not in ALLOWED_NODES:
             return f"uses {node.tagname!r}, which translations may not contain"
-        if isinstance(node, docutils.nodes.Text) and HTML_TAG.search(node.astext()):
+        # (Literal text is shown as code, never as markup: a role's `text <target>` is read as one.)
+        if (isinstance(node, docutils.nodes.Text) and not isinstance(node.parent, docutils.nodes.literal)
+                and HTML_TAG.search(node.astext())):
             return "contains an HTML tag"
         uri = node.get("refuri") if isinstance(node, docutils.nodes.Element) else None
         if uri and urlsplit(uri).scheme.lower() not in SAFE_SCHEMES:

@@ -1,0 +1,127 @@
+"""The DistributedDataParallel tutorial: executed at build time (two gloo ranks on a machine without a GPU),
+its ranks' output on the page in every language, its notebook runnable on a Jupyter kernel, and a
+failing rank failing the build."""
+
+import html
+import re
+
+import nbformat
+import psutil
+import pytest
+from nbclient import NotebookClient
+
+from conftest import build
+from tutorials_site.core import languages
+
+PAGE = "beginner/ddp_tutorial.html"
+
+
+def outputs(page_html):
+    blocks = re.findall(r'<div class="sphx-glr-script-out[^"]*"><div class="highlight"><pre>(.*?)</pre>', page_html, re.S)
+    return [html.unescape(re.sub(r"<[^>]+>", "", block)) for block in blocks]
+
+
+@pytest.fixture(scope="module")
+def english(site):
+    return (site / "en" / PAGE).read_text()
+
+
+def test_both_ranks_print_and_agree(english):
+    text = "\n".join(outputs(english))
+    for rank in (0, 1):
+        assert f"[rank {rank}] before all_reduce: [{rank + 1.0}, {10.0 * (rank + 1)}]" in text
+        assert f"[rank {rank}] after all_reduce:  [3.0, 30.0]" in text
+        assert re.search(rf"^\[rank {rank}\] epoch 1: \d+ batches, last loss \d\.\d{{4}}$", text, re.M)
+    checksums = re.findall(r"^\[rank (\d)\] parameter checksum: (-?\d+\.\d+)$", text, re.M)
+    assert sorted(rank for rank, _ in checksums) == ["0", "1"] and len({value for _, value in checksums}) == 1
+    loaded = re.findall(r"^\[rank \d\] loaded it on cpu: checksum (-?\d+\.\d+)$", text, re.M)
+    assert len(loaded) == 2 and len(set(loaded)) == 1 and "[rank 0] saved the checkpoint" in text
+
+
+def test_the_measured_comparison_is_a_table_and_a_figure(english, site):
+    table = next(block for block in outputs(english) if "steps/s" in block)
+    assert re.search(r"^one process\s+\d+\s+\d+$", table, re.M)
+    assert re.search(r"^DDP, 2 processes\s+\d+\s+\d+$", table, re.M)
+    assert "DataParallel" not in table  # only where more than one GPU is visible
+    figure = re.search(r'<img[^>]+src="([^"]*sphx_glr_ddp_tutorial_001\.png)"', english)[1]
+    assert (site / "en" / "beginner" / figure).resolve().stat().st_size > 0
+
+
+@pytest.mark.parametrize("lang", languages.TRANSLATED, ids=lambda lang: lang.seg)
+def test_every_language_shows_the_same_run(site, english, lang):
+    page = (site / lang.seg / PAGE).read_text()
+    assert outputs(page) == outputs(english)
+    assert "translation-incomplete" not in page  # translated in full
+
+
+def test_the_tutorials_link_to_each_other(site):
+    for seg in ("en", "ko", "ja", "zh-cn"):
+        ddp = (site / seg / PAGE).read_text()
+        data_parallel = (site / seg / "beginner/data_parallel_tutorial.html").read_text()
+        assert 'href="data_parallel_tutorial.html' in ddp and 'href="ddp_tutorial.html' in data_parallel
+
+
+@pytest.mark.parametrize("seg", ["en", "ko", "ja", "zh-cn"])
+def test_the_gallery_shows_both_tutorials_with_their_thumbnails(site, seg):
+    index = site / seg / "beginner" / "index.html"
+    text = index.read_text()
+    for stem in ("data_parallel_tutorial", "ddp_tutorial"):
+        assert f'href="{stem}.html' in text
+        thumb = re.search(rf'<img[^>]+src="([^"]*sphx_glr_{stem}_thumb\.png)"', text)[1]
+        assert (index.parent / thumb).resolve().stat().st_size > 0
+
+
+def test_the_notebook_runs_both_ranks_on_a_jupyter_kernel(english, site, tmp_path):
+    link = re.search(r'<a class="reference download internal" download="" href="([^"]+\.ipynb)"', english)[1]
+    notebook = nbformat.read(site / "en" / "beginner" / html.unescape(link), as_version=4)
+    NotebookClient(notebook, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    printed = "".join(output.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
+                      for output in cell.get("outputs", []) if output.output_type == "stream")
+    for rank in (0, 1):
+        assert f"[rank {rank}] after all_reduce:  [3.0, 30.0]" in printed, printed
+        assert f"[rank {rank}] parameter checksum:" in printed
+
+
+FAILING_RANK = '''"""
+A rank that fails
+=================
+"""
+
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def work(rank, world_size, port):
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size)
+    try:
+        if rank == 1:
+            raise RuntimeError("rank 1 cannot go on")
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+# %%
+# Two ranks; one of them raises.
+
+if __name__ == "__main__":
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    mp.spawn(work, args=(2, port), nprocs=2)
+'''
+
+
+def test_a_failing_rank_fails_the_build_with_file_and_line_and_leaves_no_process(project_copy):
+    (project_copy / "beginner_source" / "rank_failure.py").write_text(FAILING_RANK)
+    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en", "TUTORIAL_TIMEOUT": "120"})
+    output = result.stdout + result.stderr
+    line = FAILING_RANK.splitlines().index("    mp.spawn(work, args=(2, port), nprocs=2)") + 1
+    assert result.returncode != 0
+    assert f"beginner_source/rank_failure.py:{line}: ERROR: tutorial failed: " in output, output
+    assert "rank 1 cannot go on" in (project_copy / "_build" / "html" / "en" / "beginner" / "rank_failure.html").read_text()
+    left = [p.info for p in psutil.process_iter(["pid", "cwd"]) if p.info["cwd"] and p.info["cwd"].startswith(str(project_copy))]
+    assert left == []
