@@ -147,13 +147,18 @@ def body_only_word(site, seg):
     return words[len(words) // 2]
 
 
+def found_pages(page, server, seg, query):
+    """The links of a search's results, once they are shown."""
+    page.goto(f"{server}/{seg}/search.html?q={query}")
+    results = page.locator("#search-results ul.search li a")
+    results.first.wait_for(timeout=10_000)
+    return results.evaluate_all("links => links.map(a => a.getAttribute('href'))")
+
+
 @pytest.mark.parametrize("seg", list(SEARCHES))
 def test_search_finds_the_tutorial_in_every_language(page, site, server, seg):
     for query in SEARCHES[seg] + [body_only_word(site, seg)]:
-        page.goto(f"{server}/{seg}/search.html?q={query}")
-        results = page.locator("#search-results ul.search li a")
-        results.first.wait_for(timeout=10_000)
-        hrefs = results.evaluate_all("links => links.map(a => a.getAttribute('href'))")
+        hrefs = found_pages(page, server, seg, query)
         assert any("beginner/data_parallel_tutorial.html" in href for href in hrefs), (seg, query)
     assert_clean(page)
 
@@ -163,10 +168,7 @@ DDP_SEARCHES = {"en": "DistributedDataParallel", "ko": "분산", "ja": "分散",
 
 @pytest.mark.parametrize("seg", list(DDP_SEARCHES))
 def test_search_finds_the_ddp_tutorial_in_every_language(page, server, seg):
-    page.goto(f"{server}/{seg}/search.html?q={DDP_SEARCHES[seg]}")
-    results = page.locator("#search-results ul.search li a")
-    results.first.wait_for(timeout=10_000)
-    hrefs = results.evaluate_all("links => links.map(a => a.getAttribute('href'))")
+    hrefs = found_pages(page, server, seg, DDP_SEARCHES[seg])
     assert any("beginner/ddp_tutorial.html" in href for href in hrefs), (seg, hrefs)
     assert_clean(page)
 
