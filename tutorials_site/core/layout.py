@@ -53,20 +53,6 @@ class BuildTree:
     def doctrees(self, lang):
         return self.root / "doctrees" / lang.seg
 
-    def gallery(self, lang, src_dir):
-        """Where sphinx-gallery writes the pages of a tutorial folder, for one language."""
-        return self.src(lang) / GALLERIES[src_dir]
-
-    def staged_source(self, lang, src_dir, path):
-        return self.src(lang) / src_dir / Path(path).name
-
-    def gallery_target(self, lang, src_dir, path):
-        """sphinx-gallery's copy of a tutorial script, beside its generated page."""
-        return self.gallery(lang, src_dir) / Path(path).name
-
-    def i18n_report(self, lang, src_dir, path):
-        return self.src(lang) / src_dir / f"{Path(path).stem}.i18n.json"
-
     @property
     def runs(self):
         """Every tutorial's run, as runs/<tutorial key>/ (see tutorial_key)."""

@@ -33,6 +33,16 @@ from ..core.stamps import ANSI, stamp_path
 logger = logging.getLogger(__name__)
 
 
+def example_of(config, srcdir, docname):
+    """(examples folder, stem) of the tutorial a page renders; None for any other page (a gallery index)."""
+    conf = config.sphinx_gallery_conf
+    folder, _, name = docname.rpartition("/")
+    if folder not in conf["gallery_dirs"]:
+        return None
+    examples = conf["examples_dirs"][conf["gallery_dirs"].index(folder)]
+    return (examples, name) if Path(srcdir, examples, f"{name}.py").exists() else None
+
+
 def render_galleries(app):
     conf = app.config.sphinx_gallery_conf
     if not conf["plot_gallery"]:

@@ -20,6 +20,7 @@ from sphinx.util.nodes import extract_messages
 from ..core import languages
 from ..core.catalogs import is_site_message
 from ..core.gallery_strings import match_gallery_template
+from .gallery import example_of
 
 _ = get_translation("sphinx")
 logger = logging.getLogger(__name__)
@@ -71,12 +72,10 @@ def add_page_context(app, pagename, templatename, context, doctree):
 
 def translation_status_path(app, docname):
     """Written by the build driver beside each generated tutorial: {"total": N, "english": N}."""
-    conf = app.config.sphinx_gallery_conf
-    folder, _, name = docname.rpartition("/")
-    if folder not in conf["gallery_dirs"]:
+    example = example_of(app.config, app.srcdir, docname)
+    if example is None:
         return None
-    examples = conf["examples_dirs"][conf["gallery_dirs"].index(folder)]
-    path = Path(app.srcdir, examples, name + ".i18n.json")
+    path = Path(app.srcdir, example[0], example[1] + ".i18n.json")
     return path if path.exists() else None
 
 

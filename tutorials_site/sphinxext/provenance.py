@@ -19,29 +19,15 @@ from sphinx.util.docutils import SphinxDirective
 from ..core.fingerprint import source_digest
 from ..core.layout import ROOT
 from ..core.stamps import STAMP_META, read_stamp, stamp_path
+from .gallery import example_of
 
 _ = get_translation("sphinx")
 # sphinx-gallery closes every example's intro with this comment line.
 _FIRST_BLOCK = ".. GENERATED FROM PYTHON SOURCE LINES"
 
 
-def _tutorial_target(app, docname):
-    galleries = app.config.sphinx_gallery_conf["gallery_dirs"]
-    if docname.rpartition("/")[0] not in galleries:
-        return None
-    target = Path(app.srcdir, docname + ".py")
-    return target if target.exists() else None
-
-
-def english_source(config, docname):
-    """The repository's script a tutorial page comes from: every language's run is the run of this file."""
-    conf = config.sphinx_gallery_conf
-    folder, _, name = docname.rpartition("/")
-    return ROOT / conf["examples_dirs"][conf["gallery_dirs"].index(folder)] / f"{name}.py"
-
-
 def add_directive(app, docname, source):
-    if _tutorial_target(app, docname) is None:
+    if example_of(app.config, app.srcdir, docname) is None:
         return
     text = source[0]
     at = text.find(_FIRST_BLOCK, text.find(".. _sphx_glr_"))
@@ -84,7 +70,9 @@ class ProvenanceDirective(SphinxDirective):
         target = Path(self.env.srcdir, self.env.docname + ".py")
         self.env.note_dependency(str(stamp_path(target)))
         stamp = read_stamp(target)
-        if stamp and stamp["source"] == source_digest(english_source(self.config, self.env.docname)):
+        # Every language's page shows the run of the repository's English script.
+        examples, name = example_of(self.config, self.env.srcdir, self.env.docname)
+        if stamp and stamp["source"] == source_digest(ROOT / examples / f"{name}.py"):
             self.env.metadata[self.env.docname][STAMP_META] = json.dumps(stamp, sort_keys=True)
             box = nodes.container(classes=["tutorial-provenance"])
             box += nodes.paragraph("", "", *describe(stamp))
