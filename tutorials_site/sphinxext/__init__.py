@@ -3,13 +3,15 @@
 Each module wires its own part; they import from tutorials_site.core only.
 """
 
-from . import colab, gallery, i18n, provenance, search, versions
+from . import colab, color_scheme, gallery, i18n, meta, provenance, search, versions
 
 
 def setup(app):
     colab.setup(app)
+    color_scheme.setup(app)
     gallery.setup(app)
     i18n.setup(app)
+    meta.setup(app)
     search.setup(app)
     provenance.setup(app)
     versions.setup(app)

@@ -158,7 +158,18 @@ def _normalize_zip(path):
     os.replace(tmp, path)
 
 
+# sphinx-gallery's stylesheets for HTML outputs (rendered HTML, DataFrames) and Binder badges: a run
+# hands over text and figures only and no badge is configured, so they would style nothing and
+# only hold back every page's first paint.
+UNUSED_CSS = {"sg_gallery-binder.css", "sg_gallery-dataframe.css", "sg_gallery-rendered-html.css"}
+
+
+def drop_unused_css(app, pagename, templatename, context, doctree):
+    context["css_files"] = [css for css in context["css_files"] if Path(css.filename).name not in UNUSED_CSS]
+
+
 def setup(app):
     app.add_config_value("tutorials_runs", "", "env", types=[str])
+    app.connect("html-page-context", drop_unused_css)
     # After sphinx-gallery's own builder-inited setup (priority 10), before it generates the galleries (500).
     app.connect("builder-inited", render_galleries, priority=400)

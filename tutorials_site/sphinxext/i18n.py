@@ -4,26 +4,37 @@
   generates, are translated as templates with placeholders (file names, times);
 - the project name, the copyright line and the language switcher's entries come
   from the `sphinx` catalog; `hreflang` alternates go in every page's head;
+- labels other packages' scripts write in English (sphinx-copybutton's, the
+  theme's menu buttons) are set in the page's language by _static/labels.js;
+  sphinx-gallery's figures get an alt text in it, and its thumbnails' tooltips
+  lose the reST it leaves in them;
 - a page with passages still in English (a tutorial's untranslated units, or
   site messages Sphinx found no translation for) gets a banner in its language
   with a link to the English page; with STRICT=1 that is a build error.
 """
 
+import html
 import json
+import re
 from pathlib import Path
 
 from docutils import nodes
 from sphinx.locale import get_translation
 from sphinx.util import logging
 from sphinx.util.nodes import extract_messages
+from sphinx_gallery.directives import imgsgnode
 
 from ..core import languages
 from ..core.catalogs import is_site_message
-from ..core.gallery_strings import match_gallery_template
+from ..core.gallery_strings import N_, match_gallery_template
+from ..core.versions import published_url
 from .gallery import example_of
 
 _ = get_translation("sphinx")
 logger = logging.getLogger(__name__)
+# Sphinx's own label (its headings' links), which its catalogs lack in Korean and Japanese: listed
+# here, `make update-po` keeps it in our `sphinx` catalogs, which Sphinx reads too.
+SPHINX_FALLBACKS = (N_("Link to this heading"),)
 
 
 def translate_gallery_strings(app, doctree, docname):
@@ -36,6 +47,50 @@ def translate_gallery_strings(app, doctree, docname):
             raw = text.astext()
             lead, trail = raw[: len(raw) - len(raw.lstrip())], raw[len(raw.rstrip()):]
             text.parent.replace(text, nodes.Text(lead + _(template).format(**values) + trail))
+
+
+def label_figures(app, doctree, docname):
+    """sphinx-gallery makes a figure's alt text from its file name when the figure has no title: say what it is."""
+    section = doctree.next_node(nodes.section)
+    title = section.next_node(nodes.title) if section is not None else None
+    for image in doctree.findall(imgsgnode):
+        stem = Path(image["uri"]).stem  # sphx_glr_<tutorial>_<NNN>
+        if title is None or image["alt"] != re.sub(r"[-,_]", " ", stem[9:-4]):
+            continue
+        alt = _("Figure {number} of {title}").format(number=int(stem[-3:]), title=title.astext())
+        # With a srcset, sphinx-gallery writes the alt text into the page as it is.
+        image["alt"] = html.escape(alt) if image["srcset"] is not None else alt
+
+
+_TOOLTIP = re.compile(r'(tooltip=")([^"]*)(")')
+
+
+def clean_thumbnail_tooltips(app, doctree, docname):
+    """sphinx-gallery's thumbnails' tooltips are a tutorial's intro with some of its reST removed; remove
+    the rest: escapes (`\\ ` before a particle), and a reference without a title, shown as its target's title."""
+    labels = app.env.get_domain("std").labels
+
+    def clean(match):
+        text = re.sub(r"\\(.)", lambda m: "" if m[1].isspace() else m[1], html.unescape(match[2]))
+        text = re.sub(r"sphx_glr_\w+\.py", lambda m: labels[m[0]][2] if m[0] in labels else m[0], text)
+        return match[1] + html.escape(text) + match[3]
+
+    for raw in list(doctree.findall(nodes.raw)):
+        if "sphx-glr-thumbcontainer" in raw.astext():
+            raw.replace_self(nodes.raw("", _TOOLTIP.sub(clean, raw.astext()), format="html"))
+
+
+def script_labels(app):
+    """The labels _static/labels.js sets, in this build's language."""
+    if app.config.language == languages.SOURCE.code:
+        return
+    labels = {
+        "copybutton": {"copy": _("Copy"), "copy_to_clipboard": _("Copy to clipboard"),
+                       "copy_success": _("Copied!"), "copy_failure": _("Failed to copy")},
+        "expand": _("Open/close menu"),
+    }
+    # After copybutton.js, whose table of labels it completes.
+    app.add_js_file("labels.js", priority=501, **{"data-labels": json.dumps(labels, ensure_ascii=False)})
 
 
 # --- languages of the site ------------------------------------------------------------------------
@@ -52,15 +107,29 @@ def page_url(from_page, seg, pagename):
     return "../" * (from_page.count("/") + 1) + f"{seg}/{pagename}.html"
 
 
+def alternates(app, pagename):
+    """(hreflang, URL) of the page in every language, itself included, and English as the default.
+
+    Absolute, the way versions.published_url says, where the site's address is known; relative otherwise.
+    """
+    site_url = app.config.tutorials_site_url
+    langs = site_languages(app)
+    pairs = [(lang.hreflang, lang.seg) for lang in langs]
+    if languages.SOURCE in langs:
+        pairs.append(("x-default", languages.SOURCE.seg))
+    return [(hreflang, published_url(site_url, app.config.version, seg, f"{pagename}.html") if site_url
+             else page_url(pagename, seg, pagename)) for hreflang, seg in pairs]
+
+
 def add_page_context(app, pagename, templatename, context, doctree):
     current = languages.BY_CODE[app.config.language]
     entries = []
-    for lang in site_languages(app):
+    for lang in site_languages(app):  # the switcher's links stay relative: they work from disk too
         url = page_url(pagename, lang.seg, pagename)
         entries.append({"seg": lang.seg, "name": lang.name, "hreflang": lang.hreflang, "url": url,
                         "current": lang is current})
-        if lang is not current:
-            context["metatags"] = context.get("metatags", "") + f'\n<link rel="alternate" hreflang="{lang.hreflang}" href="{url}">'
+    for hreflang, url in alternates(app, pagename):
+        context["metatags"] = context.get("metatags", "") + f'\n<link rel="alternate" hreflang="{hreflang}" href="{url}">'
     context["site_languages"] = entries
     context["current_language"] = current
     context["project"] = context["docstitle"] = _(app.config.project)
@@ -121,4 +190,7 @@ def setup(app):
     app.add_config_value("tutorials_strict", False, "env", types=[bool])  # re-read: warnings come from reading
     app.connect("doctree-read", mark_untranslated)
     app.connect("doctree-resolved", translate_gallery_strings)
+    app.connect("doctree-resolved", label_figures)
+    app.connect("doctree-resolved", clean_thumbnail_tooltips)
+    app.connect("builder-inited", script_labels)
     app.connect("html-page-context", add_page_context)

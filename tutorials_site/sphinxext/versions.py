@@ -10,7 +10,7 @@ import json
 from sphinx.locale import get_translation
 
 from ..core import languages
-from ..core.versions import is_release, manifest
+from ..core.versions import as_built, canonical_url, is_release
 
 _ = get_translation("sphinx")
 
@@ -19,11 +19,9 @@ def add_page_context(app, pagename, templatename, context, doctree):
     name = app.config.version
     seg = languages.BY_CODE[app.config.language].seg
     depth = pagename.count("/")
-    entries = [e for e in json.loads(app.config.tutorials_versions or "[]") if e["name"] != name]
-    entries.append({"name": name, "label": name, "release": is_release(name), "path": f"{name}/",
-                    "languages": [], "torch": "", "built": ""})
+    known = as_built(json.loads(app.config.tutorials_versions or "[]"), name)
     context["tutorials_version"] = name
-    context["embedded_versions"] = json.dumps(manifest(entries), ensure_ascii=False, sort_keys=True)
+    context["embedded_versions"] = json.dumps(known, ensure_ascii=False, sort_keys=True)
     context["site_root"] = "../" * (depth + 2)  # <root>/<version>/<lang>/<page>.html
     context["page_file"] = f"{pagename}.html"
     context["page_lang"] = seg
@@ -34,7 +32,7 @@ def add_page_context(app, pagename, templatename, context, doctree):
     }, ensure_ascii=False)
     site_url = app.config.tutorials_site_url
     if site_url:
-        canonical = f"{site_url.rstrip('/')}/stable/{seg}/{pagename}.html"
+        canonical = canonical_url(site_url, seg, f"{pagename}.html")
         context["metatags"] = context.get("metatags", "") + f'\n<link rel="canonical" href="{canonical}">'
     if not is_release(name):
         context["metatags"] = context.get("metatags", "") + '\n<meta name="robots" content="noindex">'

@@ -1,0 +1,79 @@
+"""What search engines and link previews read of a page: its description and Open Graph tags.
+
+A page's description is its first paragraph of prose, shortened
+(core.summaries); a page without one (search, index) gets the site's. Tags
+that need an absolute URL (og:url, og:image) are left out where the site's
+address (`tutorials_site_url`) is not set.
+"""
+
+import html
+
+from docutils import nodes
+from sphinx.locale import get_translation
+from sphinx_gallery.directives import imgsgnode
+
+from ..core import languages
+from ..core.summaries import SITE_DESCRIPTION, plain_text, summary
+from ..core.versions import canonical_url, folder_url
+from .gallery import example_of
+from .i18n import site_languages
+
+_ = get_translation("sphinx")
+OG_LOCALES = {"en": "en_US", "ko": "ko_KR", "ja": "ja_JP", "zh_CN": "zh_CN"}
+# Pages whose title their template sets (Sphinx's genindex.html, search.html), after this runs.
+TEMPLATE_TITLES = {"genindex.html": "Index", "search.html": "Search"}
+
+
+def first_paragraph(doctree):
+    """The text of the first paragraph standing in a section: not a banner, a note or the provenance line."""
+    for paragraph in doctree.findall(nodes.paragraph):
+        if isinstance(paragraph.parent, (nodes.section, nodes.document)) and paragraph.astext().strip():
+            return paragraph.astext()
+    return None
+
+
+def thumbnail(app, pagename, doctree):
+    """The file name in _images/ of a tutorial's thumbnail; None when the tutorial draws no figure
+    (its thumbnail is then sphinx-gallery's placeholder)."""
+    example = example_of(app.config, app.srcdir, pagename)
+    if example is None or doctree is None or doctree.next_node(imgsgnode) is None:
+        return None
+    folder = pagename.rpartition("/")[0]
+    found = app.env.images.get(f"{folder}/images/thumb/sphx_glr_{example[1]}_thumb.png")
+    return found[1] if found else None
+
+
+def page_title(context, templatename):
+    if templatename in TEMPLATE_TITLES:
+        return str(_(TEMPLATE_TITLES[templatename]))
+    return plain_text(context.get("title") or "")
+
+
+def add_page_context(app, pagename, templatename, context, doctree):
+    lang = languages.BY_CODE[app.config.language]
+    paragraph = first_paragraph(doctree) if doctree is not None else None
+    description = summary(paragraph, lang.code) if paragraph else str(_(SITE_DESCRIPTION))
+    project = str(_(app.config.project))
+    tutorial = example_of(app.config, app.srcdir, pagename) is not None
+    tags = [("name", "description", description),
+            ("property", "og:title", page_title(context, templatename) or project),
+            ("property", "og:description", description),
+            ("property", "og:type", "article" if tutorial else "website"),
+            ("property", "og:site_name", project),
+            ("property", "og:locale", OG_LOCALES[lang.code])]
+    tags += [("property", "og:locale:alternate", OG_LOCALES[other.code])
+             for other in site_languages(app) if other is not lang]
+    site_url = app.config.tutorials_site_url
+    if site_url:
+        tags.append(("property", "og:url", canonical_url(site_url, lang.seg, f"{pagename}.html")))
+        image = thumbnail(app, pagename, doctree)
+        if image:
+            # In this version's own folder, where the file surely is.
+            tags.append(("property", "og:image", folder_url(site_url, app.config.version, lang.seg,
+                                                              f"{app.builder.imagedir}/{image}")))
+    context["metatags"] = context.get("metatags", "") + "".join(
+        f'\n<meta {kind}="{name}" content="{html.escape(value)}">' for kind, name, value in tags)
+
+
+def setup(app):
+    app.connect("html-page-context", add_page_context)
