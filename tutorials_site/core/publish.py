@@ -127,15 +127,19 @@ def _sitemap(pages, manifest, url):
 
 
 def check_target(pages):
-    """A publish target is a published tree (a valid versions.json), or an empty or new folder, outside the repository."""
+    """A publish target is a folder outside the repository (docs/ excepted), or a new one."""
     resolved = pages.resolve()
     if resolved.is_relative_to(ROOT) and resolved != (ROOT / "docs").resolve():
         raise PublishError(f"PAGES={pages}: inside the repository ({ROOT}); "
                            "publish into docs/ (make docs) or a gh-pages checkout outside it")
     if pages.exists() and not pages.is_dir():
         raise PublishError(f"PAGES={pages}: not a folder")
-    if pages.is_dir() and not (pages / "versions.json").exists() and any(
-            entry.name != ".git" for entry in pages.iterdir()):
+
+
+def check_contents(pages):
+    """The target holds a published tree (a valid versions.json), or nothing yet. Checked under the lock only:
+    a publish in progress leaves the tree without its versions.json for a moment."""
+    if not (pages / "versions.json").exists() and any(entry.name != ".git" for entry in pages.iterdir()):
         raise PublishError(f"PAGES={pages}: not empty and not a published tree (no versions.json); "
                            "give an empty folder or a gh-pages checkout")
 
@@ -162,6 +166,7 @@ def publish(htmldir, pages):
 
 def _publish_locked(htmldir, pages, info):
     check_target(pages)  # again: another publish may have changed it while we waited
+    check_contents(pages)
     manifest_path = pages / "versions.json"
     current = versions.load(manifest_path)  # a corrupt one stops us here, untouched
     for leftover in pages.glob(f"{STAGING}*"):  # from a publish that was killed: none runs but us
