@@ -9,13 +9,12 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from conftest import TUTORIAL_PAGE, contrast, luminance, make
-from tutorials_site.commands.audit import axe_violations, serve
+from tutorials_site.commands.audit import BROWSER_FLAGS, axe_violations, serve, watch
 from tutorials_site.core import languages, versions
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.publish import site_url
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-FLAGS = ["--disable-background-networking", "--disable-component-update", "--no-first-run", "--no-sandbox"]
 
 
 @pytest.fixture(scope="module")
@@ -27,15 +26,14 @@ def server(site):
 @pytest.fixture(scope="module")
 def browser():
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_FLAGS)
         yield chromium
         chromium.close()
 
 
 def assert_clean(page):
     """No console error, nothing that failed to load."""
-    assert page.errors == []
-    assert page.failed == []
+    assert page.problems == []
 
 
 @pytest.fixture(params=["http", "file"])
@@ -48,12 +46,7 @@ def page(browser):
     context = browser.new_context()
     context.grant_permissions(["clipboard-read", "clipboard-write"])
     page = context.new_page()
-    page.errors, page.failed = [], []
-    # A failed request is logged as "Failed to load resource" without its URL: keep the URL instead.
-    page.on("console", lambda message: message.type == "error" and not message.text.startswith(
-        "Failed to load resource") and page.errors.append(message.text))
-    page.on("response", lambda response: response.status >= 400 and page.failed.append(response.url))
-    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    page.problems = watch(page)
     yield page
     context.close()
 

@@ -42,6 +42,20 @@ GZIPPED = {".html", ".css", ".js", ".json", ".svg", ".xml", ".txt"}
 CACHE_CONTROL = "max-age=600"
 
 
+def watch(page):
+    """What goes wrong on a Playwright page from now on: console errors, uncaught errors, failed requests
+    (a list that fills as they happen; the browser tests use it too)."""
+    seen = []
+    # A failed request's console message has no URL: the response and requestfailed events name it.
+    page.on("console", lambda m: m.type == "error" and not m.text.startswith("Failed to load resource")
+            and seen.append(f"console error: {m.text}"))
+    page.on("pageerror", lambda e: seen.append(f"uncaught error: {e}"))
+    page.on("response", lambda r: r.status >= 400 and seen.append(f"failed request: {r.status} {r.url}"))
+    # A request cut short by leaving the page (net::ERR_ABORTED) did not fail.
+    page.on("requestfailed", lambda r: r.failure != "net::ERR_ABORTED" and seen.append(f"failed request: {r.failure} {r.url}"))
+    return seen
+
+
 def axe_violations(page):
     """axe-core's violations on an open Playwright page (every rule axe runs by default)."""
     page.add_script_tag(path=str(AXE))
@@ -207,7 +221,7 @@ def axe_pass(base, paths, chromium):
     (violations, errors) counted and printed."""
     from playwright.sync_api import Error, sync_playwright  # a test tool: imported only when the audit runs
 
-    violations, errors, seen = [], [], []
+    violations, errors = [], []
     with sync_playwright() as playwright:
         try:
             browser = playwright.chromium.launch(executable_path=chromium, args=BROWSER_FLAGS)
@@ -217,12 +231,7 @@ def axe_pass(base, paths, chromium):
             for scheme in SCHEMES:
                 context = browser.new_context(color_scheme=scheme)
                 page = context.new_page()
-                # A failed request's console message has no URL: the response and requestfailed events name it.
-                page.on("console", lambda m: m.type == "error" and not m.text.startswith("Failed to load resource")
-                        and seen.append(f"console error: {m.text}"))
-                page.on("pageerror", lambda e: seen.append(f"uncaught error: {e}"))
-                page.on("response", lambda r: r.status >= 400 and seen.append(f"failed request: {r.status} {r.url}"))
-                page.on("requestfailed", lambda r: seen.append(f"failed request: {r.failure} {r.url}"))
+                seen = watch(page)
                 for path in paths:
                     seen.clear()
                     page.goto(f"{base}/{path}", wait_until="networkidle")

@@ -25,6 +25,13 @@ BY_SEG = {lang.seg: lang for lang in ALL}
 BY_CODE = {lang.code: lang for lang in ALL}
 
 
+def alternates(langs):
+    """(hreflang, language) of each language a page is in, and "x-default" for the one a reader of
+    none of them gets: English, or the first language where English is not among them."""
+    default = SOURCE if SOURCE in langs else langs[0]
+    return [(lang.hreflang, lang) for lang in langs] + [("x-default", default)]
+
+
 def select(value):
     """The languages named by LANGUAGES (URL segments, space-separated), all by default."""
     if not value.strip():

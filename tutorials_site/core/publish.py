@@ -115,12 +115,10 @@ def _sitemap(pages, manifest, url):
                 if relative.startswith(("_", "genindex", "search")):
                     continue
                 lines.append(f"<url><loc>{html.escape(url + folder + '/' + lang.seg + '/' + relative)}</loc>")
-                for other, other_dir in by_lang.items():
-                    if (other_dir / relative).exists():
-                        href = html.escape(url + folder + "/" + other.seg + "/" + relative)
-                        lines.append(f'  <xhtml:link rel="alternate" hreflang="{other.hreflang}" href="{href}"/>')
-                        if other is languages.SOURCE:  # as the pages say: English by default
-                            lines.append(f'  <xhtml:link rel="alternate" hreflang="x-default" href="{href}"/>')
+                present = [other for other, other_dir in by_lang.items() if (other_dir / relative).exists()]
+                for hreflang, other in languages.alternates(present):  # as the pages say them
+                    href = html.escape(url + folder + "/" + other.seg + "/" + relative)
+                    lines.append(f'  <xhtml:link rel="alternate" hreflang="{hreflang}" href="{href}"/>')
                 lines.append("</url>")
     lines.append("</urlset>")
     return "\n".join(lines) + "\n"

@@ -5,7 +5,7 @@ Their HTML lives in _templates/site/, rendered with Jinja (which Sphinx brings).
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from .languages import SOURCE
+from . import languages
 from .layout import ROOT
 from .summaries import SITE_DESCRIPTION
 
@@ -18,12 +18,11 @@ def chooser_page(langs, prefix="", canonical="", site=""):
 
     Its hreflang alternates are those landing pages, absolute under `site` where given.
     """
-    segs = [lang.seg for lang in langs]
-    default = SOURCE.seg if SOURCE in langs else segs[0]
-    alternates = [(lang.hreflang, f"{site}{prefix}{lang.seg}/index.html") for lang in langs]
-    alternates.append(("x-default", f"{site}{prefix}{default}/index.html"))
+    pairs = languages.alternates(langs)
+    alternates = [(hreflang, f"{site}{prefix}{lang.seg}/index.html") for hreflang, lang in pairs]
     return _TEMPLATES.get_template("language-chooser.html").render(
-        segs=segs, default=default, prefix=prefix, langs=langs, canonical=canonical, alternates=alternates,
+        segs=[lang.seg for lang in langs], default=pairs[-1][1].seg, prefix=prefix, langs=langs,
+        canonical=canonical, alternates=alternates,
         description=SITE_DESCRIPTION)
 
 

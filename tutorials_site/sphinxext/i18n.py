@@ -113,12 +113,8 @@ def alternates(app, pagename):
     Absolute, the way versions.published_url says, where the site's address is known; relative otherwise.
     """
     site_url = app.config.tutorials_site_url
-    langs = site_languages(app)
-    pairs = [(lang.hreflang, lang.seg) for lang in langs]
-    if languages.SOURCE in langs:
-        pairs.append(("x-default", languages.SOURCE.seg))
-    return [(hreflang, published_url(site_url, app.config.version, seg, f"{pagename}.html") if site_url
-             else page_url(pagename, seg, pagename)) for hreflang, seg in pairs]
+    return [(hreflang, published_url(site_url, app.config.version, lang.seg, f"{pagename}.html") if site_url
+             else page_url(pagename, lang.seg, pagename)) for hreflang, lang in languages.alternates(site_languages(app))]
 
 
 def add_page_context(app, pagename, templatename, context, doctree):
