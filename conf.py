@@ -5,13 +5,6 @@ Built once per language by `python -m tutorials_site html` (the Makefile's
 is shared by every language through `sphinx-build -c`.
 """
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from tutorials_site.core import layout  # noqa: E402
-
 project = "PyTorch Tutorials"
 copyright = "2026, the PyTorch Tutorials site authors"
 version = release = ""  # the version being built: passed by the build command
@@ -26,15 +19,15 @@ extensions = [
     "tutorials_site.sphinxext",
 ]
 
+# The galleries and their options, as in any sphinx-gallery project (see the README's "Moving an
+# existing Sphinx-Gallery repository here"). sphinx-gallery executes none of the tutorials: the
+# build runs each one once in a process of its own and sphinx-gallery renders its pages from that run.
 sphinx_gallery_conf = {
-    "examples_dirs": list(layout.GALLERIES),
-    "gallery_dirs": list(layout.GALLERIES.values()),
-    # Every tutorial has a page, not only plot_*.py. sphinx-gallery executes none of them: the build
-    # runs each one once in a process of its own and hands the outputs over (tutorials_site.sphinxext.gallery).
-    "filename_pattern": r"\.py$",
+    "examples_dirs": ["beginner_source"],  # tutorial source folders ...
+    "gallery_dirs": ["beginner"],  # ... and the URL segment of each one's pages
+    "filename_pattern": r"\.py$",  # every tutorial is executed, not only plot_*.py
     "remove_config_comments": True,
     "download_all_examples": False,
-    "show_memory": False,
     "write_computation_times": False,
 }
 
@@ -47,7 +40,7 @@ html_static_path = ["_static"]
 html_theme = "sphinx_rtd_theme"
 html_title = project
 html_last_updated_fmt = None
-exclude_patterns = list(layout.GALLERIES)  # tutorial scripts reach Sphinx through sphinx-gallery only
+exclude_patterns = list(sphinx_gallery_conf["examples_dirs"])  # scripts reach Sphinx through sphinx-gallery only
 copybutton_exclude = ".linenos, .gp, .go"
 # Code colours meeting WCAG AA (accessible-pygments); the dark scheme's: tutorials_site/sphinxext/color_scheme.py.
 pygments_style = "a11y-light"

@@ -18,10 +18,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..core import catalogs, checks, runs, shards, versions
+from ..core import catalogs, checks, project, runs, shards, versions
 from ..core.errors import Failed, SiteError
 from ..core.fingerprint import environment_fingerprint, installed_version, source_digest
-from ..core.layout import GALLERIES, PAGES, ROOT, tutorial_key, tutorial_sources
+from ..core.layout import PAGES, ROOT
 from ..core.site_pages import chooser_page
 from ..core.staging import stage, working_folder
 from . import execute
@@ -32,56 +32,82 @@ CONF_INPUTS = ("_templates", "_static")
 MB = 2**20
 
 
-def run_tutorials(settings, tutorials, environment):
-    """Run each tutorial whose run is not current, one at a time; returns the labels of those that failed."""
+def _stamp(tutorial, outcome, environment, digest, run_dir):
+    result = outcome.result
+    stamp = {"source": digest, "environment": environment, "outputs": runs.outputs(run_dir, result),
+             "seconds": outcome.seconds, "failed": not outcome.ok,
+             "peak_rss_mb": round(outcome.peak_rss_bytes / MB, 1),
+             "gpu_peak_mb": [round(b / MB, 1) for b in result["gpu_peak_bytes"]],
+             **result["hardware"], **runs.origin(ROOT)}
+    runs.write_json(run_dir / runs.STAMP, stamp)
+    print(f"[execute] {tutorial.label}: {stamp['seconds']:.1f} s, peak memory {stamp['peak_rss_mb']:.0f} MB"
+          + "".join(f", GPU {i}: {mb:.0f} MB" for i, mb in enumerate(stamp["gpu_peak_mb"])), flush=True)
+
+
+def run_tutorials(settings, project, tutorials, environment):
+    """Run each tutorial whose run is not current, one at a time; returns the labels of those that failed.
+
+    A failure listed in conf.py's expected_failing_examples is stamped like a success (its page shows
+    the traceback); `abort_on_example_error` stops at the first unexpected one.
+    """
     failed, ran = [], 0
-    for src_dir, path in tutorials:
-        run_dir = settings.tree.run_dir(src_dir, path)
-        digest = source_digest(path)
-        if not runs.problems(run_dir, digest, environment):
+    rerun = project.flag("run_stale_examples")
+    for tutorial in tutorials:
+        run_dir = settings.tree.run_dir(tutorial.key)
+        digest = source_digest(tutorial.path)
+        if not rerun and not runs.problems(run_dir, digest, environment):
             continue
-        label = path.relative_to(ROOT).as_posix()
         try:
-            timeout = execute.timeout_for(path, settings.timeout)
+            timeout = execute.timeout_for(tutorial.path, settings.timeout)
         except ValueError as error:
             raise SiteError(str(error)) from None
-        print(f"[execute] {label} (time limit {timeout:g} s)", flush=True)
-        outcome = execute.run_tutorial(path, run_dir, working_folder(settings.tree, src_dir),
-                                       timeout=timeout, label=label)
+        print(f"[execute] {tutorial.label} (time limit {timeout:g} s)", flush=True)
+        outcome = execute.run_tutorial(tutorial.path, run_dir, working_folder(settings.tree, tutorial),
+                                       execute.RunOptions.of(project, tutorial), timeout=timeout, label=tutorial.label)
         ran += 1
-        if not outcome.ok:
-            print(outcome.error, flush=True)
-            failed.append(label)
+        raised = outcome.result["error"] is not None and outcome.error.split(": ERROR: ")[-1].startswith(
+            "tutorial failed:")
+        if outcome.ok or (raised and project.expected_to_fail(tutorial)):
+            _stamp(tutorial, outcome, environment, digest, run_dir)
+            if not outcome.ok:
+                print(f"[execute] {tutorial.label}: failed, as conf.py's expected_failing_examples expects", flush=True)
             continue
-        result = outcome.result
-        stamp = {"source": digest, "environment": environment, "outputs": runs.outputs(run_dir, result),
-                 "seconds": result["seconds"],
-                 "peak_rss_mb": round(outcome.peak_rss_bytes / MB, 1),
-                 "gpu_peak_mb": [round(b / MB, 1) for b in result["gpu_peak_bytes"]],
-                 **result["hardware"], **runs.origin(ROOT)}
-        runs.write_json(run_dir / runs.STAMP, stamp)
-        print(f"[execute] {label}: {stamp['seconds']:.1f} s, peak memory {stamp['peak_rss_mb']:.0f} MB"
-              + "".join(f", GPU {i}: {mb:.0f} MB" for i, mb in enumerate(stamp["gpu_peak_mb"])), flush=True)
+        print(outcome.error, flush=True)
+        failed.append(tutorial.label)
+        if project.flag("abort_on_example_error"):
+            print("[execute] abort_on_example_error: the remaining tutorials are not executed", flush=True)
+            break
     print(f"[execute] executed {ran} of {len(tutorials)} tutorial(s)", flush=True)
     return failed
+
+
+def expectation_errors(tree, project):
+    """Tutorials listed as expected to fail whose current run passed (sphinx-gallery fails those too)."""
+    errors = []
+    for tutorial in project.tutorials:
+        stamp = runs.read_json(tree.run_dir(tutorial.key) / runs.STAMP)
+        if tutorial.executed and stamp and project.expected_to_fail(tutorial) and not stamp.get("failed"):
+            errors.append(f"{tutorial.label}:1: ERROR: listed in conf.py's expected_failing_examples, but ran "
+                          "without error; remove it from the list")
+    return errors
 
 
 def sphinx_args(settings, lang, src, noplot):
     """The sphinx-build command line of one language."""
     command = [
-        "-b", "html", "-W", "--keep-going",
+        "-b", "html", "--keep-going",
         "-c", str(ROOT),
         "-d", str(settings.tree.doctrees(lang)),
         "-D", f"language={lang.code}",
         "-D", f"version={settings.version}", "-D", f"release={settings.version}",
         "-D", f"tutorials_languages={' '.join(lang.seg for lang in settings.langs)}",
         "-D", f"tutorials_versions={json.dumps(settings.published, ensure_ascii=False, sort_keys=True)}",
-        "-D", f"tutorials_runs={settings.tree.runs}",
+        # sphinx-gallery executes nothing, ever: it renders what the runner recorded (sphinxext.gallery).
+        "-D", "plot_gallery=0",
+        "-D", f"tutorials_runs={'' if noplot else settings.tree.runs}",
     ]
     if settings.strict:
-        command += ["-D", "tutorials_strict=1"]
-    if noplot:
-        command += ["-D", "plot_gallery=0"]
+        command += ["-W", "-D", "tutorials_strict=1"]
     return command + [str(src), str(settings.tree.html / lang.seg)]
 
 
@@ -92,13 +118,13 @@ def _files(path):
     return [path] if path.exists() else []
 
 
-def inputs_digest(tree, command, lang, environment):
+def inputs_digest(tree, project, command, lang, environment):
     """A digest of everything a language's build reads: when it is unchanged, so is the output."""
     digest = hashlib.sha256("\0".join(command).encode())
     digest.update(environment.encode())
-    inputs = [ROOT / name for name in (*PAGES, *GALLERIES, *CONF_INPUTS, f"locales/{lang.code}")]
-    inputs += [tree.run_dir(src_dir, path) / name for src_dir, path in tutorial_sources()
-               for name in (runs.RESULT, runs.STAMP)]
+    galleries = [g.examples_dir for g in project.galleries]
+    inputs = [ROOT / name for name in (*PAGES, *galleries, *CONF_INPUTS, f"locales/{lang.code}")]
+    inputs += [tree.run_dir(t.key) / name for t in project.tutorials for name in (runs.RESULT, runs.STAMP)]
     for name in inputs:
         for path in _files(name):
             digest.update(f"{path}\0".encode() + path.read_bytes())
@@ -118,10 +144,10 @@ class UpToDate:
     imports matplotlib while reading its configuration); this costs a few stats.
     """
 
-    def __init__(self, tree, lang, command, environment):
+    def __init__(self, tree, project, lang, command, environment):
         self.record = tree.doctrees(lang) / "inputs.sha256"
         self.outdir = Path(command[-1])
-        self.digest = inputs_digest(tree, command, lang, environment)
+        self.digest = inputs_digest(tree, project, command, lang, environment)
 
     def __bool__(self):
         try:
@@ -187,26 +213,39 @@ def html(settings, noplot=False, assemble=False):
     With `assemble`, nothing is executed: a tutorial without a current run is an error.
     """
     tree, langs = settings.tree, settings.langs
+    site = project.current()
     catalogs.check_layout()
+    for folder in site.ignored_folders:
+        print(f"warning: {folder}/: holds scripts but is no gallery section (a section is a gallery's "
+              "subfolder with a GALLERY_HEADER.rst or README.txt); its scripts get no page", flush=True)
     environment = environment_fingerprint()
     failed = []
+    if "plot_gallery" in site.options and not site.flag("plot_gallery"):
+        noplot = True  # conf.py asks for pages without output, as sphinx-gallery gives them
     if not noplot:
-        tutorials = shards.selection(settings.shard) if settings.shard else list(tutorial_sources())
+        executed = [t for t in site.tutorials if t.executed]
+        tutorials = shards.selection(settings.shard) if settings.shard else executed
         if assemble:
-            missing = [tutorial_key(s, p) for s, p in tutorials
-                       if runs.problems(tree.run_dir(s, p), source_digest(p), environment)]
+            missing = [t.key for t in tutorials
+                       if runs.problems(tree.run_dir(t.key), source_digest(t.path), environment)]
             if missing:
                 raise Failed("[assemble] refusing to execute anything here; no current shard output for:\n  "
                              + "\n  ".join(missing))
         else:
-            failed = run_tutorials(settings, tutorials, environment)
+            failed = run_tutorials(settings, site, tutorials, environment)
         if settings.shard:
-            runs.write_json(tree.shard_record, {"shard": settings.shard,
-                                                "tutorials": [tutorial_key(s, p) for s, p in tutorials]})
+            runs.write_json(tree.shard_record, {"shard": settings.shard, "tutorials": [t.key for t in tutorials]})
             if failed:
                 raise Failed(f"[build] failed: {' '.join(failed)} (see the errors above)")
             print(f"[build] shard {settings.shard}: executed; `make assemble` renders the pages", flush=True)
             return
+        for error in expectation_errors(tree, site):
+            print(error, flush=True)
+            failed.append(error.split(":", 1)[0])
+        if failed and site.flag("only_warn_on_example_error"):
+            print(f"[build] WARNING: only_warn_on_example_error: building the pages of {' '.join(failed)} "
+                  "with their errors (make check will refuse them)", flush=True)
+            failed = []
     todo = []
     for lang in langs:
         src, reports = stage(tree, lang)
@@ -219,7 +258,7 @@ def html(settings, noplot=False, assemble=False):
             failed.append(lang.seg)
             continue
         command = sphinx_args(settings, lang, src, noplot)
-        up_to_date = UpToDate(tree, lang, command, environment)
+        up_to_date = UpToDate(tree, site, lang, command, environment)
         if up_to_date:
             print(f"[build] {lang.seg}: up to date", flush=True)
             continue

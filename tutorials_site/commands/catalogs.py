@@ -6,7 +6,6 @@ our templates and this package) and merges it into every language's catalogs.
 """
 
 import os
-import runpy
 import subprocess
 import sys
 import tempfile
@@ -16,8 +15,8 @@ from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
-from ..core import catalogs, languages, tutorial_text
-from ..core.layout import ROOT, BuildTree, tutorial_sources
+from ..core import catalogs, languages, project, tutorial_text
+from ..core.layout import ROOT, BuildTree
 from ..core.staging import stage
 from ..core.translate import SITE_CHECKS, check_translation, link_targets, references_changed
 
@@ -34,7 +33,7 @@ def _sphinx_gettext(outdir):
 
 
 def site_templates():
-    tutorial_msgids = {u.msgid for _, p in tutorial_sources() for u in tutorial_text.parse(p).units}
+    tutorial_msgids = {u.msgid for t in project.current().tutorials for u in tutorial_text.parse(t.path).units}
     with tempfile.TemporaryDirectory() as tmp:
         pot, src = _sphinx_gettext(tmp)
         with open(pot / "site.pot", "rb") as f:
@@ -52,7 +51,7 @@ def site_templates():
             if message.id:
                 ui.add(message.id, locations=[(f"sphinx_rtd_theme/{Path(file).name}", line)
                                               for file, line in message.locations])
-    conf = runpy.run_path(str(ROOT / "conf.py"))
+    conf = project.read_conf()
     for setting in ("project", "copyright"):  # shown on every page, translated by i18n.add_page_context
         ui.add(conf[setting], locations=[("conf.py", 0)], auto_comments=[f"conf.py: {setting}"])
     ours = [
@@ -74,11 +73,11 @@ def update_po():
     catalogs.check_layout()
     site = site_templates()
     for lang in languages.TRANSLATED:
-        for src_dir, path in tutorial_sources():
-            catalogs.merge(catalogs.tutorial_template(path), catalogs.tutorial_po(lang, src_dir, path), lang)
+        for tutorial in project.current().tutorials:
+            catalogs.merge(catalogs.tutorial_template(tutorial.path), catalogs.tutorial_po(lang, tutorial), lang)
         for domain, template in site.items():
             catalogs.merge(template, catalogs.catalog_dir(lang) / f"{domain}.po", lang)
-        print(f"update-po: {lang.seg}: merged {len(list(tutorial_sources()))} tutorial catalog(s), "
+        print(f"update-po: {lang.seg}: merged {len(project.current().tutorials)} tutorial catalog(s), "
               f"{', '.join(f'{d}.po' for d in site)}")
 
 
@@ -87,8 +86,9 @@ def status(langs, strict=False):
     langs = [lang for lang in langs if lang is not languages.SOURCE]
     total = [0, 0, 0]
     for lang in langs:
-        for src_dir, path in tutorial_sources():
-            po = catalogs.tutorial_po(lang, src_dir, path)
+        for tutorial in project.current().tutorials:
+            path = tutorial.path
+            po = catalogs.tutorial_po(lang, tutorial)
             catalog = catalogs.load(po) if po.exists() else None
             units = {u.msgid: u for u in tutorial_text.parse(path).units}
             allowed = link_targets(lang)
@@ -98,7 +98,7 @@ def status(langs, strict=False):
                 return check_translation(unit, msgstr) is None and references_changed(unit, msgstr, allowed) is None
 
             line = catalogs.counts(catalogs.tutorial_template(path), catalog, usable)
-            _print_status(lang.seg, f"{src_dir}/{path.stem}", line, total)
+            _print_status(lang.seg, tutorial.key, line, total)
         for domain in catalogs.SITE_DOMAINS:  # as of the last update-po: Sphinx extracts these, not this command
             po = catalogs.catalog_dir(lang) / f"{domain}.po"
             catalog = catalogs.load(po) if po.exists() else Catalog()

@@ -22,6 +22,8 @@ def _check(settings, htmldir):
     problems = checks.check_stamps(htmldir, settings.langs) + checks.check_links(htmldir)
     for problem in problems:
         print(problem)
+    for label in checks.not_executed():
+        print(f"check: {label}: not executed: conf.py's filename_pattern leaves it out (shown without output)")
     if problems:
         raise Failed(f"check: {len(problems)} problem(s) in {htmldir}")
     print(f"check: {htmldir}: every tutorial executed and stamped, every internal link resolves")

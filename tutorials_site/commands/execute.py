@@ -6,17 +6,25 @@ A time limit kills that group. So does the end of the run, so nothing the
 tutorial left behind survives it. While the tutorial runs, the resident
 memory of the tree is sampled.
 
+RUNDIR/options.json, written here for the runner: what it needs of conf.py's
+sphinx_gallery_conf without evaluating conf.py (see RunOptions).
+
 RUNDIR/result.json, written by the runner, or here from what it left when it
 died or was killed:
-    {"blocks": [{"line": int, "output": str, "images": [str]}, ...]  one per code block that ran,
+    {"blocks": [{"line": int,          one per code block that ran
+                 "texts": [str],       the text of each output block the page shows under it
+                 "images": [str],      its figures, relative to RUNDIR/page/
+                 "rst": str}, ...],    sphinx-gallery's reST of all that
+     "images_total": int,              figures saved (sphinx_gallery_thumbnail_number = -1 counts from it)
      "error": null or {"line": int, "block_line": int, "message": str},
-     "seconds": float,
      "hardware": {"device", "gpus", "machine", "torch", "cuda"}  ({} when the runner did not finish),
      "gpu_peak_bytes": [int per GPU]}
+The run's time is the wall time of the runner's process, measured here (Outcome.seconds).
 """
 
 import contextlib
 import ctypes
+import json
 import math
 import os
 import shutil
@@ -24,10 +32,12 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from textwrap import indent
 
 import psutil
+from sphinx_gallery.gen_rst import CODE_OUTPUT
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 from ..core.runs import RESULT, TIMEOUT_COMMENT, first_code_line, read_json, write_json
@@ -41,12 +51,35 @@ _PR_SET_PDEATHSIG = 1
 _prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """What the runner needs of sphinx_gallery_conf: conf.py itself is evaluated there only when needed."""
+
+    root: str  # the project, whose conf.py the runner reads when it needs the whole configuration
+    images: str  # where the page's figures go: <gallery_dir>/<section>/images
+    capture_repr: tuple[str, ...]
+    ignore_repr_types: str
+    own_callables: bool  # conf.py names scrapers, reset_argv or reset_modules of its own
+
+    @classmethod
+    def of(cls, project, tutorial):
+        options = project.options
+        capture = options.get("capture_repr", ("_repr_html_", "__repr__"))
+        own = (tuple(options.get("image_scrapers", ("matplotlib",))) != ("matplotlib",)
+               or "reset_argv" in options
+               or any(not isinstance(m, str) or m not in ("matplotlib", "seaborn")
+                      for m in options.get("reset_modules", ())))
+        images = (Path(tutorial.gallery.gallery_dir) / tutorial.section / "images").as_posix()
+        return cls(str(project.root), images, (capture,) if isinstance(capture, str) else tuple(capture),
+                   options.get("ignore_repr_types", ""), own)
+
+
 @dataclass
 class Outcome:
     ok: bool
     error: str | None  # one line, `<label>:<line>: ERROR: ...`; None when ok
     result: dict  # the content of result.json
-    seconds: float  # wall time of the whole process, as measured here
+    seconds: float  # wall time of the whole process, as measured here: the run's time
     peak_rss_bytes: int  # peak of the summed RSS of the runner and all its descendants
 
 
@@ -113,21 +146,26 @@ def _unfinished_result(source, rundir, progress, error, seconds):
         lines = [first_code_line(block) for block in split_code_and_text_blocks(str(source))[1] if block.type == "code"]
         for k in range(progress["block"] + 1):
             out = rundir / "out" / f"{k}.txt"
-            text = out.read_text(encoding="utf-8", errors="replace") if out.exists() else ""
+            text = out.read_text(encoding="utf-8", errors="replace").expandtabs() if out.exists() else ""
             # Which block saved which figure is only in result.json: none are claimed here.
-            blocks.append({"line": lines[k], "output": text, "images": []})
-    return {"blocks": blocks, "error": error, "seconds": seconds, "hardware": {}, "gpu_peak_bytes": []}
+            rst = CODE_OUTPUT.format(indent(text, " " * 4)) if text.strip() else ""
+            blocks.append({"line": lines[k], "texts": [text] if text.strip() else [], "images": [],
+                           "rst": f"\n\n\n{rst}\n\n\n"})
+    return {"blocks": blocks, "images_total": 0, "error": error, "seconds": seconds, "hardware": {},
+            "gpu_peak_bytes": []}
 
 
-def run_tutorial(source, rundir, workdir, *, timeout, label, env=None):
+def run_tutorial(source, rundir, workdir, options, *, timeout, label, env=None):
     """Run SOURCE as `python SOURCE` would, in WORKDIR, recording into RUNDIR; LABEL names it in errors."""
     source, rundir = Path(source).resolve(), Path(rundir).resolve()
     shutil.rmtree(rundir, ignore_errors=True)
     rundir.mkdir(parents=True)
+    (rundir / "options.json").write_text(json.dumps(asdict(options)), encoding="utf-8")
     env = dict(os.environ if env is None else env)
     # child_site/sitecustomize.py makes every Python process the tutorial starts write whole lines.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_CHILD_SITE), str(_PACKAGE_PARENT), env.get("PYTHONPATH")]))
-    env.update(PYTHONUNBUFFERED="1", MPLBACKEND="Agg")
+    # matplotlib's name for the backend a stock build selects (`agg`), which it also picks itself without a display.
+    env.update(PYTHONUNBUFFERED="1", MPLBACKEND="agg")
 
     started = time.monotonic()
     with open(rundir / "runner.log", "wb") as log:
@@ -152,17 +190,19 @@ def run_tutorial(source, rundir, workdir, *, timeout, label, env=None):
             seen.update((p.pid, p) for p in descendants)
             peak = max(peak, _rss([runner, *descendants]))
             time.sleep(_SAMPLE_S)
+        seconds = time.monotonic() - started
     finally:
         # However it ended, whatever it started goes with it (a tutorial may leave workers running).
         _kill_all(runner, seen)
         process.wait()
-        seconds = time.monotonic() - started
         # Orphans are reaped by init: return once they are gone, so that no caller ever sees one.
         psutil.wait_procs(list(seen.values()), timeout=5)
 
     status = process.returncode
     result = read_json(rundir / RESULT)
     if not timed_out and result is not None and status == (1 if result["error"] else 0):
+        result["seconds"] = seconds
+        write_json(rundir / RESULT, result)
         error = result["error"]
         if error is None:
             return Outcome(True, None, result, seconds, peak)
@@ -180,6 +220,7 @@ def run_tutorial(source, rundir, workdir, *, timeout, label, env=None):
     progress = read_json(rundir / "progress.json")
     line = progress["line"] if progress else 1
     error = {"line": line, "block_line": line, "message": message}
-    result = {**result, "error": error} if result else _unfinished_result(source, rundir, progress, error, seconds)
+    result = {**result, "error": error, "seconds": seconds} if result else _unfinished_result(
+        source, rundir, progress, error, seconds)
     write_json(rundir / RESULT, result)  # the page still shows what the tutorial printed
     return Outcome(False, f"{label}:{line}: ERROR: {message}", result, seconds, peak)

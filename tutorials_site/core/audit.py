@@ -6,9 +6,8 @@ what passes is decided here, from the reports alone.
 
 from pathlib import Path
 
-from . import languages, versions
+from . import languages, project, versions
 from .errors import SiteError
-from .layout import GALLERIES
 
 # The budget, in one place: Lighthouse's category scores (0 to 1), mobile, simulated throttling,
 # and the bytes a tutorial page transfers, gzipped, its figures included.
@@ -58,9 +57,9 @@ def stable_languages(pages, wanted=None):
 
 
 def is_tutorial(path):
-    """stable/<seg>/<gallery>/<stem>.html, a gallery's index aside."""
-    parts = Path(path).parts
-    return len(parts) == 4 and parts[2] in GALLERIES.values() and parts[3] != "index.html"
+    """stable/<seg>/<tutorial page>.html."""
+    parts = Path(path).with_suffix("").parts
+    return len(parts) > 2 and "/".join(parts[2:]) in {t.page for t in project.current().tutorials}
 
 
 def lighthouse_pages(pages, segs):
@@ -68,11 +67,12 @@ def lighthouse_pages(pages, segs):
     found = []
     for seg in segs:
         found.append(f"stable/{seg}/index.html")
-        for gallery in GALLERIES.values():
-            folder = Path(pages, "stable", seg, gallery)
-            if folder.is_dir():
-                found.append(f"stable/{seg}/{gallery}/index.html")
-                found += [f"stable/{seg}/{gallery}/{p.name}" for p in sorted(folder.glob("*.html")) if p.name != "index.html"]
+        site = project.current()
+        for gallery in site.galleries:
+            if Path(pages, "stable", seg, gallery.gallery_dir).is_dir():
+                found.append(f"stable/{seg}/{gallery.gallery_dir}/index.html")
+                found += [f"stable/{seg}/{t.page}.html" for t in site.tutorials if t.gallery == gallery
+                          and Path(pages, "stable", seg, f"{t.page}.html").exists()]
     return found
 
 

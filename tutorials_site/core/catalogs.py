@@ -18,10 +18,10 @@ from pathlib import Path
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import PoFileError, read_po, write_po
 
-from . import languages, tutorial_text
+from . import languages, project, tutorial_text
 from .errors import SiteError
 from .gallery_strings import is_gallery_template
-from .layout import ROOT, page_for, tutorial_sources
+from .layout import ROOT
 
 LOCALES = ROOT / "locales"
 SITE_DOMAINS = ("site", "sphinx")
@@ -39,8 +39,9 @@ def catalog_dir(lang):
     return LOCALES / lang.code / "LC_MESSAGES"
 
 
-def tutorial_po(lang, src_dir, path):
-    return catalog_dir(lang) / src_dir / (Path(path).stem + ".po")
+def tutorial_po(lang, tutorial: project.Tutorial) -> Path:
+    """A tutorial's catalog, keyed by its path: <lang>/LC_MESSAGES/beginner_source/basics/<stem>.po."""
+    return catalog_dir(lang) / f"{tutorial.key}.po"
 
 
 def display_path(path):
@@ -120,8 +121,8 @@ def check_layout():
     """Every catalog folder names a known language, every tutorial catalog an existing tutorial."""
     if not LOCALES.is_dir():
         return
-    tutorials = {tutorial_po(languages.ALL[0], s, p).relative_to(catalog_dir(languages.ALL[0]))
-                 for s, p in tutorial_sources()}
+    tutorials = {tutorial_po(languages.ALL[0], t).relative_to(catalog_dir(languages.ALL[0]))
+                 for t in project.current().tutorials}
     for folder in sorted(LOCALES.iterdir()):
         if folder.name not in languages.BY_CODE or folder.name == languages.SOURCE.code:
             known = ", ".join(lang.code for lang in languages.TRANSLATED)
@@ -154,7 +155,7 @@ def merge(template, path, lang):
 
 def is_site_message(msgid, locations, tutorial_msgids):
     """Whether a message Sphinx extracted belongs in site.po (the tutorials have catalogs of their own)."""
-    example_pages = {page_for(s, p) for s, p in tutorial_sources()}
+    example_pages = {t.page for t in project.current().tutorials}
     in_pages = {Path(f).with_suffix("").as_posix() for f, _ in locations}
     return not (
         in_pages <= example_pages

@@ -14,8 +14,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from . import project
 from .fingerprint import environment_fingerprint, source_digest
-from .layout import ROOT, page_for, tutorial_sources
 from .stamps import STAMP_META, outputs_digest, stamp_problems
 
 
@@ -47,12 +47,15 @@ def parse(path):
 
 
 def check_stamps(htmldir, langs):
+    """Problems of the tutorial pages; a tutorial conf.py's filename_pattern does not execute is listed by
+    not_executed(), not here."""
     problems = []
     environment = environment_fingerprint()
     for lang in langs:
-        for src_dir, source in tutorial_sources():
-            page = Path(htmldir, lang.seg, page_for(src_dir, source) + ".html")
-            where = f"{page}: {source.relative_to(ROOT)} ({lang.seg})"
+        for tutorial in (t for t in project.current().tutorials if t.executed):
+            source = tutorial.path
+            page = Path(htmldir, lang.seg, tutorial.page + ".html")
+            where = f"{page}: {tutorial.label} ({lang.seg})"
             if not page.exists():
                 problems.append(f"{where}: page missing")
                 continue
@@ -61,10 +64,15 @@ def check_stamps(htmldir, langs):
             if raw is None:
                 problems.append(f"{where}: no execution stamp (the tutorial was not executed)")
                 continue
-            shown = shown_outputs(page, parsed, Path(source).stem)
+            shown = shown_outputs(page, parsed, source.stem)
             problems += [f"{where}: {problem}"
                          for problem in stamp_problems(json.loads(raw), source_digest(source), environment, shown)]
     return problems
+
+
+def not_executed():
+    """The tutorials conf.py's filename_pattern leaves unexecuted: shown without output, by design."""
+    return [t.label for t in project.current().tutorials if not t.executed]
 
 
 _OUTPUT_BLOCK = re.compile(r'<div class="sphx-glr-script-out[^"]*"><div class="highlight"><pre>(.*?)</pre>', re.S)

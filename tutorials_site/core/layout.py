@@ -1,32 +1,14 @@
-"""Where things live: the repository's tutorial folders and the build folder's layout."""
+"""Where things live: the repository root and the build folder's layout."""
 
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Tutorial source folder -> folder of the generated pages, as PyTorch's tutorials lay it out.
-GALLERIES = {"beginner_source": "beginner"}
-
-# Hand-written pages, staged beside the galleries for every language.
+# Hand-written pages and the folders pages refer to (`/_static/img/...`), staged beside the galleries
+# for every language.
 PAGES = ("index.md",)
-
-
-def tutorial_sources(root=ROOT):
-    """Every tutorial script, as (gallery source folder, path) pairs, in a stable order."""
-    for src_dir in GALLERIES:
-        for path in sorted((Path(root) / src_dir).glob("*.py")):
-            yield src_dir, path
-
-
-def page_for(src_dir, path):
-    """The docname of a tutorial's page: beginner_source/x.py -> beginner/x."""
-    return f"{GALLERIES[src_dir]}/{Path(path).stem}"
-
-
-def tutorial_key(src_dir, path):
-    """A tutorial's name in shards and durations: beginner_source/x."""
-    return f"{src_dir}/{Path(path).stem}"
+STATIC = "_static"
 
 
 @dataclass(frozen=True)
@@ -35,38 +17,38 @@ class BuildTree:
 
     root: Path
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "root", Path(self.root))  # given as a string by a command line too
 
     @property
-    def html(self):
+    def html(self) -> Path:
         return self.root / "html"
 
     @property
-    def logs(self):
+    def logs(self) -> Path:
         return self.root / "logs"
 
-    def src(self, lang):
+    def src(self, lang) -> Path:
         """The Sphinx source tree staged for one language."""
         return self.root / "src" / lang.seg
 
-    def doctrees(self, lang):
+    def doctrees(self, lang) -> Path:
         return self.root / "doctrees" / lang.seg
 
     @property
-    def runs(self):
-        """Every tutorial's run, as runs/<tutorial key>/ (see tutorial_key)."""
+    def runs(self) -> Path:
+        """Every tutorial's run, as runs/<tutorial key>/ (see Tutorial.key)."""
         return self.root / "runs"
 
-    def run_dir(self, src_dir, path):
-        """One tutorial's run, shared by every language: <builddir>/runs/<src_dir>/<stem>/."""
-        return self.runs / tutorial_key(src_dir, path)
+    def run_dir(self, key: str) -> Path:
+        """One tutorial's run, shared by every language: <builddir>/runs/beginner_source/basics/<stem>/."""
+        return self.runs / key
 
-    def workdir(self, src_dir):
-        """The working directory tutorials of a folder run in: links to the folder's files, writes stay here."""
-        return self.root / "work" / src_dir
+    def workdir(self, folder: str) -> Path:
+        """The working directory of a tutorial folder's runs: links to the folder's files, writes stay here."""
+        return self.root / "work" / folder
 
     @property
-    def shard_record(self):
+    def shard_record(self) -> Path:
         """What a SHARD=i/N build executed, for `make assemble`."""
         return self.root / "shard.json"

@@ -1,7 +1,8 @@
 """Runs: one execution of a tutorial's English source, shared by every language's page.
 
 A run folder (BuildTree.run_dir) holds what the runner recorded, result.json
-(each code block's output and figures, the error if any) and images/, and,
+(each code block's output and figures, the error if any) and page/ (the
+figures, where the page shows them), and,
 after a successful run, stamp.json: the digest of the source that ran, the
 environment fingerprint, what the run cost and where it ran. A run without a
 stamp, or whose stamp does not match the current source and environment, is
@@ -46,8 +47,8 @@ def write_json(path, data):
 
 def outputs(run_dir, result):
     """The outputs digest of a run: its blocks' text and its figures' bytes, in order."""
-    images = [Path(run_dir, "images", name).read_bytes() for block in result["blocks"] for name in block["images"]]
-    return outputs_digest([block["output"] for block in result["blocks"]], images)
+    images = [Path(run_dir, "page", name).read_bytes() for block in result["blocks"] for name in block["images"]]
+    return outputs_digest([text for block in result["blocks"] for text in block["texts"]], images)
 
 
 def problems(run_dir, source_digest, environment):

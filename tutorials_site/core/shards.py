@@ -14,9 +14,9 @@ import json
 import re
 import shutil
 
-from . import runs
+from . import project, runs
 from .errors import UsageError
-from .layout import ROOT, BuildTree, tutorial_key, tutorial_sources
+from .layout import ROOT, BuildTree
 
 DURATIONS = ROOT / ".github" / "tutorial-durations.json"
 DEFAULT_SECONDS = 5.0  # for a tutorial never timed
@@ -45,9 +45,9 @@ def load_durations():
 
 
 def selection(spec):
-    """The (tutorial folder, path) pairs that shard `spec` executes."""
+    """The tutorials that shard `spec` executes."""
     index, count = parse(spec)
-    tutorials = {tutorial_key(s, p): (s, p) for s, p in tutorial_sources()}
+    tutorials = {t.key: t for t in project.current().tutorials if t.executed}
     return [tutorials[key] for key in sorted(assign(list(tutorials), count, load_durations())[index - 1])]
 
 
@@ -61,15 +61,15 @@ def merge(shard_builddirs, tree):
         if not (shard.shard_record.exists() or shard.runs.is_dir()):
             raise UsageError(f"SHARDS: {shard.root}: not a shard's build folder (no shard.json or runs/ in it)")
     for shard in shard_trees:
-        for src_dir, path in tutorial_sources():
-            run = shard.run_dir(src_dir, path)
+        for tutorial in project.current().tutorials:
+            run = shard.run_dir(tutorial.key)
             if not (run / runs.STAMP).exists():
                 continue  # not executed (or failed) in this shard
-            target = tree.run_dir(src_dir, path)
+            target = tree.run_dir(tutorial.key)
             if target.exists():
                 shutil.rmtree(target)
             shutil.copytree(run, target)
-            merged[tutorial_key(src_dir, path)] = str(shard.root)
+            merged[tutorial.key] = str(shard.root)
     return merged
 
 
@@ -77,7 +77,7 @@ def record(builddirs):
     """The run times in the execution stamps under the build folders, by tutorial."""
     durations = {}
     for tree in map(BuildTree, builddirs):
-        for stamp_file in sorted(tree.runs.glob(f"*/*/{runs.STAMP}")):
+        for stamp_file in sorted(tree.runs.rglob(runs.STAMP)):
             stamp = runs.read_json(stamp_file)
             if stamp:
                 durations[stamp_file.parent.relative_to(tree.runs).as_posix()] = stamp["seconds"]

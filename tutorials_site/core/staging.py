@@ -12,8 +12,8 @@ from pathlib import Path
 
 from babel.messages.mofile import write_mo
 
-from . import catalogs, languages, translate
-from .layout import GALLERIES, PAGES, ROOT
+from . import catalogs, languages, project, translate
+from .layout import PAGES, ROOT, STATIC
 
 
 def _link(link, target):
@@ -32,49 +32,62 @@ def _write_if_changed(path, data):
 
 
 def _sync_folder(folder, wanted):
-    """Make `folder` hold exactly `wanted` ({name: text to write, or a path to link})."""
+    """Make `folder` hold exactly `wanted` ({name: text to write, a path to link, or None: a folder kept})."""
     if folder.is_symlink():
         folder.unlink()
     folder.mkdir(parents=True, exist_ok=True)
     for entry in folder.iterdir():
-        if entry.name not in wanted:
+        if entry.name not in wanted or (wanted[entry.name] is None and entry.is_symlink()):
             shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
     for name, content in wanted.items():
+        if content is None:
+            continue
         if isinstance(content, Path):
             _link(folder / name, content)
         else:
             _write_if_changed(folder / name, content)
 
 
-def working_folder(tree, src_dir):
-    """Where a folder's tutorials run: links to its files (data beside a tutorial is found), writes stay in the build."""
-    folder = tree.workdir(src_dir)
+def working_folder(tree, tutorial):
+    """Where a tutorial runs: links to its folder's files (data beside it is found), writes stay in the build."""
+    source = tutorial.path.parent
+    folder = tree.workdir(source.relative_to(tutorial.root).as_posix())
     folder.mkdir(parents=True, exist_ok=True)
-    for path in (ROOT / src_dir).iterdir():
+    for path in source.iterdir():
         _link(folder / path.name, path)
     return folder
+
+
+def _gallery_files(site, lang, folder, reports, top):
+    """What a gallery folder (`top`) or section holds in a language: scripts translated, all else linked."""
+    wanted = {}
+    tutorials = {t.path: t for t in site.tutorials}
+    for path in sorted(folder.iterdir()):
+        if top and path.is_dir() and project.header(path) is not None:
+            wanted[path.name] = None  # a section: synced on its own
+        elif path in tutorials and lang is not languages.SOURCE:
+            text, report = translate.generate(lang, tutorials[path])
+            wanted[path.name] = text
+            wanted[f"{path.stem}.i18n.json"] = report.as_json()
+            reports.append(report)
+        elif path.name != "__pycache__":
+            wanted[path.name] = path  # the header (translated by Sphinx), helper modules, data: as they are
+    return wanted
 
 
 def stage(tree, lang):
     """The Sphinx source tree of one language; returns (path, translation reports)."""
     src = tree.src(lang)
     src.mkdir(parents=True, exist_ok=True)
-    for name in PAGES:
-        _link(src / name, ROOT / name)
+    for name in (*PAGES, STATIC):
+        if (ROOT / name).exists():
+            _link(src / name, ROOT / name)  # pages refer to `/_static/img/...` from the source root
     reports = []
-    for src_dir in GALLERIES:
-        wanted = {}
-        for path in sorted((ROOT / src_dir).iterdir()):
-            if path.suffix != ".py":
-                wanted[path.name] = path  # the gallery header: translated by Sphinx
-            elif lang is languages.SOURCE:
-                wanted[path.name] = path
-            else:
-                text, report = translate.generate(lang, src_dir, path)
-                wanted[path.name] = text
-                wanted[f"{path.stem}.i18n.json"] = report.as_json()
-                reports.append(report)
-        _sync_folder(src / src_dir, wanted)
+    site = project.current()
+    for gallery in site.galleries:
+        top = ROOT / gallery.examples_dir
+        for folder in [top, *(d for d in sorted(top.iterdir()) if d.is_dir() and project.header(d) is not None)]:
+            _sync_folder(src / folder.relative_to(ROOT), _gallery_files(site, lang, folder, reports, folder == top))
     if lang is languages.SOURCE:
         return src, reports
     mo_dir = src / "_locale" / lang.code / "LC_MESSAGES"

@@ -164,17 +164,18 @@ def _code_tree(source, filename):
     return ast.dump(tree, include_attributes=True)
 
 
-def generate(lang, src_dir, path):
-    """(translated source, Report) of one tutorial in one language."""
+def generate(lang, tutorial):
+    """(translated source, Report) of one tutorial (a project.Tutorial) in one language."""
+    path = tutorial.path
     english = path.read_text(encoding="utf-8")
-    tutorial = tutorial_text.parse(path, english)
-    po = catalogs.tutorial_po(lang, src_dir, path)
+    text = tutorial_text.parse(path, english)
+    po = catalogs.tutorial_po(lang, tutorial)
     catalog = catalogs.load(po) if po.exists() else None
     available = catalogs.translations(catalog) if catalog is not None else {}
-    report = Report(total=len(tutorial.units))
+    report = Report(total=len(text.units))
     usable = {}
     allowed_links = link_targets(lang)
-    for unit in tutorial.units:
+    for unit in text.units:
         msgstr = available.get(unit.msgid)
         if msgstr is None:
             report.english += 1
@@ -190,10 +191,10 @@ def generate(lang, src_dir, path):
             report.problems.append(f"{catalogs.display_path(po)}:{line}: msgid {unit.msgid[:50]!r}: {reason}; shown in English")
             continue
         usable[unit.msgid] = msgstr
-    translated = tutorial_text.render(tutorial, usable)
+    translated = tutorial_text.render(text, usable)
     if _code_tree(translated, str(path)) != _code_tree(english, str(path)):
         raise TranslationError(
-            f"{catalogs.display_path(po)}: the {lang.seg} source generated from it differs from {src_dir}/{path.name} "
+            f"{catalogs.display_path(po)}: the {lang.seg} source generated from it differs from {tutorial.label} "
             "in code or line numbers; refusing to run it"
         )
     return translated, report

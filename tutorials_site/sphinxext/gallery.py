@@ -17,63 +17,53 @@ import os
 import shutil
 import zipfile
 from pathlib import Path
-from textwrap import indent
 
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
 from sphinx_gallery import py_source_parser
-from sphinx_gallery.gen_rst import CODE_OUTPUT, rst_blocks, save_rst_example, save_thumbnail
+from sphinx_gallery.gen_rst import _clean_script_blocks, rst_blocks, save_rst_example, save_thumbnail
 from sphinx_gallery.notebook import jupyter_notebook, save_notebook
-from sphinx_gallery.scrapers import ImagePathIterator, figure_rst
+from sphinx_gallery.scrapers import ImagePathIterator
 from sphinx_gallery.utils import get_md5sum, zip_files
 
-from ..core import runs
-from ..core.stamps import ANSI, stamp_path
+from ..core import project, runs
+from ..core.layout import ROOT
+from ..core.stamps import stamp_path
 
 logger = logging.getLogger(__name__)
 
 
-def example_of(config, srcdir, docname):
-    """(examples folder, stem) of the tutorial a page renders; None for any other page (a gallery index)."""
+_projects: dict[int, project.Project] = {}
+
+
+def site_project(config) -> project.Project:
+    """The project as this Sphinx run's configuration declares it (discovered once per build)."""
     conf = config.sphinx_gallery_conf
-    folder, _, name = docname.rpartition("/")
-    if folder not in conf["gallery_dirs"]:
-        return None
-    examples = conf["examples_dirs"][conf["gallery_dirs"].index(folder)]
-    return (examples, name) if Path(srcdir, examples, f"{name}.py").exists() else None
+    if id(conf) not in _projects:
+        _projects[id(conf)] = project.Project(ROOT, conf)
+    return _projects[id(conf)]
+
+
+def example_of(config, docname) -> project.Tutorial | None:
+    """The tutorial a page renders; None for any other page (a gallery index, a hand-written page)."""
+    return site_project(config).tutorial_of_page(docname)
 
 
 def render_galleries(app):
+    """Write every executed tutorial's page from its run, before sphinx-gallery generates the galleries."""
+    if not app.config.tutorials_runs:
+        return  # html-noplot: sphinx-gallery shows the code without output
     conf = app.config.sphinx_gallery_conf
-    if not conf["plot_gallery"]:
-        return
     runs_root = Path(app.config.tutorials_runs)
-    for examples_dir, gallery_dir in zip(conf["examples_dirs"], conf["gallery_dirs"]):
-        for src_file in sorted(Path(app.srcdir, examples_dir).glob("*.py")):
-            run_dir = runs_root / examples_dir / src_file.stem
-            if runs.read_json(run_dir / runs.RESULT) is None:
-                raise ExtensionError(f"{examples_dir}/{src_file.name}: no run in {run_dir}; "
-                                     "tutorials are executed by `python -m tutorials_site html`, never inside Sphinx")
-            render(src_file, Path(app.srcdir, gallery_dir), run_dir, conf)
-
-
-def _code_output(record, images, conf):
-    """The reST sphinx-gallery gives a code block's output: its figures, then what it printed."""
-    images_rst = figure_rst([str(images / name) for name in record["images"]], conf["src_dir"]) if record["images"] else ""
-    text = ANSI.sub("", record["output"].expandtabs())
-    printed = CODE_OUTPUT.format(indent(text, " " * 4)) if text.strip() else ""
-    return f"\n{images_rst}\n\n{printed}\n\n\n"
-
-
-def _clean(blocks, conf):
-    """What the page shows of the script: without ignore blocks, config comments or the run's timeout line."""
-    cleaned = []
-    for block in blocks:
-        content = py_source_parser.remove_ignore_blocks(block.content)
-        if conf["remove_config_comments"]:
-            content = runs.TIMEOUT_COMMENT.sub("", py_source_parser.remove_config_comments(content))
-        cleaned.append(py_source_parser.Block(block.type, content, block.lineno))
-    return cleaned
+    for tutorial in site_project(app.config).tutorials:
+        if not tutorial.executed:
+            continue  # not matched by filename_pattern: sphinx-gallery shows it without output
+        run_dir = runs_root / tutorial.key
+        if runs.read_json(run_dir / runs.RESULT) is None:
+            raise ExtensionError(f"{tutorial.label}: no run in {run_dir}; "
+                                 "tutorials are executed by `python -m tutorials_site html`, never inside Sphinx")
+        src_file = Path(app.srcdir, tutorial.gallery.examples_dir, tutorial.rel)
+        render(src_file, Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.section), run_dir, conf)
 
 
 def render(src_file, target_dir, run_dir, conf):
@@ -90,20 +80,20 @@ def render(src_file, target_dir, run_dir, conf):
     images.mkdir(parents=True, exist_ok=True)
     for old in _figures(images, target.stem):
         old.unlink()
+    for produced in (run_dir / "page").rglob("*"):
+        if produced.is_file():  # the figures, with their srcset variants and animations, where the reST wants them
+            destination = Path(conf["src_dir"], produced.relative_to(run_dir / "page"))
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(produced, destination)
     shutil.copyfile(src_file, target)
 
     file_conf, blocks = py_source_parser.split_code_and_text_blocks(str(src_file))
     records = iter(result["blocks"])
-    outputs = []
-    for block in blocks:
-        record = next(records, None) if block.type == "code" else None
-        if record is not None:
-            for name in record["images"]:
-                shutil.copyfile(run_dir / "images" / name, images / name)
-        outputs.append(_code_output(record, images, conf) if record is not None else "")
-    blocks = _clean(blocks, conf)
-    if blocks[-1].content.isspace():
-        blocks, outputs = blocks[:-1], outputs[:-1]
+    outputs = [(next(records, None) or {"rst": ""})["rst"] if block.type == "code" else "" for block in blocks]
+    # What the page shows of the script, as sphinx-gallery cleans it; the run's own timeout line goes too.
+    blocks, outputs = _clean_script_blocks(conf, py_source_parser, blocks, outputs)
+    if conf["remove_config_comments"]:
+        blocks = [py_source_parser.Block(b.type, runs.TIMEOUT_COMMENT.sub("", b.content), b.lineno) for b in blocks]
 
     seconds = result["seconds"]
     memory = (stamp or {}).get("peak_rss_mb", 0.0)
@@ -112,14 +102,17 @@ def render(src_file, target_dir, run_dir, conf):
     save_rst_example(example_rst, target, seconds, memory, conf, language="Python", file_conf=file_conf)
     template = str(images / f"sphx_glr_{target.stem}_{{0:03}}.png")
     produced = ImagePathIterator(template)
-    for _ in (name for record in result["blocks"] for name in record["images"]):
+    for _ in range(result.get("images_total", 0)):
         next(produced)
     script_vars = {"image_path_iterator": produced}
     if result["error"]:
         script_vars["formatted_exception"] = result["error"]["message"]
     save_thumbnail(template, src_file, script_vars, file_conf, conf)
-    save_notebook(jupyter_notebook(blocks, conf, target_dir), target.with_suffix(".ipynb"))
-    _normalize_zip(Path(zip_files([target, target.with_suffix(".ipynb")], target.with_suffix(".zip"), target_dir)))
+    files = [target]
+    if target.suffix in conf["notebook_extensions"]:
+        save_notebook(jupyter_notebook(blocks, conf, target_dir), target.with_suffix(".ipynb"))
+        files.append(target.with_suffix(".ipynb"))
+    _normalize_zip(Path(zip_files(files, target.with_suffix(".zip"), target_dir)))
 
     # sphinx-gallery's cache: the cost it reports for a skipped example, and the md5 that makes it skip.
     target.with_name(f"{target.stem}.cost.json").write_text(json.dumps({"time": seconds, "memory": memory}))
@@ -129,6 +122,15 @@ def render(src_file, target_dir, run_dir, conf):
     else:
         stamp_path(target).unlink(missing_ok=True)
     runs.write_json(marker, {"key": key, "rendered": _rendered(target)})
+
+
+def refuse_own_execution(app, *args):
+    """Fail the build if sphinx-gallery ever executed an example itself: only the runner may."""
+    conf = app.config.sphinx_gallery_conf
+    ran = sorted({*conf["passing_examples"], *conf["failing_examples"]})
+    if ran:
+        raise ExtensionError("sphinx-gallery executed " + ", ".join(ran) + " itself; tutorials must run only "
+                             "through `python -m tutorials_site html` (a process of their own, stamped)")
 
 
 def _figures(images, stem):
@@ -173,3 +175,6 @@ def setup(app):
     app.connect("html-page-context", drop_unused_css)
     # After sphinx-gallery's own builder-inited setup (priority 10), before it generates the galleries (500).
     app.connect("builder-inited", render_galleries, priority=400)
+    # After sphinx-gallery generated the galleries (builder-inited, 500), and again at the end.
+    app.connect("builder-inited", refuse_own_execution, priority=900)
+    app.connect("build-finished", refuse_own_execution)

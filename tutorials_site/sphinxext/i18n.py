@@ -137,10 +137,10 @@ def add_page_context(app, pagename, templatename, context, doctree):
 
 def translation_status_path(app, docname):
     """Written by the build driver beside each generated tutorial: {"total": N, "english": N}."""
-    example = example_of(app.config, app.srcdir, docname)
-    if example is None:
+    tutorial = example_of(app.config, docname)
+    if tutorial is None:
         return None
-    path = Path(app.srcdir, example[0], example[1] + ".i18n.json")
+    path = Path(app.srcdir, tutorial.gallery.examples_dir, tutorial.rel.with_suffix(".i18n.json"))
     return path if path.exists() else None
 
 

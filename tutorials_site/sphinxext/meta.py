@@ -35,11 +35,11 @@ def first_paragraph(doctree):
 def thumbnail(app, pagename, doctree):
     """The file name in _images/ of a tutorial's thumbnail; None when the tutorial draws no figure
     (its thumbnail is then sphinx-gallery's placeholder)."""
-    example = example_of(app.config, app.srcdir, pagename)
-    if example is None or doctree is None or doctree.next_node(imgsgnode) is None:
+    tutorial = example_of(app.config, pagename)
+    if tutorial is None or doctree is None or doctree.next_node(imgsgnode) is None:
         return None
     folder = pagename.rpartition("/")[0]
-    found = app.env.images.get(f"{folder}/images/thumb/sphx_glr_{example[1]}_thumb.png")
+    found = app.env.images.get(f"{folder}/images/thumb/sphx_glr_{tutorial.path.stem}_thumb.png")
     return found[1] if found else None
 
 
@@ -54,7 +54,7 @@ def add_page_context(app, pagename, templatename, context, doctree):
     paragraph = first_paragraph(doctree) if doctree is not None else None
     description = summary(paragraph, lang.code) if paragraph else str(_(SITE_DESCRIPTION))
     project = str(_(app.config.project))
-    tutorial = example_of(app.config, app.srcdir, pagename) is not None
+    tutorial = example_of(app.config, pagename) is not None
     tags = [("name", "description", description),
             ("property", "og:title", page_title(context, templatename) or project),
             ("property", "og:description", description),

@@ -17,7 +17,6 @@ from sphinx.locale import get_translation
 from sphinx.util.docutils import SphinxDirective
 
 from ..core.fingerprint import source_digest
-from ..core.layout import ROOT
 from ..core.stamps import STAMP_META, read_stamp, stamp_path
 from .gallery import example_of
 
@@ -27,7 +26,7 @@ _FIRST_BLOCK = ".. GENERATED FROM PYTHON SOURCE LINES"
 
 
 def add_directive(app, docname, source):
-    if example_of(app.config, app.srcdir, docname) is None:
+    if example_of(app.config, docname) is None:
         return
     text = source[0]
     at = text.find(_FIRST_BLOCK, text.find(".. _sphx_glr_"))
@@ -71,8 +70,8 @@ class ProvenanceDirective(SphinxDirective):
         self.env.note_dependency(str(stamp_path(target)))
         stamp = read_stamp(target)
         # Every language's page shows the run of the repository's English script.
-        examples, name = example_of(self.config, self.env.srcdir, self.env.docname)
-        if stamp and stamp["source"] == source_digest(ROOT / examples / f"{name}.py"):
+        tutorial = example_of(self.config, self.env.docname)
+        if stamp and stamp["source"] == source_digest(tutorial.path):
             self.env.metadata[self.env.docname][STAMP_META] = json.dumps(stamp, sort_keys=True)
             box = nodes.container(classes=["tutorial-provenance"])
             box += nodes.paragraph("", "", *describe(stamp))

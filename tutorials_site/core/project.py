@@ -1,0 +1,213 @@
+"""The project as conf.py declares it: its galleries, their sections and tutorials, and the options.
+
+conf.py's `sphinx_gallery_conf` is the configuration, as in any sphinx-gallery
+project; this module is its one reader outside Sphinx. The discovery follows
+sphinx-gallery's own rules, so that the tutorials the build executes are the
+pages sphinx-gallery renders:
+
+- each `examples_dirs[i]` becomes the gallery `gallery_dirs[i]`; it needs a
+  header (GALLERY_HEADER.rst, or README.txt / README.rst);
+- a subfolder with a header is a section; sphinx-gallery renders one level of
+  them, so a deeper folder, or a subfolder without a header, that holds
+  scripts is reported (`Project.ignored_folders`), never skipped in silence;
+- a script is a tutorial unless its file name matches `ignore_pattern` (a
+  helper module: it stays importable, it gets no page);
+- a tutorial is executed when its path matches `filename_pattern`; one that
+  does not is shown without output, as sphinx-gallery shows it.
+"""
+
+import re
+import runpy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from .errors import SiteError
+from .layout import ROOT
+
+HEADER_NAMES = tuple(f"{stem}{ext}" for ext in (".txt", ".rst", ".md") for stem in ("GALLERY_HEADER", "README", "readme"))
+DEFAULT_FILENAME_PATTERN = r"/plot"
+DEFAULT_IGNORE_PATTERN = r"__init__\.py"
+
+# Options whose effect is ours to give, since sphinx-gallery executes nothing here (see README):
+# every other option of sphinx-gallery's configuration reference reaches it unchanged.
+REFUSED = {
+    "parallel": "each tutorial already runs in a process of its own; the build runs them one after "
+                "another (sharded over CI runners with SHARD)",
+    "junit": "the build reports failures itself, as file:line lines that CI shows as annotations",
+    "example_extensions": "only Python scripts (.py) are executed here",
+    "filetype_parsers": "only Python scripts (.py) are executed here",
+}
+
+
+class ConfError(SiteError):
+    """conf.py declares something the build cannot use: the message names the option."""
+
+
+@dataclass(frozen=True)
+class Gallery:
+    examples_dir: str  # the source folder, relative to the project root: beginner_source
+    gallery_dir: str  # the folder of its pages: beginner
+
+
+@dataclass(frozen=True)
+class Tutorial:
+    root: Path
+    gallery: Gallery
+    rel: PurePosixPath  # the script, relative to its gallery's source folder: basics/tensorqs_tutorial.py
+    executed: bool  # matches filename_pattern
+
+    @property
+    def path(self) -> Path:
+        return self.root / self.gallery.examples_dir / self.rel
+
+    @property
+    def label(self) -> str:
+        """The script as messages name it: beginner_source/basics/tensorqs_tutorial.py."""
+        return f"{self.gallery.examples_dir}/{self.rel}"
+
+    @property
+    def key(self) -> str:
+        """Its name in runs, shards and durations: beginner_source/basics/tensorqs_tutorial."""
+        return f"{self.gallery.examples_dir}/{self.rel.with_suffix('')}"
+
+    @property
+    def page(self) -> str:
+        """The docname of its page: beginner/basics/tensorqs_tutorial."""
+        return f"{self.gallery.gallery_dir}/{self.rel.with_suffix('')}"
+
+    @property
+    def section(self) -> PurePosixPath:
+        """Its folder inside the gallery ('.' at the gallery's top)."""
+        return self.rel.parent
+
+
+def read_conf(root: Path = ROOT) -> dict[str, Any]:
+    """conf.py's names, evaluated as Sphinx evaluates it (its own folder as __file__'s)."""
+    path = Path(root) / "conf.py"
+    try:
+        return runpy.run_path(str(path))
+    except SiteError:
+        raise
+    except Exception as error:  # conf.py is user code: say where it broke
+        raise ConfError(f"{path}: could not be evaluated: {type(error).__name__}: {error}") from None
+
+
+def _as_list(value: Any, name: str) -> list[str]:
+    values = [value] if isinstance(value, str) else list(value)
+    if not all(isinstance(v, str) for v in values):
+        raise ConfError(f"conf.py: sphinx_gallery_conf[{name!r}] must be a folder name or a list of them")
+    return values
+
+
+def _pattern(options: Mapping[str, Any], name: str, default: str) -> re.Pattern[str]:
+    value = options.get(name, default)
+    try:
+        return re.compile(value)
+    except (re.error, TypeError) as error:
+        raise ConfError(f"conf.py: sphinx_gallery_conf[{name!r}] = {value!r} is not a regular expression: {error}") from None
+
+
+def header(folder: Path) -> Path | None:
+    """The gallery header of a folder, as sphinx-gallery looks for it."""
+    return next((folder / name for name in HEADER_NAMES if (folder / name).is_file()), None)
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    options: Mapping[str, Any]  # conf.py's sphinx_gallery_conf, as written
+
+    @classmethod
+    def read(cls, root: Path = ROOT) -> "Project":
+        conf = read_conf(root)
+        options = conf.get("sphinx_gallery_conf")
+        if not isinstance(options, Mapping):
+            raise ConfError(f"{Path(root) / 'conf.py'}: no sphinx_gallery_conf dictionary")
+        for name, why in REFUSED.items():
+            if name in options and options[name] not in (False, "", None, {}, 1) and not (
+                    name == "example_extensions" and set(options[name]) == {".py"}):
+                raise ConfError(f"conf.py: sphinx_gallery_conf[{name!r}] is not supported here: {why}")
+        return cls(Path(root), dict(options))
+
+    @cached_property
+    def galleries(self) -> tuple[Gallery, ...]:
+        examples = _as_list(self.options.get("examples_dirs", []), "examples_dirs")
+        pages = _as_list(self.options.get("gallery_dirs", []), "gallery_dirs")
+        if len(examples) != len(pages) or not examples:
+            raise ConfError("conf.py: sphinx_gallery_conf needs as many 'gallery_dirs' as 'examples_dirs' "
+                            f"(got {len(examples)} and {len(pages)})")
+        galleries = []
+        for src, out in zip(examples, pages):
+            src, out = PurePosixPath(src).as_posix(), PurePosixPath(out).as_posix()
+            if src.startswith(("/", "..")) or out.startswith(("/", "..")):
+                raise ConfError(f"conf.py: gallery {src!r} -> {out!r}: folders must be inside the project")
+            if not (self.root / src).is_dir():
+                raise ConfError(f"conf.py: sphinx_gallery_conf['examples_dirs']: {src}/ does not exist")
+            if header(self.root / src) is None:
+                raise ConfError(f"{src}/: a gallery needs a header: GALLERY_HEADER.rst or README.txt "
+                                "(reST introducing the gallery)")
+            galleries.append(Gallery(src, out))
+        return tuple(galleries)
+
+    @cached_property
+    def filename_pattern(self) -> re.Pattern[str]:
+        return _pattern(self.options, "filename_pattern", DEFAULT_FILENAME_PATTERN)
+
+    @cached_property
+    def ignore_pattern(self) -> re.Pattern[str]:
+        return _pattern(self.options, "ignore_pattern", DEFAULT_IGNORE_PATTERN)
+
+    def _scripts(self, folder: Path) -> list[Path]:
+        return sorted(p for p in folder.glob("*.py") if p.is_file() and not self.ignore_pattern.search(p.name))
+
+    def _sections(self, gallery: Gallery) -> list[Path]:
+        top = self.root / gallery.examples_dir
+        return [top] + sorted(d for d in top.iterdir() if d.is_dir() and header(d) is not None)
+
+    @cached_property
+    def tutorials(self) -> tuple[Tutorial, ...]:
+        """Every tutorial of every gallery, in a stable order (gallery, section, file name)."""
+        found = []
+        for gallery in self.galleries:
+            top = self.root / gallery.examples_dir
+            for section in self._sections(gallery):
+                for path in self._scripts(section):
+                    found.append(Tutorial(self.root, gallery, PurePosixPath(path.relative_to(top).as_posix()),
+                                          bool(self.filename_pattern.search(str(path)))))
+        return tuple(found)
+
+    @cached_property
+    def ignored_folders(self) -> tuple[str, ...]:
+        """Folders holding scripts that no gallery shows: no header, or nested deeper than one section."""
+        shown = {section for gallery in self.galleries for section in self._sections(gallery)}
+        found = set()
+        for gallery in self.galleries:
+            for script in (self.root / gallery.examples_dir).rglob("*.py"):
+                folder = script.parent
+                if folder not in shown and "__pycache__" not in folder.parts and self._scripts(folder):
+                    found.add(folder.relative_to(self.root).as_posix())
+        return tuple(sorted(found))
+
+    def tutorial_of_page(self, docname: str) -> Tutorial | None:
+        return next((t for t in self.tutorials if t.page == docname), None)
+
+    def tutorial(self, key: str) -> Tutorial | None:
+        return next((t for t in self.tutorials if t.key == key), None)
+
+    def expected_to_fail(self, tutorial: Tutorial) -> bool:
+        """Listed in expected_failing_examples (paths relative to conf.py's folder, as in sphinx-gallery)."""
+        listed = self.options.get("expected_failing_examples", ())
+        return any((self.root / p).resolve() == tutorial.path.resolve() for p in listed)
+
+    def flag(self, name: str) -> bool:
+        value = self.options.get(name, False)
+        return value.lower() in ("true", "1") if isinstance(value, str) else bool(value)
+
+
+@lru_cache(maxsize=4)
+def current(root: Path = ROOT) -> Project:
+    """The project at `root`, read once per process (conf.py is evaluated once)."""
+    return Project.read(Path(root))
