@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
-from tutorials_site.core.layout import ROOT, tutorial_sources
+from tutorials_site.core.layout import ROOT
+from tutorials_site.core.project import Project
 
 TUTORIAL_PAGE = Path("en", "beginner", "data_parallel_tutorial.html")
 # What a copy of the project needs to build: what git tracks, minus the heavy or generated parts.
@@ -33,9 +34,9 @@ def _stub(path):
 def copy_project(target):
     """The project copied to `target`, to break or change freely; tutorials but one are stubs."""
     shutil.copytree(ROOT, target, ignore=_NOT_COPIED)
-    for _, path in tutorial_sources(target):
-        if path.stem != KEPT_TUTORIAL:
-            _stub(path)
+    for tutorial in Project.read(target).tutorials:
+        if tutorial.path.stem != KEPT_TUTORIAL:
+            _stub(tutorial.path)
     return target
 
 

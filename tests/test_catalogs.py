@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from tutorials_site.core import catalogs, languages
-from tutorials_site.core.layout import ROOT, tutorial_sources
+from tutorials_site.core.layout import ROOT
+from tutorials_site.core.project import current
 
 ALL_PO = sorted((ROOT / "locales").rglob("*.po"))
 
@@ -22,7 +23,7 @@ def test_every_catalog_is_clean_under_msgfmt_check(po):
 def test_every_language_has_a_catalog_for_every_tutorial_and_the_site():
     for lang in languages.TRANSLATED:
         names = {p.relative_to(catalogs.catalog_dir(lang)).as_posix() for p in catalogs.catalog_dir(lang).rglob("*.po")}
-        assert names == {"site.po", "sphinx.po"} | {f"{s}/{p.stem}.po" for s, p in tutorial_sources()}
+        assert names == {"site.po", "sphinx.po"} | {f"{t.key}.po" for t in current().tutorials}
 
 
 BROKEN = '''msgid ""

@@ -9,7 +9,8 @@ import pytest
 
 from conftest import TUTORIAL_PAGE, build
 from tutorials_site.core import checks, languages
-from tutorials_site.core.layout import ROOT, tutorial_sources
+from tutorials_site.core.layout import ROOT
+from tutorials_site.core.project import current
 
 ENGLISH = [languages.BY_SEG["en"]]
 ALL = list(languages.ALL)
@@ -25,7 +26,7 @@ def test_a_build_without_execution_fails(tmp_path):
     page = (tmp_path / "html" / TUTORIAL_PAGE).read_text()
     assert "This page was built without running the tutorial" in page
     problems = checks.check_stamps(tmp_path / "html", ENGLISH)
-    assert len(problems) == len(list(tutorial_sources()))  # one per tutorial
+    assert len(problems) == len(current().tutorials)  # one per tutorial
     assert any("data_parallel_tutorial.py (en): no execution stamp" in problem for problem in problems)
 
 

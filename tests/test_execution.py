@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conftest import build, executed
 from conftest import build as build_all
-from tutorials_site.core.layout import tutorial_sources
+from tutorials_site.core.project import Project
 
 ENGLISH = {"LANGUAGES": "en"}
 
@@ -36,7 +36,7 @@ def test_no_op_rebuild_executes_nothing_and_each_trigger_re_executes(project_cop
 
     def build(root, builddir, env=None):
         return build_all(root, builddir, env={**ENGLISH, **(env or {})})
-    every = len(list(tutorial_sources(project_copy)))  # each tutorial, once
+    every = len(Project.read(project_copy).tutorials)  # each tutorial, once
     assert executed(build(project_copy, builddir)) == every
 
     nothing_changed = build(project_copy, builddir)

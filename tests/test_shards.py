@@ -11,7 +11,7 @@ from test_execution import normalized
 from conftest import build, executed
 from tutorials_site.core import shards
 from tutorials_site.core.errors import UsageError
-from tutorials_site.core.layout import tutorial_sources
+from tutorials_site.core.project import Project, current
 
 
 def test_a_shard_spec_is_i_of_n():
@@ -29,8 +29,8 @@ def test_units_are_dealt_longest_first_to_the_least_loaded_shard():
 
 @pytest.mark.parametrize("count", [1, 2, 3, 8])
 def test_every_tutorial_is_in_exactly_one_shard_whatever_the_languages(count):
-    chosen = [path for i in range(1, count + 1) for _, path in shards.selection(f"{i}/{count}")]
-    assert sorted(chosen) == sorted(path for _, path in tutorial_sources())
+    chosen = [t.path for i in range(1, count + 1) for t in shards.selection(f"{i}/{count}")]
+    assert sorted(chosen) == sorted(t.path for t in current().tutorials)
 
 
 SECOND = '''"""
@@ -63,7 +63,7 @@ def test_two_shards_assembled_give_the_same_site_as_one_build(project_copy, tmp_
         assert result.returncode == 0, result.stdout + result.stderr
         assert executed(result) >= 1 and "sphinx-build" not in result.stdout  # a shard executes, never renders
     executed_by = [set(shards.record([tmp_path / f"shard{i}"])) for i in (1, 2)]
-    every = {f"{s}/{p.stem}" for s, p in tutorial_sources(project_copy)}
+    every = {t.key for t in Project.read(project_copy).tutorials}
     assert not executed_by[0] & executed_by[1] and executed_by[0] | executed_by[1] == every
 
     result = assemble(project_copy, tmp_path / "assembled", tmp_path / "shard1", tmp_path / "shard2")
@@ -83,7 +83,7 @@ def test_assembling_without_every_shard_executes_nothing_and_says_what_is_missin
     assert result.returncode == 0
     result = assemble(project_copy, tmp_path / "assembled", tmp_path / "shard2")
     assert result.returncode != 0 and "refusing to execute anything here" in result.stderr
-    assert all(f"{s}/{p.stem}" in result.stderr for s, p in shards.selection("1/2"))  # shard 1's share
+    assert all(t.key in result.stderr for t in shards.selection("1/2"))  # shard 1's share
     assert not (tmp_path / "assembled" / "html").exists()
 
 

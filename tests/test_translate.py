@@ -4,7 +4,7 @@ import pytest
 from babel.messages.catalog import Catalog
 
 from tutorials_site.core import catalogs, languages, translate, tutorial_text
-from tutorials_site.core.layout import tutorial_sources
+from tutorials_site.core.project import current
 from tutorials_site.core.translate import check_translation, generate
 from tutorials_site.core.tutorial_text import Unit
 
@@ -39,9 +39,10 @@ def test_breaking_or_unsafe_translations_are_refused(msgstr, reason):
 
 
 @pytest.mark.parametrize("lang", languages.TRANSLATED, ids=lambda lang: lang.seg)
-@pytest.mark.parametrize("src_dir, path", list(tutorial_sources()), ids=lambda x: str(x).rsplit("/", 1)[-1])
-def test_every_generated_source_has_the_english_code_and_line_numbers(lang, src_dir, path):
-    text, report = generate(lang, src_dir, path)
+@pytest.mark.parametrize("tutorial", current().tutorials, ids=lambda t: t.key)
+def test_every_generated_source_has_the_english_code_and_line_numbers(lang, tutorial):
+    text, report = generate(lang, tutorial)
+    path = tutorial.path
     english = path.read_text()
     assert translate._code_tree(text, "x") == translate._code_tree(english, "x")
     assert text.count("\n") == english.count("\n")
@@ -51,33 +52,33 @@ def test_every_generated_source_has_the_english_code_and_line_numbers(lang, src_
 def _catalog_with(tmp_path, monkeypatch, entries):
     monkeypatch.setattr(catalogs, "LOCALES", tmp_path / "locales")
     lang = languages.BY_SEG["ko"]
-    src_dir, path = next(iter(tutorial_sources()))
+    tutorial = current().tutorials[0]
     catalog = Catalog(locale="ko")
     for msgid, msgstr in entries.items():
         catalog.add(msgid, msgstr)
-    catalogs.save(catalog, catalogs.tutorial_po(lang, src_dir, path))
-    return lang, src_dir, path
+    catalogs.save(catalog, catalogs.tutorial_po(lang, tutorial))
+    return lang, tutorial
 
 
 def test_a_refused_translation_falls_back_to_english_naming_catalog_line_and_message(tmp_path, monkeypatch):
     title = "Optional: Data Parallelism"
-    lang, src_dir, path = _catalog_with(tmp_path, monkeypatch, {
+    lang, tutorial = _catalog_with(tmp_path, monkeypatch, {
         title: "<b>데이터 병렬</b>",
         "Summary": "요약",
     })
-    text, report = generate(lang, src_dir, path)
+    text, report = generate(lang, tutorial)
     assert title in text and "<b>" not in text and "\n# 요약\n" in text
     [problem] = report.problems
-    assert problem.startswith(str(catalogs.tutorial_po(lang, src_dir, path))) and ":" in problem
+    assert problem.startswith(str(catalogs.tutorial_po(lang, tutorial))) and ":" in problem
     assert f"msgid {title!r}: contains an HTML tag; shown in English" in problem
     assert report.english == report.total - 1
 
 
 def test_a_source_whose_code_would_differ_is_refused(tmp_path, monkeypatch):
-    lang, src_dir, path = _catalog_with(tmp_path, monkeypatch, {})
-    monkeypatch.setattr(tutorial_text, "render", lambda tutorial, usable: path.read_text() + "import os\n")
+    lang, tutorial = _catalog_with(tmp_path, monkeypatch, {})
+    monkeypatch.setattr(tutorial_text, "render", lambda text, usable: tutorial.path.read_text() + "import os\n")
     with pytest.raises(translate.TranslationError, match="differs from .* in code or line numbers"):
-        generate(lang, src_dir, path)
+        generate(lang, tutorial)
 
 
 def message(msgid, where="index.md"):

@@ -5,10 +5,10 @@ import ast
 import pytest
 
 from tutorials_site.core import tutorial_text
-from tutorials_site.core.layout import tutorial_sources
+from tutorials_site.core.project import current
 from tutorials_site.core.tutorial_text import display_width, parse, render
 
-TUTORIALS = [path for _, path in tutorial_sources()]
+TUTORIALS = [t.path for t in current().tutorials]
 
 SAMPLE = '''"""
 A title

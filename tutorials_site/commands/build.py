@@ -18,7 +18,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..core import catalogs, checks, project, runs, shards, versions
+from ..core import catalogs, checks, languages, project, runs, shards, sphinx_warnings, versions
 from ..core.errors import Failed, SiteError
 from ..core.fingerprint import environment_fingerprint, installed_version, source_digest
 from ..core.layout import PAGES, ROOT
@@ -163,6 +163,14 @@ class UpToDate:
         self.record.write_text("\n".join([self.digest, *outputs_snapshot(self.outdir)]))
 
 
+def language_warnings(tree, site, lang, log):
+    """A language build's warnings and errors, located in the files their authors wrote."""
+    galleries = {g.examples_dir: g.gallery_dir for g in site.galleries}
+    code = None if lang is languages.SOURCE else lang.code
+    locate = sphinx_warnings.locator(tree.src(lang), galleries, ROOT, code)
+    return sphinx_warnings.rewrite(log.read_text(encoding="utf-8", errors="replace"), locate)
+
+
 def write_root_index(htmldir, langs):
     Path(htmldir).mkdir(parents=True, exist_ok=True)
     Path(htmldir, "index.html").write_text(chooser_page(langs), encoding="utf-8")
@@ -274,15 +282,20 @@ def html(settings, noplot=False, assemble=False):
             builds = [(lang, up_to_date, tree.logs / f"{lang.seg}.log",
                        pool.apply_async(_sphinx, (command, tree.logs / f"{lang.seg}.log")))
                       for lang, command, up_to_date in todo]
+            found = {}
             for lang, up_to_date, log, build in builds:
                 status = build.get()
-                print(f"[build] {lang.seg}: sphinx-build{' (no execution)' if noplot else ''}", flush=True)
-                print(log.read_text(), end="", flush=True)
+                print(f"[build] {lang.seg}: sphinx-build{' (no execution)' if noplot else ''} (log: {log})", flush=True)
+                found[lang.seg] = language_warnings(tree, site, lang, log)
                 if status:
+                    print(log.read_text(), end="", flush=True)
                     failed.append(lang.seg)
                 else:
                     up_to_date.remember()
                     print(f"[build] {lang.seg}: done ({time.perf_counter() - started:.1f} s since start)", flush=True)
+        # Each warning once, at the author's file and line (a translation's: at its catalog entry).
+        for warning in sphinx_warnings.merge(found):
+            print(warning, flush=True)
     write_root_index(tree.html, langs)
     # Pages ask the site root for versions.json; served from _build/html, this build is that root.
     local = versions.as_built(settings.published, settings.version)
