@@ -313,11 +313,12 @@ def differences(stock: dict, site: dict, aspect: str) -> list[str]:
             continue
         if aspect in {"figures", "srcset", "figure_size", "figure_pixels"}:
             a, b = _figure_view(one["figures"], aspect), _figure_view(two["figures"], aspect)
-            if aspect == "figure_pixels":
-                a, b = [(f, len(p or b"")) for f, p in a if p], [(f, len(p or b"")) for f, p in b if p]
-                if a == b and _figure_view(one["figures"], aspect) != _figure_view(two["figures"], aspect):
-                    out.append(f"{name}: figures of the same size, other pixels")
-                    continue
+            if aspect == "figure_pixels":  # names the files rather than printing their pixels
+                if len(a) != len(b):
+                    out.append(f"{name}: {len(a)} figure(s) on stock, {len(b)} on the site")
+                else:
+                    out += [f"{name}: stock {f} and site {g}: other pixels" for (f, p), (g, q) in zip(a, b) if p != q]
+                continue
             if a != b:
                 out.append(f"{name}: {aspect}: stock {a}\n   site {b}")
             continue
@@ -511,4 +512,6 @@ def test_comparison_finds_an_altered_page(stock_alone: Built, tmp_path: Path) ->
     assert differences(a, b, "outputs") == ["plot_printed: outputs: stock " + repr(a["pages"]["plot_printed"]["outputs"])
                                             + "\n   site " + repr(b["pages"]["plot_printed"]["outputs"])]
     assert len(differences(a, b, "alt")) == 1 and len(differences(a, b, "figure_size")) == 1
+    assert differences(a, b, "figure_pixels") == ["plot_figures: stock sphx_glr_plot_figures_002.png and "
+                                                  "site sphx_glr_plot_figures_002.png: other pixels"]
     assert not differences(a, b, "code") and not differences(a, b, "thumbnail")
