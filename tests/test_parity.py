@@ -366,8 +366,7 @@ def _site_conf_additions(options: dict) -> str:
         f"sphinx_gallery_conf['examples_dirs'] = [*sphinx_gallery_conf['examples_dirs'], {EXAMPLES!r}]\n"
         f"sphinx_gallery_conf['gallery_dirs'] = [*sphinx_gallery_conf['gallery_dirs'], {GALLERY!r}]\n"
         f"sphinx_gallery_conf.update({options!r})\n"
-        f"if {EXAMPLES!r} not in exclude_patterns:\n"
-        f"    exclude_patterns = [*exclude_patterns, {EXAMPLES!r}]\n"
+        f"exclude_patterns = [*globals().get('exclude_patterns', []), {EXAMPLES!r}]\n"
     )
 
 
@@ -419,8 +418,11 @@ def site_project(root: Path, options: dict) -> dict:
     with (root / "conf.py").open("a", encoding="utf-8") as conf:
         conf.write(_site_conf_additions(options))
     index = root / "index.md"
-    index.write_text(re.sub(r"(\n\s*beginner/index\n)", rf"\1{GALLERY}/index\n", index.read_text(encoding="utf-8"), count=1),
-                     encoding="utf-8")
+    # The landing page's toctree gets the parity gallery as its last entry.
+    text, found = re.subn(r"(```\{toctree\}.*?\n)(```)", rf"\1{GALLERY}/index\n\2", index.read_text(encoding="utf-8"),
+                          count=1, flags=re.DOTALL)
+    assert found, "index.md has no toctree to add the parity gallery to"
+    index.write_text(text, encoding="utf-8")
     return _literal_options(root / "conf.py")
 
 
