@@ -178,7 +178,7 @@ def _downloads(page: Path, body: Node) -> dict[str, object]:
     found: dict[str, object] = {}
     for link in body.find_all("a"):
         href = link.attrs.get("href", "")
-        if "_downloads/" not in href:
+        if "_downloads/" not in href or "://" in href:  # the Colab link is the site's own addition
             continue
         data = _local(page, href).read_bytes()
         name = Path(href).name
@@ -213,14 +213,15 @@ def example_page(page: Path) -> dict[str, object]:
                             if _local(page, img.attrs["src"]).exists() else None})
     # Code: every highlighted block outside the outputs, with its language and line numbers as shown.
     in_output = {id(n) for div in body.find_all("div", {"sphx-glr-script-out"}) for n in div.walk()}
-    code = [(sorted(c for c in div.classes if c.startswith("highlight-"))[0], div.text(),
+    # Trailing newlines differ by theme (the site's adds one); what the reader reads is the same.
+    code = [(sorted(c for c in div.classes if c.startswith("highlight-"))[0], div.text().rstrip("\n"),
              bool(div.find_all(classes={"linenos"})) or bool(div.find_all("td", {"linenos"})))
             for div in body.find_all("div") if id(div) not in in_output
             and any(c.startswith("highlight-") for c in div.classes)]
     text = body.text()
     titles = body.find_all("h1")
     return {
-        "title": titles[0].text().replace("\N{PILCROW SIGN}", "").replace("#", "").strip() if titles else None,
+        "title": _heading(titles[0]) if titles else None,
         "outputs": outputs,
         "html_reprs": html_reprs,
         "figures": figures,
@@ -231,13 +232,18 @@ def example_page(page: Path) -> dict[str, object]:
     }
 
 
+def _heading(node: Node) -> str:
+    """A heading's words, without the link sign after it (a pilcrow on stock, an icon glyph on the site)."""
+    return node.text().replace("\N{PILCROW SIGN}", "").replace("\uf0c1", "").replace("#", "").strip()
+
+
 def gallery_index(index: Path) -> dict[str, object]:
     """The gallery's index: sections and thumbnails in order, each thumbnail's image, the download-all archives."""
     body = _article(parse(index))
     order, thumbs = [], {}
     for node in body.walk():
         if node.tag in {"h1", "h2", "h3"}:
-            order.append(("section", node.text().replace("\N{PILCROW SIGN}", "").replace("#", "").strip()))
+            order.append(("section", _heading(node)))
         elif "sphx-glr-thumbcontainer" in node.classes:
             links = [a.attrs["href"] for a in node.find_all("a") if a.attrs.get("href")]
             page = _local(index, links[0]).relative_to(index.parent.resolve()).with_suffix("").as_posix()

@@ -52,9 +52,12 @@ def working_folder(tree, tutorial):
     """Where a tutorial runs: links to its folder's files (data beside it is found), writes stay in the build."""
     source = tutorial.path.parent
     folder = tree.workdir(source.relative_to(tutorial.root).as_posix())
+    if folder.is_symlink():
+        folder.unlink()  # a section's folder, linked by its gallery's working folder before it had its own
     folder.mkdir(parents=True, exist_ok=True)
     for path in source.iterdir():
-        _link(folder / path.name, path)
+        if not (path.is_dir() and (folder / path.name).is_dir() and not (folder / path.name).is_symlink()):
+            _link(folder / path.name, path)
     return folder
 
 
