@@ -56,10 +56,14 @@ def stable_languages(pages, wanted=None):
     return chosen
 
 
+def _gallery_dirs():
+    return {gallery.gallery_dir for gallery in project.current().galleries}
+
+
 def is_tutorial(path):
-    """stable/<seg>/<tutorial page>.html."""
-    parts = Path(path).with_suffix("").parts
-    return len(parts) > 2 and "/".join(parts[2:]) in {t.page for t in project.current().tutorials}
+    """stable/<seg>/<gallery>/[<section>/]<stem>.html; the galleries' and sections' index.html aside."""
+    parts = Path(path).parts
+    return len(parts) in (4, 5) and parts[2] in _gallery_dirs() and parts[-1] != "index.html"
 
 
 def lighthouse_pages(pages, segs):
@@ -67,12 +71,16 @@ def lighthouse_pages(pages, segs):
     found = []
     for seg in segs:
         found.append(f"stable/{seg}/index.html")
-        site = project.current()
-        for gallery in site.galleries:
-            if Path(pages, "stable", seg, gallery.gallery_dir).is_dir():
-                found.append(f"stable/{seg}/{gallery.gallery_dir}/index.html")
-                found += [f"stable/{seg}/{t.page}.html" for t in site.tutorials if t.gallery == gallery
-                          and Path(pages, "stable", seg, f"{t.page}.html").exists()]
+        for gallery in sorted(_gallery_dirs()):
+            folder = Path(pages, "stable", seg, gallery)
+            if folder.is_dir():
+                found.append(f"stable/{seg}/{gallery}/index.html")
+                found += [f"stable/{seg}/{gallery}/{p.relative_to(folder).as_posix()}"
+                          for p in sorted(folder.glob("*.html")) if p.name != "index.html"]
+                for section in sorted(d for d in folder.iterdir() if (d / "index.html").exists()):
+                    found.append(f"stable/{seg}/{gallery}/{section.name}/index.html")
+                    found += [f"stable/{seg}/{gallery}/{section.name}/{p.name}"
+                              for p in sorted(section.glob("*.html")) if p.name != "index.html"]
     return found
 
 
