@@ -16,6 +16,7 @@ died or was killed:
                  "images": [str],      its figures, relative to RUNDIR/page/
                  "rst": str}, ...],    sphinx-gallery's reST of all that
      "images_total": int,              figures saved (sphinx_gallery_thumbnail_number = -1 counts from it)
+     "code_objects": {name: [...]},    the names the code uses, for code links and backreferences
      "error": null or {"line": int, "block_line": int, "message": str},
      "hardware": {"device", "gpus", "machine", "torch", "cuda"}  ({} when the runner did not finish),
      "gpu_peak_bytes": [int per GPU]}
@@ -60,6 +61,8 @@ class RunOptions:
     capture_repr: tuple[str, ...]
     ignore_repr_types: str
     own_callables: bool  # conf.py names scrapers, reset_argv or reset_modules of its own
+    inspect_global_variables: bool
+    default_role: str  # Sphinx's, which decides what a `name` in the text refers to
 
     @classmethod
     def of(cls, project, tutorial):
@@ -71,7 +74,8 @@ class RunOptions:
                       for m in options.get("reset_modules", ())))
         images = (Path(tutorial.gallery.gallery_dir) / tutorial.section / "images").as_posix()
         return cls(str(project.root), images, (capture,) if isinstance(capture, str) else tuple(capture),
-                   options.get("ignore_repr_types", ""), own)
+                   options.get("ignore_repr_types", ""), own, project.flag("inspect_global_variables", True),
+                   project.conf.get("default_role") or "")
 
 
 @dataclass
@@ -151,7 +155,7 @@ def _unfinished_result(source, rundir, progress, error, seconds):
             rst = CODE_OUTPUT.format(indent(text, " " * 4)) if text.strip() else ""
             blocks.append({"line": lines[k], "texts": [text] if text.strip() else [], "images": [],
                            "rst": f"\n\n\n{rst}\n\n\n"})
-    return {"blocks": blocks, "images_total": 0, "error": error, "seconds": seconds, "hardware": {},
+    return {"blocks": blocks, "images_total": 0, "code_objects": {}, "error": error, "seconds": seconds, "hardware": {},
             "gpu_peak_bytes": []}
 
 

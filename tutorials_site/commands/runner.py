@@ -242,6 +242,14 @@ def _output_rst(text, images_rst, repr_method, repr_text):
                             images_rst, capture)
 
 
+def _code_objects(options, blocks, tree, namespace):
+    """The names the script uses, resolved as sphinx-gallery resolves them for code links and backreferences."""
+    from sphinx_gallery.backreferences import _make_ref_regex, identify_names
+
+    variables = namespace if options["inspect_global_variables"] else None
+    return identify_names(blocks, _make_ref_regex(options["default_role"]), variables, tree)
+
+
 def _error_rst(traceback_text):
     """A failed block's traceback, shown as sphinx-gallery shows it."""
     from sphinx_gallery.gen_rst import codestr2rst
@@ -360,6 +368,7 @@ def main(argv):
         rundir / "result.json",
         {
             "blocks": blocks_out,
+            "code_objects": _code_objects(options, blocks, tree, namespace),
             "images_total": len(gallery.vars["image_path_iterator"]),
             "error": error,
             "hardware": hardware,

@@ -19,7 +19,7 @@ pages sphinx-gallery renders:
 import re
 import runpy
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -119,6 +119,7 @@ def header(folder: Path) -> Path | None:
 class Project:
     root: Path
     options: Mapping[str, Any]  # conf.py's sphinx_gallery_conf, as written
+    conf: Mapping[str, Any] = field(default_factory=dict, compare=False)  # conf.py's other names
 
     @classmethod
     def read(cls, root: Path = ROOT) -> "Project":
@@ -130,7 +131,7 @@ class Project:
             if name in options and options[name] not in (False, "", None, {}, 1) and not (
                     name == "example_extensions" and set(options[name]) == {".py"}):
                 raise ConfError(f"conf.py: sphinx_gallery_conf[{name!r}] is not supported here: {why}")
-        return cls(Path(root), dict(options))
+        return cls(Path(root), dict(options), {k: v for k, v in conf.items() if not k.startswith("__")})
 
     @cached_property
     def galleries(self) -> tuple[Gallery, ...]:
@@ -202,8 +203,8 @@ class Project:
         listed = self.options.get("expected_failing_examples", ())
         return any((self.root / p).resolve() == tutorial.path.resolve() for p in listed)
 
-    def flag(self, name: str) -> bool:
-        value = self.options.get(name, False)
+    def flag(self, name: str, default: bool = False) -> bool:
+        value = self.options.get(name, default)
         return value.lower() in ("true", "1") if isinstance(value, str) else bool(value)
 
 

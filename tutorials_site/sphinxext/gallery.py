@@ -54,6 +54,8 @@ def render_galleries(app):
     if not app.config.tutorials_runs:
         return  # html-noplot: sphinx-gallery shows the code without output
     conf = app.config.sphinx_gallery_conf
+    if _SHOW_MEMORY.get(id(app)):
+        conf = {**conf, "show_memory": True}
     runs_root = Path(app.config.tutorials_runs)
     for tutorial in site_project(app.config).tutorials:
         if not tutorial.executed:
@@ -114,7 +116,13 @@ def render(src_file, target_dir, run_dir, conf):
         files.append(target.with_suffix(".ipynb"))
     _normalize_zip(Path(zip_files(files, target.with_suffix(".zip"), target_dir)))
 
-    # sphinx-gallery's cache: the cost it reports for a skipped example, and the md5 that makes it skip.
+    # sphinx-gallery's caches: the names for code links and backreferences, the cost it reports for a
+    # skipped example, and the md5 that makes it skip.
+    code_objects = target.with_name(f"{target.stem}.codeobj.json")
+    if result.get("code_objects"):
+        code_objects.write_text(json.dumps(result["code_objects"], sort_keys=True))
+    else:
+        code_objects.unlink(missing_ok=True)
     target.with_name(f"{target.stem}.cost.json").write_text(json.dumps({"time": seconds, "memory": memory}))
     Path(f"{target}.md5").write_text(get_md5sum(target, mode="t"))
     if stamp is not None:
@@ -122,6 +130,21 @@ def render(src_file, target_dir, run_dir, conf):
     else:
         stamp_path(target).unlink(missing_ok=True)
     runs.write_json(marker, {"key": key, "rendered": _rendered(target)})
+
+
+_SHOW_MEMORY: dict[int, bool] = {}
+
+
+def take_show_memory(app, config):
+    """`show_memory` shows the peak memory the supervisor measured (the tutorial's whole process tree).
+
+    sphinx-gallery would measure inside Sphinx with memory_profiler, and switch the option off (with a
+    warning) where that is not installed; here it is ours to show.
+    """
+    conf = config.sphinx_gallery_conf
+    _SHOW_MEMORY[id(app)] = bool(conf.get("show_memory")) and not callable(conf.get("show_memory"))
+    if _SHOW_MEMORY[id(app)]:
+        config.sphinx_gallery_conf = {**conf, "show_memory": False}
 
 
 def refuse_own_execution(app, *args):
@@ -175,6 +198,7 @@ def setup(app):
     app.connect("html-page-context", drop_unused_css)
     # After sphinx-gallery's own builder-inited setup (priority 10), before it generates the galleries (500).
     app.connect("builder-inited", render_galleries, priority=400)
+    app.connect("config-inited", take_show_memory, priority=5)  # before sphinx-gallery fills its defaults (10)
     # After sphinx-gallery generated the galleries (builder-inited, 500), and again at the end.
     app.connect("builder-inited", refuse_own_execution, priority=900)
     app.connect("build-finished", refuse_own_execution)
