@@ -1,0 +1,251 @@
+"""Several galleries, nested sections and conf.py's options, end to end on copies of the project."""
+
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sphinx.errors import ExtensionError
+
+from conftest import build, copy_project
+from tutorials_site.commands.execute import RunOptions, run_tutorial
+from tutorials_site.core.layout import ROOT
+from tutorials_site.sphinxext.gallery import refuse_own_execution
+
+TWO_LANGUAGES = {"LANGUAGES": "en ko"}
+
+INTERMEDIATE_HEADER = "Intermediate tutorials\n======================\n\nA second gallery, beside the beginners' one.\n"
+INTERMEDIATE = '''"""
+Drawing one line
+================
+
+Prints a sentence, then draws one figure.
+"""
+
+import matplotlib.pyplot as plt
+
+print("printed by the intermediate gallery")
+plt.plot([0, 1, 2], [0, 1, 4])
+plt.show()
+'''
+SECTION_HEADER = "Basics section\n--------------\n\nThe section header says: first steps, one at a time.\n"
+BASICS = '''"""
+Hello from a section
+====================
+
+A tutorial one folder down.
+"""
+
+print("printed by the nested section")
+'''
+HELPER = "def helper() -> int:\n    return 1\n"
+
+
+def add_galleries(project: Path) -> None:
+    """A second gallery (intermediate_source) and a section of the first (beginner_source/basics)."""
+    (project / "intermediate_source").mkdir()
+    (project / "intermediate_source" / "GALLERY_HEADER.rst").write_text(INTERMEDIATE_HEADER)
+    (project / "intermediate_source" / "plot_line.py").write_text(INTERMEDIATE)
+    (project / "beginner_source" / "basics").mkdir()
+    (project / "beginner_source" / "basics" / "README.txt").write_text(SECTION_HEADER)
+    (project / "beginner_source" / "basics" / "hello_basics.py").write_text(BASICS)
+    conf = project / "conf.py"
+    text = conf.read_text()
+    for old, new in (('["beginner_source"]', '["beginner_source", "intermediate_source"]'),
+                     ('["beginner"]', '["beginner", "intermediate"]')):
+        assert old in text
+        text = text.replace(old, new, 1)
+    conf.write_text(text)
+    index = project / "index.md"
+    index.write_text(index.read_text().replace("beginner/index\n", "beginner/index\nintermediate/index\n", 1))
+
+
+def check(project: Path, builddir: Path, *paths: Path, languages: str = "en ko") -> subprocess.CompletedProcess:
+    """`python -m tutorials_site check` in a project, on its build folder or on the HTML tree given."""
+    return subprocess.run([sys.executable, "-m", "tutorials_site", "check", "--builddir", str(builddir), *map(str, paths)],
+                          cwd=project, env={**os.environ, "LANGUAGES": languages}, capture_output=True, text=True)
+
+
+def output_blocks(page: Path) -> list[str]:
+    """The text of a page's output blocks (sphinx-gallery's sphx-glr-script-out)."""
+    found = re.findall(r'<div class="sphx-glr-script-out[^"]*"><div class="highlight"><pre>(.*?)</pre>',
+                       page.read_text(encoding="utf-8"), re.S)
+    return [html.unescape(re.sub(r"<[^>]+>", "", block)) for block in found]
+
+
+@pytest.fixture(scope="module")
+def galleries(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """A copy with a second gallery, a section and a header-less folder of scripts, built in en and ko."""
+    project = copy_project(tmp_path_factory.mktemp("galleries") / "project")
+    add_galleries(project)
+    (project / "beginner_source" / "helpers").mkdir()
+    (project / "beginner_source" / "helpers" / "util.py").write_text(HELPER)
+    builddir = project / "_build"
+    result = build(project, builddir, env=TWO_LANGUAGES)
+    return {"project": project, "builddir": builddir, "result": result, "output": result.stdout + result.stderr}
+
+
+PAGES = {  # page -> what its tutorial printed
+    "en/intermediate/plot_line.html": "printed by the intermediate gallery",
+    "en/beginner/basics/hello_basics.html": "printed by the nested section",
+    "ko/beginner/basics/hello_basics.html": "printed by the nested section",
+}
+KEYS = ("intermediate_source/plot_line", "beginner_source/basics/hello_basics")
+
+
+def test_second_gallery_and_section_are_built_and_executed_once(galleries: dict) -> None:
+    assert galleries["result"].returncode == 0, galleries["output"]
+    html_dir = galleries["builddir"] / "html"
+    for page, printed in PAGES.items():
+        assert (html_dir / page).is_file(), page
+        assert any(printed in block for block in output_blocks(html_dir / page)), page
+    for key in KEYS:
+        run = galleries["builddir"] / "runs" / key
+        assert (run / "result.json").is_file() and (run / "stamp.json").is_file(), key
+        started = re.findall(rf"^\[execute\] {re.escape(key)}\.py \(time limit", galleries["output"], re.M)
+        assert len(started) == 1, (key, galleries["output"])
+    page = (html_dir / "en" / "intermediate" / "plot_line.html").read_text(encoding="utf-8")
+    assert "sphx_glr_plot_line_001.png" in page, "the intermediate tutorial's figure is on its page"
+
+
+def test_gallery_index_shows_the_section_and_links_to_its_page(galleries: dict) -> None:
+    index = (galleries["builddir"] / "html" / "en" / "beginner" / "index.html").read_text(encoding="utf-8")
+    assert "The section header says: first steps, one at a time." in index
+    thumbnails = re.findall(r'<div class="sphx-glr-thumbcontainer".*?</div>\s*</div>', index, re.S)
+    assert any('href="basics/hello_basics.html' in thumb for thumb in thumbnails), index
+
+
+def test_check_passes_and_fails_on_a_nested_page_without_stamp(galleries: dict, tmp_path: Path) -> None:
+    project, builddir = galleries["project"], galleries["builddir"]
+    assert galleries["result"].returncode == 0, galleries["output"]
+    passed = check(project, builddir)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+
+    copy = tmp_path / "html"
+    shutil.copytree(builddir / "html", copy)
+    page = copy / "en" / "beginner" / "basics" / "hello_basics.html"
+    text = page.read_text(encoding="utf-8")
+    unstamped = re.sub(r'<meta name="tutorial-execution-stamp"[^>]*>\n?', "", text)
+    assert unstamped != text
+    page.write_text(unstamped, encoding="utf-8")
+    failed = check(project, builddir, copy)
+    assert failed.returncode != 0
+    output = failed.stdout + failed.stderr
+    assert f"{page}: beginner_source/basics/hello_basics.py (en): no execution stamp" in output, output
+
+
+def test_a_folder_of_scripts_without_header_is_reported_and_gets_no_page(galleries: dict) -> None:
+    assert galleries["result"].returncode == 0, galleries["output"]
+    lines = [line for line in galleries["output"].splitlines()
+             if line.startswith("warning: beginner_source/helpers/: holds scripts")]
+    assert len(lines) == 1, galleries["output"]
+    html_dir = galleries["builddir"] / "html"
+    assert not list(html_dir.rglob("util.html"))
+    assert not (html_dir / "en" / "beginner" / "helpers").exists()
+
+
+def test_update_po_creates_a_section_catalog_keyed_by_path(project_copy: Path) -> None:
+    add_galleries(project_copy)
+    result = subprocess.run([sys.executable, "-m", "tutorials_site", "update-po"], cwd=project_copy,
+                            env={**os.environ, "LANGUAGES": ""}, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    po = project_copy / "locales" / "ko" / "LC_MESSAGES" / "beginner_source" / "basics" / "hello_basics.po"
+    assert po.is_file()
+    assert 'msgid "Hello from a section"' in po.read_text(encoding="utf-8")
+    assert (project_copy / "locales" / "ko" / "LC_MESSAGES" / "intermediate_source" / "plot_line.po").is_file()
+
+
+# Line 8 of the script: "Too short" underlined with one character fewer than the title has.
+SHORT_UNDERLINE = '''"""
+A tutorial with a bad title
+===========================
+
+Some text before a section.
+
+Too short
+--------
+
+More text.
+"""
+
+print("underline")
+'''
+WARNING_LINE = "beginner_source/short_underline.py:8: WARNING: Title underline too short."
+
+
+def test_warning_is_told_once_at_the_authors_line_and_fails_only_with_strict(project_copy: Path) -> None:
+    (project_copy / "beginner_source" / "short_underline.py").write_text(SHORT_UNDERLINE)
+    builddir = project_copy / "_build"
+    result = build(project_copy, builddir, env={"LANGUAGES": "en ja"})
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert sum(line.strip() == WARNING_LINE for line in output.splitlines()) == 1, output
+    assert "_build/src/" not in output
+
+    strict = build(project_copy, builddir, env={"LANGUAGES": "en", "STRICT": "1"})
+    output = strict.stdout + strict.stderr
+    assert strict.returncode != 0, output
+    assert WARNING_LINE in output
+
+
+class _Config:
+    def __init__(self, conf: dict) -> None:
+        self.sphinx_gallery_conf = conf
+
+
+class _App:
+    """Stands in for a Sphinx application: refuse_own_execution reads only its configuration."""
+
+    def __init__(self, conf: dict) -> None:
+        self.config = _Config(conf)
+
+
+def test_refuse_own_execution_names_what_sphinx_gallery_ran() -> None:
+    with pytest.raises(ExtensionError, match=r"a\.py"):
+        refuse_own_execution(_App({"passing_examples": ["/x/a.py"], "failing_examples": {}}))
+    refuse_own_execution(_App({"passing_examples": [], "failing_examples": {}}))
+
+
+def _printed(source: Path, tmp_path: Path) -> str:
+    """What SOURCE printed when run by the runner, as its page would show it."""
+    options = RunOptions(str(ROOT), "test/images", ("_repr_html_", "__repr__"), "", False)
+    work = tmp_path / f"{source.stem}-work"
+    work.mkdir()
+    outcome = run_tutorial(source, tmp_path / f"{source.stem}-run", work, options, timeout=60, label=source.name)
+    assert outcome.ok, outcome.error
+    result = json.loads((tmp_path / f"{source.stem}-run" / "result.json").read_text())
+    return "".join(text for block in result["blocks"] for text in block["texts"]).strip()
+
+
+def test_runner_imports_torch_only_for_a_script_that_does(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.py"
+    plain.write_text('"""Plain\n=====\n"""\nimport json\nimport sys\n\nprint(json.__name__, "torch" in sys.modules)\n')
+    assert _printed(plain, tmp_path) == "json False"
+
+
+def test_runner_seeds_torch_when_the_script_imports_it(tmp_path: Path) -> None:
+    seeded = tmp_path / "seeded.py"
+    seeded.write_text('"""Seeded\n======\n"""\n' "import torch\n\nprint(torch.rand(1).item())\n")
+    expected = subprocess.run([sys.executable, "-c", "import torch; torch.manual_seed(0); print(torch.rand(1).item())"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    assert _printed(seeded, tmp_path) == expected
+
+
+def test_parallel_option_is_refused_before_anything_runs(project_copy: Path) -> None:
+    conf = project_copy / "conf.py"
+    conf.write_text(conf.read_text().replace('"remove_config_comments": True,', '"remove_config_comments": True,\n'
+                                             '    "parallel": 2,', 1))
+    builddir = project_copy / "_build"
+    result = build(project_copy, builddir, env={"LANGUAGES": "en"})
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    refused = [line for line in output.splitlines()
+               if line.startswith("error: conf.py: sphinx_gallery_conf['parallel'] is not supported here: ")]
+    assert len(refused) == 1, output
+    assert "[execute]" not in output
+    assert not (builddir / "runs").exists()
