@@ -160,7 +160,8 @@ def test_update_po_creates_a_section_catalog_keyed_by_path(project_copy: Path) -
     assert (project_copy / "locales" / "ko" / "LC_MESSAGES" / "intermediate_source" / "plot_line.po").is_file()
 
 
-# Line 8 of the script: "Too short" underlined with one character fewer than the title has.
+# Lines 8 and 17 of the script: a heading underlined with one character fewer than it has, in the
+# docstring and in a text block after the first code block (below the provenance line the site adds).
 SHORT_UNDERLINE = '''"""
 A tutorial with a bad title
 ===========================
@@ -174,8 +175,17 @@ More text.
 """
 
 print("underline")
+
+# %%
+# Also short
+# ---------
+#
+# Text of the section.
+
+print("again")
 '''
-WARNING_LINE = "beginner_source/short_underline.py:8: WARNING: Title underline too short."
+WARNING_LINES = ["beginner_source/short_underline.py:8: WARNING: Title underline too short.",
+                 "beginner_source/short_underline.py:17: WARNING: Title underline too short."]
 
 
 def test_warning_is_told_once_at_the_authors_line_and_fails_only_with_strict(project_copy: Path) -> None:
@@ -184,13 +194,14 @@ def test_warning_is_told_once_at_the_authors_line_and_fails_only_with_strict(pro
     result = build(project_copy, builddir, env={"LANGUAGES": "en ja"})
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
-    assert sum(line.strip() == WARNING_LINE for line in output.splitlines()) == 1, output
+    for warning in WARNING_LINES:
+        assert sum(line.strip() == warning for line in output.splitlines()) == 1, output
     assert "_build/src/" not in output
 
     strict = build(project_copy, builddir, env={"LANGUAGES": "en", "STRICT": "1"})
     output = strict.stdout + strict.stderr
     assert strict.returncode != 0, output
-    assert WARNING_LINE in output
+    assert WARNING_LINES[0] in output
 
 
 class _Config:
@@ -213,7 +224,7 @@ def test_refuse_own_execution_names_what_sphinx_gallery_ran() -> None:
 
 def _printed(source: Path, tmp_path: Path) -> str:
     """What SOURCE printed when run by the runner, as its page would show it."""
-    options = RunOptions(str(ROOT), "test/images", ("_repr_html_", "__repr__"), "", False)
+    options = RunOptions(str(ROOT), "test/images", ("_repr_html_", "__repr__"), "", False, True, "")
     work = tmp_path / f"{source.stem}-work"
     work.mkdir()
     outcome = run_tutorial(source, tmp_path / f"{source.stem}-run", work, options, timeout=60, label=source.name)

@@ -18,11 +18,13 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tutorials_site.commands.execute import run_tutorial, timeout_for
+from tutorials_site.commands.execute import RunOptions, run_tutorial, timeout_for
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = '"""\nA test tutorial\n===============\n"""\n'
 MARK = "TUTORIALS_SITE_RUNNER_TEST"
+# sphinx-gallery's defaults, for a tutorial of the gallery `beginner`.
+OPTIONS = RunOptions(str(ROOT), "beginner/images", ("_repr_html_", "__repr__"), "", False, True, "")
 
 
 def tutorial(tmp_path, *blocks, name="demo.py"):
@@ -37,7 +39,9 @@ def line_of(path, text):
 
 
 def outputs(outcome):
-    return [block["output"] for block in outcome.result["blocks"]]
+    """What each block's output shows: its printed text (and the repr of a last expression, after a newline),
+    then the traceback of a block that raised."""
+    return ["".join(block["texts"]) for block in outcome.result["blocks"]]
 
 
 def live(pids):
@@ -70,7 +74,7 @@ def run(tmp_path):
     env[MARK] = mark
 
     def run(path, timeout=60, rundir=None):
-        return run_tutorial(path, rundir or tmp_path / f"run-{path.stem}", tmp_path, timeout=timeout,
+        return run_tutorial(path, rundir or tmp_path / f"run-{path.stem}", tmp_path, OPTIONS, timeout=timeout,
                             label=f"beginner_source/{path.name}", env=env)
 
     run.env = env
@@ -237,7 +241,8 @@ def test_killing_the_build_kills_the_tutorial_and_its_workers(tmp_path, run):
         """)
     build = subprocess.Popen(
         [sys.executable, "-c", "import sys; from tutorials_site.commands.execute import run_tutorial; "
-                               "run_tutorial(sys.argv[1], sys.argv[2], sys.argv[3], timeout=600, label='x')",
+                               "from tests.test_runner import OPTIONS; "
+                               "run_tutorial(sys.argv[1], sys.argv[2], sys.argv[3], OPTIONS, timeout=600, label='x')",
          str(path), str(tmp_path / "run"), str(tmp_path)],
         cwd=ROOT, env=run.env)
     deadline = time.monotonic() + 30
@@ -265,7 +270,9 @@ def test_an_exception_stops_the_tutorial_and_names_its_line(tmp_path, run):
     assert outcome.result["error"] == {"line": raised, "block_line": block,
                                        "message": "ZeroDivisionError: division by zero"}
     first, failing = outputs(outcome)  # the last block did not run
-    assert failing.startswith("dividing\nTraceback (most recent call last):\n")
+    # As sphinx-gallery shows a failed block: its traceback alone; what it printed stays in the run's out/.
+    assert failing.startswith("Traceback (most recent call last):\n")
+    assert (tmp_path / "run-demo" / "out" / "1.txt").read_text() == "dividing\n"
     assert f'File "{path}", line {line_of(path, "divide(1, 0)")}, in <module>' in failing
     assert failing.endswith("ZeroDivisionError: division by zero\n")
     assert "runner.py" not in failing
@@ -303,11 +310,13 @@ def test_last_expressions_figures_and_the_main_module(tmp_path, run):
         """)
     outcome = run(path)
     assert outcome.ok, outcome.error
-    assert outputs(outcome) == [f"__main__ {path} {[str(path)]}\n{HEADER.strip()[3:-3]!r}\n", "2\n", "'two figures'\n", ""]
+    # A last expression's repr follows what the block printed, as sphinx-gallery shows it; None shows nothing.
+    assert outputs(outcome) == [f"__main__ {path} {[str(path)]}\n{HEADER.strip()[3:-3]!r}\n", "\n2", "\n'two figures'", ""]
     images = [block["images"] for block in outcome.result["blocks"]]
-    assert images == [[], ["sphx_glr_demo_001.png"], ["sphx_glr_demo_002.png", "sphx_glr_demo_003.png"], []]
-    for name in ("sphx_glr_demo_001.png", "sphx_glr_demo_002.png", "sphx_glr_demo_003.png"):
-        assert (tmp_path / "run-demo" / "images" / name).read_bytes().startswith(b"\x89PNG")
+    figures = [f"beginner/images/sphx_glr_demo_00{n}.png" for n in (1, 2, 3)]
+    assert images == [[], figures[:1], figures[1:], []]
+    for name in figures:
+        assert (tmp_path / "run-demo" / "page" / name).read_bytes().startswith(b"\x89PNG")
     assert (tmp_path / "run-demo" / "runner.log").read_text() == ""
     assert len(outcome.result["gpu_peak_bytes"]) == outcome.result["hardware"]["gpus"]
 

@@ -73,7 +73,7 @@ def run_tutorials(settings, project, tutorials, environment):
                 print(f"[execute] {tutorial.label}: failed, as conf.py's expected_failing_examples expects", flush=True)
             continue
         print(outcome.error, flush=True)
-        failed.append(tutorial.label)
+        failed.append(outcome.error)
         if project.flag("abort_on_example_error"):
             print("[execute] abort_on_example_error: the remaining tutorials are not executed", flush=True)
             break
@@ -244,15 +244,15 @@ def html(settings, noplot=False, assemble=False):
         if settings.shard:
             runs.write_json(tree.shard_record, {"shard": settings.shard, "tutorials": [t.key for t in tutorials]})
             if failed:
-                raise Failed(f"[build] failed: {' '.join(failed)} (see the errors above)")
+                raise Failed("[build] failed: " + "\n  ".join(failed))
             print(f"[build] shard {settings.shard}: executed; `make assemble` renders the pages", flush=True)
             return
         for error in expectation_errors(tree, site):
             print(error, flush=True)
-            failed.append(error.split(":", 1)[0])
+            failed.append(error)
         if failed and site.flag("only_warn_on_example_error"):
-            print(f"[build] WARNING: only_warn_on_example_error: building the pages of {' '.join(failed)} "
-                  "with their errors (make check will refuse them)", flush=True)
+            print("[build] WARNING: only_warn_on_example_error: building the pages of these failed tutorials "
+                  "with their errors (make check will refuse them):\n  " + "\n  ".join(failed), flush=True)
             failed = []
     todo = []
     for lang in langs:
@@ -300,8 +300,8 @@ def html(settings, noplot=False, assemble=False):
     # Pages ask the site root for versions.json; served from _build/html, this build is that root.
     local = versions.as_built(settings.published, settings.version)
     Path(tree.html, "versions.json").write_text(json.dumps(local, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
-    if failed:
-        raise Failed(f"[build] failed: {' '.join(failed)} (see the errors above)")
+    if failed:  # the tutorials' errors again, at the end, where they are seen; a language: its log above
+        raise Failed("[build] failed: " + "\n  ".join(failed))
     write_build_info(tree.html, settings.version, langs, executed=not noplot)
 
 

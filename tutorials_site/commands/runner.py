@@ -154,6 +154,20 @@ def _run_block(compiler, namespace, source, code, lineno):
     return True, eval(compiler(ast.Expression(last.value), source, "eval"), namespace)
 
 
+@contextlib.contextmanager
+def _to_log():
+    """Point fds 1 and 2 at the runner's log for a while (sphinx-gallery's own messages), then back."""
+    _flush()
+    held = os.dup(1), os.dup(2)
+    os.dup2(_LOG_FDS[0], 1), os.dup2(_LOG_FDS[1], 2)
+    try:
+        yield
+    finally:
+        _flush()
+        os.dup2(held[0], 1), os.dup2(held[1], 2)
+        os.close(held[0]), os.close(held[1])
+
+
 class _Gallery:
     """sphinx-gallery's view of this run: its configuration, filled when first needed, and the figures saved."""
 
@@ -167,7 +181,8 @@ class _Gallery:
 
         self.vars = {
             "image_path_iterator": ImagePathIterator(images / f"sphx_glr_{Path(source).stem}_{{0:03}}.png"),
-            "src_file": source, "target_file": str(page_root / options["images"] / ".." / Path(source).name),
+            # Where a stock build would have copied the script: scrapers look at its name.
+            "src_file": source, "target_file": str((page_root / options["images"]).parent / Path(source).name),
             "example_globals": namespace, "file_conf": file_conf,
         }
         self.page_root = page_root
@@ -176,18 +191,12 @@ class _Gallery:
         if self.conf is None:
             from sphinx_gallery.gen_gallery import _fill_gallery_conf_defaults
 
-            # Messages of sphinx-gallery's own go to the runner's log, not into a block's output.
-            _flush()
-            held = os.dup(1), os.dup(2)
-            os.dup2(_LOG_FDS[0], 1), os.dup2(_LOG_FDS[1], 2)
-            try:
+            with _to_log():
                 raw = project.read_conf(Path(self.options["root"]))["sphinx_gallery_conf"]
                 self.conf = _fill_gallery_conf_defaults(raw, app=None, check_keys=False)
-                self.conf["src_dir"] = str(self.page_root)  # figure paths in the reST: /<gallery>/<section>/images/...
-            finally:
-                _flush()
-                os.dup2(held[0], 1), os.dup2(held[1], 2)
-                os.close(held[0]), os.close(held[1])
+            # What sphinx-gallery sets when the HTML builder starts; figure paths in the reST are then
+            # /<gallery>/<section>/images/...
+            self.conf.update(src_dir=str(self.page_root), builder_name="html", plot_gallery=True)
         return self.conf
 
     def start(self, source):
@@ -212,12 +221,20 @@ class _Gallery:
         from sphinx_gallery.scrapers import save_figures
 
         self.vars["multi_image"] = block_conf.get("multi_image_block")
-        return save_figures(block, self.vars, self.configuration())
+        conf = self.configuration()
+        with _to_log():  # what saving prints is not the block's output (a stock build scrapes after capturing)
+            return save_figures(block, self.vars, conf)
 
     def images(self, before):
-        """The figure files saved since `before` figures, relative to the page root."""
-        paths = self.vars["image_path_iterator"].paths[before:]
-        return [Path(p).relative_to(self.page_root).as_posix() for p in paths]
+        """The figure files saved since `before` figures, relative to the page root.
+
+        A scraper may save a figure in another format than the path's (.svg, .webp), or nothing at all
+        for an animation embedded as HTML: the files are looked up as sphinx-gallery looks them up.
+        """
+        from sphinx_gallery.scrapers import _find_image_ext
+
+        found = (Path(_find_image_ext(p)[0]) for p in self.vars["image_path_iterator"].paths[before:])
+        return [path.relative_to(self.page_root).as_posix() for path in found if path.is_file()]
 
 
 def _repr(options, file_conf, block_conf, value):
@@ -358,11 +375,11 @@ def main(argv):
         printed = (out / f"{k}.txt").read_text(encoding="utf-8", errors="replace").expandtabs()
         method, repr_text = record["repr"]
         shown = f"{printed}\n{repr_text}" if method in ("__repr__", "__str__") and repr_text else printed
-        rst = _output_rst(printed, record["images_rst"], method, repr_text)
-        texts = [shown] if shown.strip() else []
-        if record["traceback"] is not None:
-            rst += _error_rst(record["traceback"])
-            texts.append(record["traceback"])
+        if record["traceback"] is None:
+            rst = _output_rst(printed, record["images_rst"], method, repr_text)
+            texts = [shown] if shown.strip() else []
+        else:  # as sphinx-gallery shows a failed block: its traceback alone (what it printed is in out/)
+            rst, texts = _error_rst(record["traceback"]), [record["traceback"]]
         blocks_out.append({"line": record["line"], "texts": texts, "images": record["images"], "rst": rst})
     write_json(
         rundir / "result.json",

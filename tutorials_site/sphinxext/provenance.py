@@ -31,7 +31,9 @@ def add_directive(app, docname, source):
     text = source[0]
     at = text.find(_FIRST_BLOCK, text.find(".. _sphx_glr_"))
     if at != -1:
-        source[0] = text[:at] + ".. tutorial-provenance::\n\n" + text[at:]
+        # In place of that comment line, so that every line below keeps its number in warnings.
+        end = text.find("\n", at)
+        source[0] = text[:at] + ".. tutorial-provenance::" + text[end:]
 
 
 def _fill(template, **values):
