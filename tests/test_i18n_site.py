@@ -9,7 +9,7 @@ import zipfile
 import nbformat
 import pytest
 
-from tutorials_site.core import languages, translate
+from tutorials_site.core import languages, project, translate
 from tutorials_site.core.layout import ROOT
 
 TRANSLATED = list(languages.TRANSLATED)
@@ -52,7 +52,8 @@ def test_page_and_downloads_are_translated_but_code_and_output_are_english(site,
     page = (site / lang.seg / PAGE).read_text()
     assert outputs(page) == outputs(english_page)
 
-    generated, report = translate.generate(lang, "beginner_source", ENGLISH_SOURCE)
+    [tutorial] = [t for t in project.current().tutorials if t.path == ENGLISH_SOURCE]
+    generated, report = translate.generate(lang, tutorial)
     title = ast.get_docstring(ast.parse(generated)).splitlines()[0]
     assert title != "Optional: Data Parallelism" and title in page
 
