@@ -1,0 +1,231 @@
+"""sphinx-gallery's failure options of conf.py, end to end on copies of the project.
+
+expected_failing_examples, only_warn_on_example_error, abort_on_example_error and
+run_stale_examples are applied by the build itself (sphinx-gallery executes nothing
+here); without any of them, a tutorial that raises fails the build.
+"""
+
+import html
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import build, copy_project
+
+ENGLISH = {"LANGUAGES": "en"}
+
+# Line 8 prints; line 13, in a second block, raises. A failed block shows its traceback alone, as in
+# sphinx-gallery, so what the page shows as printed comes from the first block.
+RAISES = '''"""
+Raising on purpose
+==================
+
+Prints a sentence, then raises.
+"""
+
+print("printed before the error")
+
+# %%
+# The next block raises.
+
+raise ValueError("this tutorial fails on purpose")
+'''
+RAISES_LINE = 13
+PASSES = '''"""
+Running cleanly
+===============
+
+Prints a sentence and ends.
+"""
+
+print("printed by a tutorial that passes")
+'''
+# The copy's own tutorials, in the order the build executes them (file name order).
+OWN = ["beginner_source/data_parallel_tutorial.py", "beginner_source/ddp_tutorial.py"]
+
+
+def failed_line(label: str, line: int = RAISES_LINE) -> str:
+    """The error line the build prints for RAISES saved as `label`."""
+    return f"{label}:{line}: ERROR: tutorial failed: ValueError: this tutorial fails on purpose"
+
+
+def make_copy(tmp_path: Path, tutorials: dict[str, str], *conf_lines: str) -> Path:
+    """A copy of the project with these tutorials added to beginner_source/ and lines appended to conf.py."""
+    project = copy_project(tmp_path / "project")
+    for name, text in tutorials.items():
+        (project / "beginner_source" / name).write_text(text, encoding="utf-8")
+    with open(project / "conf.py", "a", encoding="utf-8") as conf:
+        conf.write("\n" + "".join(f"{line}\n" for line in conf_lines))
+    return project
+
+
+def started(output: str) -> list[str]:
+    """The tutorials a build started, in order (its `[execute] <file> (time limit …` lines)."""
+    return re.findall(r"^\[execute\] (\S+) \(time limit", output, re.M)
+
+
+def count_lines(output: str, line: str) -> int:
+    """How many lines of `output` are exactly `line` (leading and trailing blanks aside)."""
+    return sum(candidate.strip() == line for candidate in output.splitlines())
+
+
+def output_blocks(page: Path) -> list[str]:
+    """The text of a page's output blocks (the elements with class sphx-glr-script-out)."""
+    found = re.findall(r'<div class="sphx-glr-script-out[^"]*"><div class="highlight"><pre>(.*?)</pre>',
+                       page.read_text(encoding="utf-8"), re.S)
+    return [html.unescape(re.sub(r"<[^>]+>", "", block)) for block in found]
+
+
+def assert_page_shows_traceback(page: Path) -> None:
+    """The page shows what the tutorial printed and, in an output block, the traceback of its error."""
+    assert page.is_file(), page
+    blocks = output_blocks(page)
+    assert any("printed before the error" in block for block in blocks), blocks
+    tracebacks = [block for block in blocks if "Traceback (most recent call last)" in block]
+    assert len(tracebacks) == 1, blocks
+    assert "ValueError: this tutorial fails on purpose" in tracebacks[0], tracebacks[0]
+
+
+def check(project: Path, builddir: Path) -> subprocess.CompletedProcess:
+    """`python -m tutorials_site check` (make check) on a build folder, English only."""
+    return subprocess.run([sys.executable, "-m", "tutorials_site", "check", "--builddir", str(builddir)],
+                          cwd=project, env={**os.environ, **ENGLISH}, capture_output=True, text=True)
+
+
+def last_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def test_without_options_a_failing_tutorial_fails_the_build_and_the_last_line_repeats_it(tmp_path: Path) -> None:
+    project = make_copy(tmp_path, {"raises_error.py": RAISES})
+    result = build(project, project / "_build", env=ENGLISH)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    error = failed_line("beginner_source/raises_error.py")
+    assert count_lines(result.stdout, error) == 1, output  # told when it happened ...
+    assert last_line(result.stderr) == f"[build] failed: {error}", output  # ... and again at the end
+    assert started(output) == [*OWN, "beginner_source/raises_error.py"], output
+    assert count_lines(output, "[execute] executed 3 of 3 tutorial(s)") == 1, output
+    assert "only_warn_on_example_error" not in output and "abort_on_example_error" not in output
+
+
+def test_expected_failure_is_stamped_shows_its_traceback_and_passes_build_and_check(tmp_path: Path) -> None:
+    project = make_copy(tmp_path, {"raises_error.py": RAISES},
+                        'sphinx_gallery_conf["expected_failing_examples"] = ["beginner_source/raises_error.py"]')
+    builddir = project / "_build"
+    result = build(project, builddir, env=ENGLISH)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    expected = "[execute] beginner_source/raises_error.py: failed, as conf.py's expected_failing_examples expects"
+    assert count_lines(result.stdout, expected) == 1, output
+    assert "ERROR" not in output, output
+    assert started(output) == [*OWN, "beginner_source/raises_error.py"], output
+    assert count_lines(output, "[execute] executed 3 of 3 tutorial(s)") == 1, output
+    assert (builddir / "runs" / "beginner_source" / "raises_error" / "stamp.json").is_file()
+    assert_page_shows_traceback(builddir / "html" / "en" / "beginner" / "raises_error.html")
+
+    checked = check(project, builddir)
+    check_output = checked.stdout + checked.stderr
+    assert checked.returncode == 0, check_output
+    assert "raises_error" not in check_output, check_output
+    assert count_lines(checked.stdout, f"check: {builddir / 'html'}: every tutorial executed and stamped, "
+                                       "every internal link resolves") == 1, check_output
+
+
+def test_expected_failure_that_runs_without_error_fails_the_build(tmp_path: Path) -> None:
+    project = make_copy(tmp_path, {"raises_error.py": RAISES, "runs_cleanly.py": PASSES},
+                        'sphinx_gallery_conf["expected_failing_examples"] = '
+                        '["beginner_source/raises_error.py", "beginner_source/runs_cleanly.py"]')
+    result = build(project, project / "_build", env=ENGLISH)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    error = ("beginner_source/runs_cleanly.py:1: ERROR: listed in conf.py's expected_failing_examples, "
+             "but ran without error; remove it from the list")
+    assert count_lines(result.stdout, error) == 1, output
+    assert last_line(result.stderr) == f"[build] failed: {error}", output
+    assert count_lines(result.stdout, "[execute] beginner_source/raises_error.py: failed, as conf.py's "
+                                      "expected_failing_examples expects") == 1, output
+    assert started(output) == [*OWN, "beginner_source/raises_error.py", "beginner_source/runs_cleanly.py"], output
+    assert count_lines(output, "[execute] executed 4 of 4 tutorial(s)") == 1, output
+
+
+def test_only_warn_builds_the_failed_page_with_its_traceback_and_check_refuses_it(tmp_path: Path) -> None:
+    project = make_copy(tmp_path, {"raises_error.py": RAISES},
+                        'sphinx_gallery_conf["only_warn_on_example_error"] = True')
+    builddir = project / "_build"
+    result = build(project, builddir, env=ENGLISH)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    error = failed_line("beginner_source/raises_error.py")
+    lines = result.stdout.splitlines()
+    warning = ("[build] WARNING: only_warn_on_example_error: building the pages of these failed tutorials "
+               "with their errors (make check will refuse them):")
+    assert lines.count(warning) == 1, output
+    assert lines[lines.index(warning) + 1] == f"  {error}", output
+    assert count_lines(result.stdout, error) == 2, output  # when it failed, and under the warning
+    assert "[build] failed" not in output, output
+    assert started(output) == [*OWN, "beginner_source/raises_error.py"], output
+    assert count_lines(output, "[execute] executed 3 of 3 tutorial(s)") == 1, output
+    assert not (builddir / "runs" / "beginner_source" / "raises_error" / "stamp.json").exists()
+    page = builddir / "html" / "en" / "beginner" / "raises_error.html"
+    assert_page_shows_traceback(page)
+
+    checked = check(project, builddir)
+    check_output = checked.stdout + checked.stderr
+    assert checked.returncode == 1, check_output
+    problem = f"{page}: beginner_source/raises_error.py (en): no execution stamp (the tutorial was not executed)"
+    assert checked.stdout.splitlines().count(problem) == 1, check_output
+    assert last_line(checked.stderr) == f"check: 1 problem(s) in {builddir / 'html'}", check_output
+
+
+@pytest.fixture(scope="module")
+def aborted(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """A copy with abort_on_example_error, built once; a_raises.py runs first, z_raises.py last (file name order)."""
+    project = make_copy(tmp_path_factory.mktemp("abort"), {"a_raises.py": RAISES, "z_raises.py": RAISES},
+                        'sphinx_gallery_conf["abort_on_example_error"] = True')
+    builddir = project / "_build"
+    result = build(project, builddir, env=ENGLISH)
+    return {"builddir": builddir, "result": result, "output": result.stdout + result.stderr}
+
+
+def test_abort_on_example_error_executes_nothing_after_the_first_failure(aborted: dict) -> None:
+    result, output = aborted["result"], aborted["output"]
+    assert result.returncode == 1, output
+    error = failed_line("beginner_source/a_raises.py")
+    assert count_lines(result.stdout, error) == 1, output
+    assert count_lines(result.stdout, "[execute] abort_on_example_error: the remaining tutorials are not executed") == 1
+    assert started(output) == ["beginner_source/a_raises.py"], output
+    assert count_lines(output, "[execute] executed 1 of 4 tutorial(s)") == 1, output
+    assert "z_raises.py:" not in output, output  # the second failure is never reached
+    assert result.stderr.splitlines()[0] == f"[build] failed: {error}", output
+    for stem in ("data_parallel_tutorial", "ddp_tutorial", "z_raises"):
+        assert not (aborted["builddir"] / "runs" / "beginner_source" / stem).exists(), stem
+
+
+@pytest.mark.xfail(strict=True, reason="after the abort the build still runs sphinx-build, which raises an "
+                   "ExtensionError ('beginner_source/data_parallel_tutorial.py: no run in …') for the tutorials "
+                   "left unexecuted; the language 'en' is then counted as failed too, so the final lines are "
+                   "'[build] failed: <error>' and '  en'")
+def test_abort_on_example_error_ends_with_the_tutorials_error_alone(aborted: dict) -> None:
+    result, output = aborted["result"], aborted["output"]
+    assert result.returncode == 1, output
+    assert "Extension error" not in output, output
+    assert last_line(result.stderr) == f"[build] failed: {failed_line('beginner_source/a_raises.py')}", output
+
+
+def test_run_stale_examples_executes_every_tutorial_on_every_build(tmp_path: Path) -> None:
+    project = make_copy(tmp_path, {"runs_cleanly.py": PASSES}, 'sphinx_gallery_conf["run_stale_examples"] = True')
+    builddir = project / "_build"
+    every = [*OWN, "beginner_source/runs_cleanly.py"]
+    for attempt in ("first", "second"):
+        result = build(project, builddir, env=ENGLISH)
+        output = result.stdout + result.stderr
+        assert result.returncode == 0, (attempt, output)
+        assert started(output) == every, (attempt, output)
+        assert count_lines(output, "[execute] executed 3 of 3 tutorial(s)") == 1, (attempt, output)
+
