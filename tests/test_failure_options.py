@@ -97,6 +97,7 @@ def check(project: Path, builddir: Path) -> subprocess.CompletedProcess:
 
 
 def last_line(text: str) -> str:
+    """The last non-blank line of a command's output."""
     lines = text.strip().splitlines()
     return lines[-1] if lines else ""
 
