@@ -141,7 +141,7 @@ def test_make_check_recomputes_what_the_page_shows(built):
 def test_a_damaged_run_is_executed_again_never_up_to_date(built):
     result_json = built / "_build" / "runs" / "beginner_source" / "data_parallel_tutorial" / "result.json"
     data = json.loads(result_json.read_text())
-    data["blocks"][-1]["output"] += "a line the tutorial never printed\n"
+    data["blocks"][-1]["texts"].append("a line the tutorial never printed\n")
     result_json.write_text(json.dumps(data))
     result = build(built, built / "_build", env=EN_KO)
     assert result.returncode == 0 and re.search(r"\[execute\] executed 1 of \d+", result.stdout)  # that one only

@@ -208,10 +208,6 @@ def test_abort_on_example_error_executes_nothing_after_the_first_failure(aborted
         assert not (aborted["builddir"] / "runs" / "beginner_source" / stem).exists(), stem
 
 
-@pytest.mark.xfail(strict=True, reason="after the abort the build still runs sphinx-build, which raises an "
-                   "ExtensionError ('beginner_source/data_parallel_tutorial.py: no run in …') for the tutorials "
-                   "left unexecuted; the language 'en' is then counted as failed too, so the final lines are "
-                   "'[build] failed: <error>' and '  en'")
 def test_abort_on_example_error_ends_with_the_tutorials_error_alone(aborted: dict) -> None:
     result, output = aborted["result"], aborted["output"]
     assert result.returncode == 1, output

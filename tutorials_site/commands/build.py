@@ -241,6 +241,8 @@ def html(settings, noplot=False, assemble=False):
                              + "\n  ".join(missing))
         else:
             failed = run_tutorials(settings, site, tutorials, environment)
+            if failed and site.flag("abort_on_example_error"):
+                raise Failed("[build] failed: " + "\n  ".join(failed))  # and nothing rendered
         if settings.shard:
             runs.write_json(tree.shard_record, {"shard": settings.shard, "tutorials": [t.key for t in tutorials]})
             if failed:
