@@ -106,7 +106,7 @@ print(torch.ones(3).sum())
 def _runner_vs_plain(path, tmp):
     """(seconds of `python SCRIPT`, seconds of the runner's process, seconds of the whole supervised run)."""
     plain = timed([sys.executable, str(path)], env={"MPLBACKEND": "agg"}, cwd=tmp)[0]
-    options = RunOptions(str(ROOT), "bench/images", ("_repr_html_", "__repr__"), "", False)
+    options = RunOptions.defaults(ROOT, "bench/images")
     started = time.perf_counter()
     outcome = run_tutorial(path, Path(tmp, "run"), Path(tmp), options, timeout=600, label=path.name)
     supervised = time.perf_counter() - started
@@ -121,7 +121,7 @@ def process_overhead(repeat):
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as tmp:
             for key, text in (("plain", PLAIN_SCRIPT), ("torch", TORCH_SCRIPT)):
-                path = Path(tmp, f"{key}.py")
+                path = Path(tmp, f"script_{key}.py")  # not torch.py, which would shadow torch
                 path.write_text(text)
                 figures[key].append(_runner_vs_plain(path, tmp))
             for tutorial in project.current().tutorials:

@@ -224,7 +224,7 @@ def test_refuse_own_execution_names_what_sphinx_gallery_ran() -> None:
 
 def _printed(source: Path, tmp_path: Path) -> str:
     """What SOURCE printed when run by the runner, as its page would show it."""
-    options = RunOptions(str(ROOT), "test/images", ("_repr_html_", "__repr__"), "", False, True, "")
+    options = RunOptions.defaults(ROOT, "test/images")
     work = tmp_path / f"{source.stem}-work"
     work.mkdir()
     outcome = run_tutorial(source, tmp_path / f"{source.stem}-run", work, options, timeout=60, label=source.name)

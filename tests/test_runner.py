@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HEADER = '"""\nA test tutorial\n===============\n"""\n'
 MARK = "TUTORIALS_SITE_RUNNER_TEST"
 # sphinx-gallery's defaults, for a tutorial of the gallery `beginner`.
-OPTIONS = RunOptions(str(ROOT), "beginner/images", ("_repr_html_", "__repr__"), "", False, True, "")
+OPTIONS = RunOptions.defaults(ROOT, "beginner/images")
 
 
 def tutorial(tmp_path, *blocks, name="demo.py"):

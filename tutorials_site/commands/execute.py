@@ -65,6 +65,11 @@ class RunOptions:
     default_role: str  # Sphinx's, which decides what a `name` in the text refers to
 
     @classmethod
+    def defaults(cls, root, images):
+        """sphinx-gallery's defaults, for a script outside any project's galleries (tests, benchmarks)."""
+        return cls(str(root), images, ("_repr_html_", "__repr__"), "", False, True, "")
+
+    @classmethod
     def of(cls, project, tutorial):
         options = project.options
         capture = options.get("capture_repr", ("_repr_html_", "__repr__"))

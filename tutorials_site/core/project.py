@@ -147,7 +147,7 @@ class Project:
                 raise ConfError(f"conf.py: gallery {src!r} -> {out!r}: folders must be inside the project")
             if not (self.root / src).is_dir():
                 raise ConfError(f"conf.py: sphinx_gallery_conf['examples_dirs']: {src}/ does not exist")
-            if header(self.root / src) is None:
+            if header(self.root / src) is None and not self._own_index(self.root / src):
                 raise ConfError(f"{src}/: a gallery needs a header: GALLERY_HEADER.rst or README.txt "
                                 "(reST introducing the gallery)")
             galleries.append(Gallery(src, out))
@@ -164,9 +164,18 @@ class Project:
     def _scripts(self, folder: Path) -> list[Path]:
         return sorted(p for p in folder.glob("*.py") if p.is_file() and not self.ignore_pattern.search(p.name))
 
-    def _sections(self, gallery: Gallery) -> list[Path]:
+    def _own_index(self, folder: Path) -> bool:
+        """A folder with an index.rst of its own that copyfile_regex copies: sphinx-gallery writes none there."""
+        regex = self.options.get("copyfile_regex", "")
+        return bool(regex) and bool(re.match(regex, "index.rst")) and (folder / "index.rst").is_file()
+
+    def sections(self, gallery: Gallery) -> list[Path]:
+        """The gallery's folder and its sections: subfolders with a header (every subfolder, where the
+        gallery has an index.rst of its own), as sphinx-gallery finds them."""
         top = self.root / gallery.examples_dir
-        return [top] + sorted(d for d in top.iterdir() if d.is_dir() and header(d) is not None)
+        every = self._own_index(top)
+        return [top] + sorted(d for d in top.iterdir() if d.is_dir() and d.name != "__pycache__"
+                              and (every or header(d) is not None))
 
     @cached_property
     def tutorials(self) -> tuple[Tutorial, ...]:
@@ -174,7 +183,7 @@ class Project:
         found = []
         for gallery in self.galleries:
             top = self.root / gallery.examples_dir
-            for section in self._sections(gallery):
+            for section in self.sections(gallery):
                 for path in self._scripts(section):
                     found.append(Tutorial(self.root, gallery, PurePosixPath(path.relative_to(top).as_posix()),
                                           bool(self.filename_pattern.search(str(path)))))
@@ -183,7 +192,7 @@ class Project:
     @cached_property
     def ignored_folders(self) -> tuple[str, ...]:
         """Folders holding scripts that no gallery shows: no header, or nested deeper than one section."""
-        shown = {section for gallery in self.galleries for section in self._sections(gallery)}
+        shown = {section for gallery in self.galleries for section in self.sections(gallery)}
         found = set()
         for gallery in self.galleries:
             for script in (self.root / gallery.examples_dir).rglob("*.py"):

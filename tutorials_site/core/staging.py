@@ -61,12 +61,12 @@ def working_folder(tree, tutorial):
     return folder
 
 
-def _gallery_files(site, lang, folder, reports, top):
-    """What a gallery folder (`top`) or section holds in a language: scripts translated, all else linked."""
+def _gallery_files(site, lang, folder, reports, sections):
+    """What a gallery folder or section holds in a language: scripts translated, all else linked."""
     wanted = {}
     tutorials = {t.path: t for t in site.tutorials}
     for path in sorted(folder.iterdir()):
-        if top and path.is_dir() and project.header(path) is not None:
+        if path in sections:
             wanted[path.name] = None  # a section: synced on its own
         elif path in tutorials and lang is not languages.SOURCE:
             text, report = translate.generate(lang, tutorials[path])
@@ -88,9 +88,9 @@ def stage(tree, lang):
     reports = []
     site = project.current()
     for gallery in site.galleries:
-        top = ROOT / gallery.examples_dir
-        for folder in [top, *(d for d in sorted(top.iterdir()) if d.is_dir() and project.header(d) is not None)]:
-            _sync_folder(src / folder.relative_to(ROOT), _gallery_files(site, lang, folder, reports, folder == top))
+        sections = site.sections(gallery)
+        for folder in sections:
+            _sync_folder(src / folder.relative_to(ROOT), _gallery_files(site, lang, folder, reports, sections))
     if lang is languages.SOURCE:
         return src, reports
     mo_dir = src / "_locale" / lang.code / "LC_MESSAGES"
