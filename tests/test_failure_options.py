@@ -63,6 +63,15 @@ def make_copy(tmp_path: Path, tutorials: dict[str, str], *conf_lines: str) -> Pa
     return project
 
 
+def built_copy(tmp_path: Path, tutorials: dict[str, str],
+               *conf_lines: str) -> tuple[Path, Path, subprocess.CompletedProcess, str]:
+    """A copy made by make_copy and built in English: (project, build folder, the process, all it printed)."""
+    project = make_copy(tmp_path, tutorials, *conf_lines)
+    builddir = project / "_build"
+    result = build(project, builddir, env=ENGLISH)
+    return project, builddir, result, result.stdout + result.stderr
+
+
 def started(output: str) -> list[str]:
     """The tutorials a build started, in order (its `[execute] <file> (time limit …` lines)."""
     return re.findall(r"^\[execute\] (\S+) \(time limit", output, re.M)
@@ -103,9 +112,7 @@ def last_line(text: str) -> str:
 
 
 def test_without_options_a_failing_tutorial_fails_the_build_and_the_last_line_repeats_it(tmp_path: Path) -> None:
-    project = make_copy(tmp_path, {"raises_error.py": RAISES})
-    result = build(project, project / "_build", env=ENGLISH)
-    output = result.stdout + result.stderr
+    _, _, result, output = built_copy(tmp_path, {"raises_error.py": RAISES})
     assert result.returncode == 1, output
     error = failed_line("beginner_source/raises_error.py")
     assert count_lines(result.stdout, error) == 1, output  # told when it happened ...
@@ -116,11 +123,8 @@ def test_without_options_a_failing_tutorial_fails_the_build_and_the_last_line_re
 
 
 def test_expected_failure_is_stamped_shows_its_traceback_and_passes_build_and_check(tmp_path: Path) -> None:
-    project = make_copy(tmp_path, {"raises_error.py": RAISES},
+    project, builddir, result, output = built_copy(tmp_path, {"raises_error.py": RAISES},
                         'sphinx_gallery_conf["expected_failing_examples"] = ["beginner_source/raises_error.py"]')
-    builddir = project / "_build"
-    result = build(project, builddir, env=ENGLISH)
-    output = result.stdout + result.stderr
     assert result.returncode == 0, output
     expected = "[execute] beginner_source/raises_error.py: failed, as conf.py's expected_failing_examples expects"
     assert count_lines(result.stdout, expected) == 1, output
@@ -139,11 +143,9 @@ def test_expected_failure_is_stamped_shows_its_traceback_and_passes_build_and_ch
 
 
 def test_expected_failure_that_runs_without_error_fails_the_build(tmp_path: Path) -> None:
-    project = make_copy(tmp_path, {"raises_error.py": RAISES, "runs_cleanly.py": PASSES},
+    _, _, result, output = built_copy(tmp_path, {"raises_error.py": RAISES, "runs_cleanly.py": PASSES},
                         'sphinx_gallery_conf["expected_failing_examples"] = '
                         '["beginner_source/raises_error.py", "beginner_source/runs_cleanly.py"]')
-    result = build(project, project / "_build", env=ENGLISH)
-    output = result.stdout + result.stderr
     assert result.returncode == 1, output
     error = ("beginner_source/runs_cleanly.py:1: ERROR: listed in conf.py's expected_failing_examples, "
              "but ran without error; remove it from the list")
@@ -156,11 +158,8 @@ def test_expected_failure_that_runs_without_error_fails_the_build(tmp_path: Path
 
 
 def test_only_warn_builds_the_failed_page_with_its_traceback_and_check_refuses_it(tmp_path: Path) -> None:
-    project = make_copy(tmp_path, {"raises_error.py": RAISES},
+    project, builddir, result, output = built_copy(tmp_path, {"raises_error.py": RAISES},
                         'sphinx_gallery_conf["only_warn_on_example_error"] = True')
-    builddir = project / "_build"
-    result = build(project, builddir, env=ENGLISH)
-    output = result.stdout + result.stderr
     assert result.returncode == 0, output
     error = failed_line("beginner_source/raises_error.py")
     lines = result.stdout.splitlines()
