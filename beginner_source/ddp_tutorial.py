@@ -95,6 +95,7 @@ def rank_main(rank, world_size, port, fn, *args):
     dist.init_process_group(BACKEND, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size)
     try:
         fn(rank, world_size, *args)
+        dist.barrier()  # no rank leaves while another may still be finishing its last exchange
     finally:
         dist.destroy_process_group()
 

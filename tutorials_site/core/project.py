@@ -27,7 +27,8 @@ from typing import Any
 from .errors import SiteError
 from .layout import ROOT
 
-HEADER_NAMES = tuple(f"{stem}{ext}" for ext in (".txt", ".rst", ".md") for stem in ("GALLERY_HEADER", "README", "readme"))
+# The names sphinx-gallery looks for a gallery header under, in its order (.txt, then the source suffixes sorted).
+HEADER_NAMES = tuple(f"{stem}{ext}" for ext in (".txt", ".md", ".rst") for stem in ("GALLERY_HEADER", "README", "readme"))
 DEFAULT_FILENAME_PATTERN = r"/plot"
 DEFAULT_IGNORE_PATTERN = r"__init__\.py"
 
@@ -203,9 +204,6 @@ class Project:
 
     def tutorial_of_page(self, docname: str) -> Tutorial | None:
         return next((t for t in self.tutorials if t.page == docname), None)
-
-    def tutorial(self, key: str) -> Tutorial | None:
-        return next((t for t in self.tutorials if t.key == key), None)
 
     def expected_to_fail(self, tutorial: Tutorial) -> bool:
         """Listed in expected_failing_examples (paths relative to conf.py's folder, as in sphinx-gallery)."""

@@ -31,8 +31,9 @@ from pathlib import Path
 
 from babel.messages.catalog import Catalog
 
-from . import tutorial_text
+from . import project, tutorial_text
 from .catalogs import load as load_catalog
+from .stamps import ANSI
 
 # (file, line) of the author's text for a (path, line) Sphinx reported; None: not ours to map.
 Locate = Callable[[str, int | None], tuple[str, int | None] | None]
@@ -49,11 +50,8 @@ _CONFIG = re.compile(r"^[ \t]*#\s*sphinx_gallery_\w+")
 _IGNORE_START = re.compile(r"^[ \t]*#\s*sphinx_gallery_start_ignore")
 _IGNORE_END = re.compile(r"^[ \t]*#\s*sphinx_gallery_end_ignore")
 _QUOTE = re.compile(r"""^\s*[rRuUbBfF]*(\"\"\"|'''|"|')""")
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _START = re.compile(r"^(?:(?P<loc>\S.*?): )?(?P<level>WARNING|ERROR|CRITICAL|SEVERE): (?P<message>.*)$")
 _TYPE_TAG = re.compile(r" \[[a-z][\w.-]*\]$")  # Sphinx ends a typed warning with e.g. [docutils]
-# The names sphinx-gallery looks for a gallery header under, in its order (.txt first, then source suffixes).
-HEADER_NAMES = tuple(f"{name}{ext}" for ext in (".txt", ".md", ".rst") for name in ("GALLERY_HEADER", "README", "readme"))
 
 
 @dataclass(frozen=True)
@@ -215,7 +213,7 @@ def catalog_line(units: Sequence[tutorial_text.Unit], line: int, catalog: Catalo
 
 def rewrite(log_text: str, locate: Locate) -> list[Warning]:
     """The warnings and errors of a Sphinx log, located by `locate` where it knows the place."""
-    lines = _ANSI.sub("", log_text).splitlines()
+    lines = ANSI.sub("", log_text).splitlines()
     found, i = [], 0
     while i < len(lines):
         start = _START.match(lines[i])
@@ -264,10 +262,6 @@ def _units(path: Path) -> Sequence[tutorial_text.Unit]:
 
 def _catalog(path: Path) -> Catalog | None:
     return load_catalog(path) if path.is_file() else None
-
-
-def _header(folder: Path) -> Path | None:
-    return next((folder / name for name in HEADER_NAMES if (folder / name).is_file()), None)
 
 
 def locator(staged_root: Path, galleries: Mapping[str, str], repo_root: Path, lang_code: str | None = None, *,
@@ -327,7 +321,7 @@ def locator(staged_root: Path, galleries: Mapping[str, str], repo_root: Path, la
         folder = staged_root / examples_dir / sub
         # The root index also repeats every section's header.
         folders = [folder] + ([f for f in sorted(folder.iterdir()) if f.is_dir()] if sub == Path() else [])
-        headers = [h for h in map(_header, folders) if h is not None]
+        headers = [h for h in map(project.header, folders) if h is not None]
         if not headers:
             return None
         if line is None:
