@@ -260,3 +260,25 @@ def test_parallel_option_is_refused_before_anything_runs(project_copy: Path) -> 
     assert len(refused) == 1, output
     assert "[execute]" not in output
     assert not (builddir / "runs").exists()
+
+
+def test_a_renamed_tutorial_and_a_removed_section_leave_nothing_behind(project_copy: Path) -> None:
+    """sphinx-gallery never deletes what it generated: the build does, for every language, and the old page goes."""
+    add_galleries(project_copy)
+    builddir = project_copy / "_build"
+    first = build(project_copy, builddir, env={"LANGUAGES": "en ko"})
+    assert first.returncode == 0, first.stdout + first.stderr
+    old = ["src/{}/intermediate/plot_line.rst", "html/{}/intermediate/plot_line.html",
+           "src/{}/beginner/basics/index.rst", "html/{}/beginner/basics/hello_basics.html"]
+    assert all((builddir / path.format(seg)).exists() for path in old for seg in ("en", "ko"))
+
+    (project_copy / "intermediate_source" / "plot_line.py").rename(project_copy / "intermediate_source" / "plot_curve.py")
+    shutil.rmtree(project_copy / "beginner_source" / "basics")
+    # STRICT=1: a page Sphinx still found (in no toctree) would be a warning, and so a failure.
+    again = build(project_copy, builddir, env={"LANGUAGES": "en", "STRICT": "1"})
+    output = again.stdout + again.stderr
+    assert again.returncode == 0, output
+    assert "plot_line" not in output and "basics" not in output, output
+    assert not any((builddir / path.format("en")).exists() for path in old)
+    assert not list((builddir / "src" / "en" / "intermediate" / "images").rglob("sphx_glr_plot_line_*"))
+    assert output_blocks(builddir / "html/en/intermediate/plot_curve.html") == ["printed by the intermediate gallery\n"]

@@ -162,13 +162,18 @@ class Project:
     def ignore_pattern(self) -> re.Pattern[str]:
         return _pattern(self.options, "ignore_pattern", DEFAULT_IGNORE_PATTERN)
 
-    def _scripts(self, folder: Path) -> list[Path]:
+    def scripts(self, folder: Path) -> list[Path]:
+        """The gallery scripts of a folder, as sphinx-gallery collects them (helper modules left out)."""
         return sorted(p for p in folder.glob("*.py") if p.is_file() and not self.ignore_pattern.search(p.name))
+
+    def copied(self, name: str) -> bool:
+        """Whether sphinx-gallery copies a file of this name into the gallery's pages (copyfile_regex)."""
+        regex = self.options.get("copyfile_regex", "")
+        return bool(regex) and bool(re.match(regex, name))
 
     def _own_index(self, folder: Path) -> bool:
         """A folder with an index.rst of its own that copyfile_regex copies: sphinx-gallery writes none there."""
-        regex = self.options.get("copyfile_regex", "")
-        return bool(regex) and bool(re.match(regex, "index.rst")) and (folder / "index.rst").is_file()
+        return self.copied("index.rst") and (folder / "index.rst").is_file()
 
     def sections(self, gallery: Gallery) -> list[Path]:
         """The gallery's folder and its sections: subfolders with a header (every subfolder, where the
@@ -185,7 +190,7 @@ class Project:
         for gallery in self.galleries:
             top = self.root / gallery.examples_dir
             for section in self.sections(gallery):
-                for path in self._scripts(section):
+                for path in self.scripts(section):
                     found.append(Tutorial(self.root, gallery, PurePosixPath(path.relative_to(top).as_posix()),
                                           bool(self.filename_pattern.search(str(path)))))
         return tuple(found)
@@ -198,7 +203,7 @@ class Project:
         for gallery in self.galleries:
             for script in (self.root / gallery.examples_dir).rglob("*.py"):
                 folder = script.parent
-                if folder not in shown and "__pycache__" not in folder.parts and self._scripts(folder):
+                if folder not in shown and "__pycache__" not in folder.parts and self.scripts(folder):
                     found.add(folder.relative_to(self.root).as_posix())
         return tuple(sorted(found))
 

@@ -6,7 +6,9 @@ with a translation report beside each, and its compiled site catalogs in _locale
 Unchanged files keep their mtimes, so Sphinx and sphinx-gallery see no change.
 """
 
+import glob
 import io
+import re
 import shutil
 from pathlib import Path
 
@@ -78,6 +80,31 @@ def _gallery_files(site, lang, folder, reports, sections):
     return wanted
 
 
+def _generated(folder, stem):
+    """What sphinx-gallery (and gallery.render) generated for the tutorial STEM in a gallery folder."""
+    own = re.compile(rf"sphx_glr_{re.escape(stem)}_(\d{{3}}(_.+)?|thumb)\.\w+")
+    images = [p for p in (folder / "images").rglob("sphx_glr_*") if own.fullmatch(p.name)]
+    return [p for p in folder.glob(f"{glob.escape(stem)}.*") if p.is_file()] + images
+
+
+def _drop_removed_pages(site, gallery, generated):
+    """sphinx-gallery never removes what it generated for a tutorial (or section) that is gone, and Sphinx
+    would go on building its page: remove it once its script is gone."""
+    if not generated.is_dir():
+        return
+    sections = {folder.relative_to(site.root / gallery.examples_dir) for folder in site.sections(gallery)}
+    for folder in [generated, *(d for d in generated.iterdir() if (d / "index.rst").is_file())]:
+        relative = folder.relative_to(generated)
+        if relative not in sections:
+            shutil.rmtree(folder)
+            continue
+        scripts = {path.stem for path in site.scripts(site.root / gallery.examples_dir / relative)}
+        for page in folder.glob("*.rst"):
+            if page.stem not in (*scripts, "index", "sg_execution_times") and not site.copied(page.name):
+                for path in _generated(folder, page.stem):
+                    path.unlink()
+
+
 def stage(tree, lang):
     """The Sphinx source tree of one language; returns (path, translation reports)."""
     src = tree.src(lang)
@@ -91,6 +118,7 @@ def stage(tree, lang):
         sections = site.sections(gallery)
         for folder in sections:
             _sync_folder(src / folder.relative_to(ROOT), _gallery_files(site, lang, folder, reports, sections))
+        _drop_removed_pages(site, gallery, src / gallery.gallery_dir)
     if lang is languages.SOURCE:
         return src, reports
     mo_dir = src / "_locale" / lang.code / "LC_MESSAGES"

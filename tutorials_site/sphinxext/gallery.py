@@ -11,6 +11,7 @@ it executes nothing and keeps what it finds. The figures are the run's image
 files, copied byte for byte.
 """
 
+import glob
 import hashlib
 import json
 import os
@@ -147,6 +148,20 @@ def take_show_memory(app, config):
         config.sphinx_gallery_conf = {**conf, "show_memory": False}
 
 
+def drop_removed_pages(app, exception):
+    """The HTML of a tutorial page that is gone (its script renamed or deleted): Sphinx leaves it behind."""
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    for gallery in site_project(app.config).galleries:
+        for page in sorted((out / gallery.gallery_dir).rglob("*.html")):
+            docname = page.relative_to(out).with_suffix("").as_posix()
+            if docname not in app.env.found_docs:
+                page.unlink()
+                for source in (out / "_sources").glob(f"{glob.escape(docname)}.*"):
+                    source.unlink()
+
+
 def refuse_own_execution(app, *args):
     """Fail the build if sphinx-gallery ever executed an example itself: only the runner may."""
     conf = app.config.sphinx_gallery_conf
@@ -202,3 +217,4 @@ def setup(app):
     # After sphinx-gallery generated the galleries (builder-inited, 500), and again at the end.
     app.connect("builder-inited", refuse_own_execution, priority=900)
     app.connect("build-finished", refuse_own_execution)
+    app.connect("build-finished", drop_removed_pages)
