@@ -45,6 +45,7 @@ this introduction says which.
 # Imports and the size of the group
 # ---------------------------------
 
+import gc
 import os
 import socket
 import sys
@@ -95,6 +96,7 @@ def rank_main(rank, world_size, port, fn, *args):
     dist.init_process_group(BACKEND, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size)
     try:
         fn(rank, world_size, *args)
+        gc.collect()  # what fn left (a DDP model and its buffers) is freed while the group still exists
         dist.barrier()  # no rank leaves while another may still be finishing its last exchange
     finally:
         dist.destroy_process_group()

@@ -282,3 +282,21 @@ def test_a_renamed_tutorial_and_a_removed_section_leave_nothing_behind(project_c
     assert not any((builddir / path.format("en")).exists() for path in old)
     assert not list((builddir / "src" / "en" / "intermediate" / "images").rglob("sphx_glr_plot_line_*"))
     assert output_blocks(builddir / "html/en/intermediate/plot_curve.html") == ["printed by the intermediate gallery\n"]
+
+
+def test_a_tutorial_filename_pattern_leaves_out_is_shown_without_output_and_listed(project_copy: Path) -> None:
+    """As in sphinx-gallery: not executed, its page shows the code alone; make check names it and passes."""
+    with (project_copy / "conf.py").open("a") as conf:
+        conf.write('\nsphinx_gallery_conf["filename_pattern"] = r"/ddp_"\n')
+    builddir = project_copy / "_build"
+    result = build(project_copy, builddir, env={"LANGUAGES": "en"})
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert re.findall(r"^\[execute\] (\S+) \(time limit", result.stdout, re.M) == ["beginner_source/ddp_tutorial.py"]
+    page = (builddir / "html" / "en" / "beginner" / "data_parallel_tutorial.html").read_text()
+    assert "import torch" in html.unescape(re.sub(r"<[^>]+>", "", page))  # the code is there ...
+    assert "sphx-glr-script-out" not in page and "tutorial-execution-stamp" not in page  # ... its output is not
+    checked = check(project_copy, builddir, languages="en")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert ("check: beginner_source/data_parallel_tutorial.py: not executed: conf.py's filename_pattern leaves it "
+            "out (shown without output)") in checked.stdout.splitlines()
