@@ -300,3 +300,27 @@ def test_a_tutorial_filename_pattern_leaves_out_is_shown_without_output_and_list
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert ("check: beginner_source/data_parallel_tutorial.py: not executed: conf.py's filename_pattern leaves it "
             "out (shown without output)") in checked.stdout.splitlines()
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("no_docstring.py", 'print("no docstring")\n',
+     "beginner_source/no_docstring.py:1: no docstring: a tutorial opens with a docstring whose first paragraph "
+     "is its reST title (a helper module: match it with conf.py's ignore_pattern)"),
+    ("empty_docstring.py", '"""\n\n"""\nprint("no title")\n',
+     "beginner_source/empty_docstring.py:1: its docstring has no title: a tutorial opens with a docstring whose "
+     "first paragraph is its reST title (a helper module: match it with conf.py's ignore_pattern)"),
+    ("no_heading.py", '"""\nJust a sentence, no heading.\n"""\n\nprint(1)\n\n# %%\n# Text, still no heading.\n',
+     "beginner_source/no_heading.py:1: its docstring has no title: a tutorial opens with a docstring whose first "
+     "paragraph is its reST title (a helper module: match it with conf.py's ignore_pattern)"),
+    ("index.py", '"""\nAn index\n========\n"""\n',
+     "beginner_source/index.py: a tutorial cannot be named index.py: its page would take the place of the "
+     "gallery's index; rename it"),
+])
+def test_a_script_sphinx_gallery_cannot_page_is_refused_before_anything_runs(project_copy: Path, name: str,
+                                                                             text: str, message: str) -> None:
+    (project_copy / "beginner_source" / name).write_text(text)
+    builddir = project_copy / "_build"
+    result = build(project_copy, builddir, env={"LANGUAGES": "en"})
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stderr.strip().splitlines() == [f"error: {message}"]
+    assert "[execute]" not in result.stdout and not (builddir / "runs").exists()

@@ -81,6 +81,42 @@ def run_tutorials(settings, project, tutorials, environment):
     return failed
 
 
+def _has_title(text):
+    """Whether a text block holds a reST section title (a line underlined, or over- and underlined)."""
+    from docutils import nodes
+    from docutils.core import publish_doctree
+
+    quiet = {"report_level": 5, "halt_level": 5, "warning_stream": False, "file_insertion_enabled": False}
+    return publish_doctree(text, settings_overrides=quiet).next_node(nodes.title) is not None
+
+
+def refuse_unusable(project):
+    """Scripts sphinx-gallery cannot make a page of, refused before anything runs, naming the file and the fix.
+
+    (sphinx-gallery itself would fail later, inside Sphinx, once per language, or name a generated file.)
+    """
+    from sphinx.errors import ExtensionError
+    from sphinx_gallery.gen_rst import extract_intro_and_title
+    from sphinx_gallery.py_source_parser import split_code_and_text_blocks
+
+    for tutorial in project.tutorials:
+        if tutorial.rel.stem == "index":
+            raise SiteError(f"{tutorial.label}: a tutorial cannot be named index.py: its page would take the place "
+                            "of the gallery's index; rename it")
+        try:
+            _, blocks = split_code_and_text_blocks(str(tutorial.path))
+            extract_intro_and_title(tutorial.path, blocks[0].content)
+            # sphinx-gallery takes the first paragraph for the gallery; the page's title is its first heading.
+            if not any(_has_title(block.content) for block in blocks if block.type == "text"):
+                raise ExtensionError("no title")
+        except ExtensionError as error:
+            said = str(error)
+            what = ("no docstring" if said.startswith("Could not find docstring") else
+                    "its docstring has no title" if "title" in said else said.strip().splitlines()[0])
+            raise SiteError(f"{tutorial.label}:1: {what}: a tutorial opens with a docstring whose first paragraph "
+                            "is its reST title (a helper module: match it with conf.py's ignore_pattern)") from None
+
+
 def expectation_errors(tree, project):
     """Tutorials listed as expected to fail whose current run passed (sphinx-gallery fails those too)."""
     errors = []
@@ -226,6 +262,7 @@ def html(settings, noplot=False, assemble=False):
     for folder in site.ignored_folders:
         print(f"warning: {folder}/: holds scripts but is no gallery section (a section is a gallery's "
               "subfolder with a GALLERY_HEADER.rst or README.txt); its scripts get no page", flush=True)
+    refuse_unusable(site)
     environment = environment_fingerprint()
     failed = []
     if "plot_gallery" in site.options and not site.flag("plot_gallery"):
