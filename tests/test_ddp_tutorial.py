@@ -12,13 +12,12 @@ from nbclient import NotebookClient
 
 from conftest import build
 from tutorials_site.core import languages
+from tutorials_site.core.checks import output_texts
 
 PAGE = "beginner/ddp_tutorial.html"
 
 
-def outputs(page_html):
-    blocks = re.findall(r'<div class="sphx-glr-script-out[^"]*"><div class="highlight"><pre>(.*?)</pre>', page_html, re.S)
-    return [html.unescape(re.sub(r"<[^>]+>", "", block)) for block in blocks]
+outputs = output_texts
 
 
 @pytest.fixture(scope="module")

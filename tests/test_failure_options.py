@@ -5,7 +5,6 @@ run_stale_examples are applied by the build itself (sphinx-gallery executes noth
 here); without any of them, a tutorial that raises fails the build.
 """
 
-import html
 import os
 import re
 import subprocess
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import build, copy_project
+from tutorials_site.core.checks import output_texts
 
 ENGLISH = {"LANGUAGES": "en"}
 
@@ -84,9 +84,7 @@ def count_lines(output: str, line: str) -> int:
 
 def output_blocks(page: Path) -> list[str]:
     """The text of a page's output blocks (the elements with class sphx-glr-script-out)."""
-    found = re.findall(r'<div class="sphx-glr-script-out[^"]*"><div class="highlight"><pre>(.*?)</pre>',
-                       page.read_text(encoding="utf-8"), re.S)
-    return [html.unescape(re.sub(r"<[^>]+>", "", block)) for block in found]
+    return output_texts(page.read_text(encoding="utf-8"))
 
 
 def assert_page_shows_traceback(page: Path) -> None:

@@ -14,6 +14,7 @@ from sphinx.errors import ExtensionError
 
 from conftest import build, copy_project
 from tutorials_site.commands.execute import RunOptions, run_tutorial
+from tutorials_site.core.checks import output_texts
 from tutorials_site.core.layout import ROOT
 from tutorials_site.sphinxext.gallery import refuse_own_execution
 
@@ -73,9 +74,7 @@ def check(project: Path, builddir: Path, *paths: Path, languages: str = "en ko")
 
 def output_blocks(page: Path) -> list[str]:
     """The text of a page's output blocks (sphinx-gallery's sphx-glr-script-out)."""
-    found = re.findall(r'<div class="sphx-glr-script-out[^"]*"><div class="highlight"><pre>(.*?)</pre>',
-                       page.read_text(encoding="utf-8"), re.S)
-    return [html.unescape(re.sub(r"<[^>]+>", "", block)) for block in found]
+    return output_texts(page.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
@@ -324,3 +323,16 @@ def test_a_script_sphinx_gallery_cannot_page_is_refused_before_anything_runs(pro
     assert result.returncode == 1, result.stdout + result.stderr
     assert result.stderr.strip().splitlines() == [f"error: {message}"]
     assert "[execute]" not in result.stdout and not (builddir / "runs").exists()
+
+
+def test_show_memory_shows_the_peak_the_supervisor_measured(project_copy: Path) -> None:
+    """No memory_profiler needed (it is not installed): the stamp's peak memory, on the page, without a warning."""
+    with (project_copy / "conf.py").open("a") as conf:
+        conf.write('\nsphinx_gallery_conf["show_memory"] = True\n')
+    builddir = project_copy / "_build"
+    result = build(project_copy, builddir, env={"LANGUAGES": "en"})
+    output = result.stdout + result.stderr
+    assert result.returncode == 0 and "memory_profiler" not in output, output
+    stamp = json.loads((builddir / "runs" / "beginner_source" / "data_parallel_tutorial" / "stamp.json").read_text())
+    page = (builddir / "html" / "en" / "beginner" / "data_parallel_tutorial.html").read_text()
+    assert f"Estimated memory usage:</strong> {stamp['peak_rss_mb']: .0f} MB" in page  # sphinx-gallery's format

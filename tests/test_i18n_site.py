@@ -10,6 +10,7 @@ import nbformat
 import pytest
 
 from tutorials_site.core import languages, project, translate
+from tutorials_site.core.checks import output_texts
 from tutorials_site.core.layout import ROOT
 
 TRANSLATED = list(languages.TRANSLATED)
@@ -17,9 +18,7 @@ PAGE = "beginner/data_parallel_tutorial.html"
 ENGLISH_SOURCE = ROOT / "beginner_source" / "data_parallel_tutorial.py"
 
 
-def outputs(page_html):
-    blocks = re.findall(r'<div class="sphx-glr-script-out[^"]*"><div class="highlight"><pre>(.*?)</pre>', page_html, re.S)
-    return [html.unescape(re.sub(r"<[^>]+>", "", block)) for block in blocks]
+outputs = output_texts
 
 
 def downloads(site, lang):

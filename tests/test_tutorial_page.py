@@ -10,12 +10,9 @@ import pytest
 import sphinx_gallery
 
 from conftest import TUTORIAL_PAGE
+from tutorials_site.core.checks import output_texts
 
-
-def outputs(page_html):
-    """The text of every captured-output block, in page order."""
-    blocks = re.findall(r'<div class="sphx-glr-script-out[^"]*"><div class="highlight"><pre>(.*?)</pre>', page_html, re.S)
-    return [html.unescape(re.sub(r"<[^>]+>", "", block)) for block in blocks]
+outputs = output_texts  # the text of every captured-output block, in page order
 
 
 def model_lines(batch):

@@ -35,13 +35,12 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from textwrap import indent
 
 import psutil
-from sphinx_gallery.gen_rst import CODE_OUTPUT
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 from ..core.runs import RESULT, TIMEOUT_COMMENT, first_code_line, read_json, write_json
+from .runner import output_rst
 
 # The folder that holds the tutorials_site package: the runner is started as `-m tutorials_site...`.
 _PACKAGE_PARENT = Path(__file__).resolve().parents[2]
@@ -87,6 +86,7 @@ class RunOptions:
 class Outcome:
     ok: bool
     error: str | None  # one line, `<label>:<line>: ERROR: ...`; None when ok
+    raised: bool  # the tutorial raised (not: timed out, died, exited), as an expected failure does
     result: dict  # the content of result.json
     seconds: float  # wall time of the whole process, as measured here: the run's time
     peak_rss_bytes: int  # peak of the summed RSS of the runner and all its descendants
@@ -157,9 +157,8 @@ def _unfinished_result(source, rundir, progress, error, seconds):
             out = rundir / "out" / f"{k}.txt"
             text = out.read_text(encoding="utf-8", errors="replace").expandtabs() if out.exists() else ""
             # Which block saved which figure is only in result.json: none are claimed here.
-            rst = CODE_OUTPUT.format(indent(text, " " * 4)) if text.strip() else ""
             blocks.append({"line": lines[k], "texts": [text] if text.strip() else [], "images": [],
-                           "rst": f"\n\n\n{rst}\n\n\n"})
+                           "rst": output_rst(text)})
     return {"blocks": blocks, "images_total": 0, "code_objects": {}, "error": error, "seconds": seconds, "hardware": {},
             "gpu_peak_bytes": []}
 
@@ -214,9 +213,9 @@ def run_tutorial(source, rundir, workdir, options, *, timeout, label, env=None):
         write_json(rundir / RESULT, result)
         error = result["error"]
         if error is None:
-            return Outcome(True, None, result, seconds, peak)
+            return Outcome(True, None, False, result, seconds, peak)
         message = f"tutorial failed: {error['message']}"
-        return Outcome(False, f"{label}:{error['line']}: ERROR: {message}", result, seconds, peak)
+        return Outcome(False, f"{label}:{error['line']}: ERROR: {message}", True, result, seconds, peak)
 
     if timed_out:
         message = f"tutorial timed out after {timeout:g} s"
@@ -232,4 +231,4 @@ def run_tutorial(source, rundir, workdir, options, *, timeout, label, env=None):
     result = {**result, "error": error, "seconds": seconds} if result else _unfinished_result(
         source, rundir, progress, error, seconds)
     write_json(rundir / RESULT, result)  # the page still shows what the tutorial printed
-    return Outcome(False, f"{label}:{line}: ERROR: {message}", result, seconds, peak)
+    return Outcome(False, f"{label}:{line}: ERROR: {message}", False, result, seconds, peak)

@@ -248,7 +248,7 @@ def _repr(options, file_conf, block_conf, value):
     return method, text
 
 
-def _output_rst(text, images_rst, repr_method, repr_text):
+def output_rst(text, images_rst="", repr_method=None, repr_text=None):
     """The reST sphinx-gallery writes under a code block, made by its own function from what was recorded."""
     from sphinx_gallery.gen_rst import _get_code_output
 
@@ -376,7 +376,7 @@ def main(argv):
         method, repr_text = record["repr"]
         shown = f"{printed}\n{repr_text}" if method in ("__repr__", "__str__") and repr_text else printed
         if record["traceback"] is None:
-            rst = _output_rst(printed, record["images_rst"], method, repr_text)
+            rst = output_rst(printed, record["images_rst"], method, repr_text)
             texts = [shown] if shown.strip() else []
         else:  # as sphinx-gallery shows a failed block: its traceback alone (what it printed is in out/)
             rst, texts = _error_rst(record["traceback"]), [record["traceback"]]

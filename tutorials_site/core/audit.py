@@ -72,15 +72,13 @@ def lighthouse_pages(pages, segs):
     for seg in segs:
         found.append(f"stable/{seg}/index.html")
         for gallery in sorted(_gallery_dirs()):
-            folder = Path(pages, "stable", seg, gallery)
-            if folder.is_dir():
-                found.append(f"stable/{seg}/{gallery}/index.html")
-                found += [f"stable/{seg}/{gallery}/{p.relative_to(folder).as_posix()}"
-                          for p in sorted(folder.glob("*.html")) if p.name != "index.html"]
-                for section in sorted(d for d in folder.iterdir() if (d / "index.html").exists()):
-                    found.append(f"stable/{seg}/{gallery}/{section.name}/index.html")
-                    found += [f"stable/{seg}/{gallery}/{section.name}/{p.name}"
-                              for p in sorted(section.glob("*.html")) if p.name != "index.html"]
+            top = Path(pages, "stable", seg, gallery)
+            if not top.is_dir():
+                continue
+            for folder in [top, *sorted(d for d in top.iterdir() if (d / "index.html").exists())]:  # its sections
+                at = folder.relative_to(pages).as_posix()
+                found.append(f"{at}/index.html")
+                found += [f"{at}/{p.name}" for p in sorted(folder.glob("*.html")) if p.name != "index.html"]
     return found
 
 

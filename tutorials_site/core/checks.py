@@ -78,10 +78,14 @@ def not_executed():
 _OUTPUT_BLOCK = re.compile(r'<div class="sphx-glr-script-out[^"]*"><div class="highlight"><pre>(.*?)</pre>', re.S)
 
 
+def output_texts(html_text):
+    """The text of each output block a built page shows (sphinx-gallery's sphx-glr-script-out), in order."""
+    return [html.unescape(re.sub(r"<[^>]+>", "", block)) for block in _OUTPUT_BLOCK.findall(html_text)]
+
+
 def shown_outputs(page, parsed, stem):
     """The outputs digest of what a built page shows: its output blocks' text and its figures' bytes."""
-    html_text = Path(page).read_text(encoding="utf-8")
-    texts = [html.unescape(re.sub(r"<[^>]+>", "", block)) for block in _OUTPUT_BLOCK.findall(html_text)]
+    texts = output_texts(Path(page).read_text(encoding="utf-8"))
     figure = re.compile(rf"(^|/)sphx_glr_{re.escape(stem)}_\d{{3}}\.\w+$")
     sources = [link for _, link in parsed.images if figure.search(unquote(link))]
     images = [(Path(page).parent / unquote(link)).read_bytes() for link in dict.fromkeys(sources)]

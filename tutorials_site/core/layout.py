@@ -1,5 +1,6 @@
 """Where things live: the repository root and the build folder's layout."""
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -9,6 +10,13 @@ ROOT = Path(__file__).resolve().parents[2]
 # for every language.
 PAGES = ("index.md",)
 STATIC = "_static"
+
+
+def figure_files(images: Path, stem: str) -> list[Path]:
+    """A tutorial's figures in a gallery's images/, as sphinx-gallery names them: sphx_glr_<stem>_001.png
+    and their srcset variants (sphx_glr_<stem>_001_2_00x.png); not those of <stem>_2, nor the thumbnail."""
+    own = re.compile(rf"sphx_glr_{re.escape(stem)}_\d{{3}}(_\d+_\d+x)?\.\w+")
+    return sorted(path for path in Path(images).glob("sphx_glr_*") if own.fullmatch(path.name))
 
 
 @dataclass(frozen=True)

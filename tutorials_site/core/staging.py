@@ -8,14 +8,13 @@ Unchanged files keep their mtimes, so Sphinx and sphinx-gallery see no change.
 
 import glob
 import io
-import re
 import shutil
 from pathlib import Path
 
 from babel.messages.mofile import write_mo
 
 from . import catalogs, languages, project, translate
-from .layout import PAGES, ROOT, STATIC
+from .layout import PAGES, ROOT, STATIC, figure_files
 
 
 def _link(link, target):
@@ -58,8 +57,10 @@ def working_folder(tree, tutorial):
         folder.unlink()  # a section's folder, linked by its gallery's working folder before it had its own
     folder.mkdir(parents=True, exist_ok=True)
     for path in source.iterdir():
-        if not (path.is_dir() and (folder / path.name).is_dir() and not (folder / path.name).is_symlink()):
-            _link(folder / path.name, path)
+        mine = folder / path.name
+        if path.is_dir() and mine.is_dir() and not mine.is_symlink():
+            continue  # a section, with a working folder of its own
+        _link(mine, path)
     return folder
 
 
@@ -82,9 +83,9 @@ def _gallery_files(site, lang, folder, reports, sections):
 
 def _generated(folder, stem):
     """What sphinx-gallery (and gallery.render) generated for the tutorial STEM in a gallery folder."""
-    own = re.compile(rf"sphx_glr_{re.escape(stem)}_(\d{{3}}(_.+)?|thumb)\.\w+")
-    images = [p for p in (folder / "images").rglob("sphx_glr_*") if own.fullmatch(p.name)]
-    return [p for p in folder.glob(f"{glob.escape(stem)}.*") if p.is_file()] + images
+    thumbnails = (folder / "images" / "thumb").glob(f"sphx_glr_{glob.escape(stem)}_thumb.*")
+    files = [path for path in folder.glob(f"{glob.escape(stem)}.*") if path.is_file()]
+    return [*files, *figure_files(folder / "images", stem), *thumbnails]
 
 
 def _drop_removed_pages(site, gallery, generated):

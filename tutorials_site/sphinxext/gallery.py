@@ -28,7 +28,7 @@ from sphinx_gallery.scrapers import ImagePathIterator
 from sphinx_gallery.utils import get_md5sum, zip_files
 
 from ..core import project, runs
-from ..core.layout import ROOT
+from ..core.layout import ROOT, figure_files
 from ..core.stamps import stamp_path
 
 logger = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ def render_galleries(app):
     if not app.config.tutorials_runs:
         return  # html-noplot: sphinx-gallery shows the code without output
     conf = app.config.sphinx_gallery_conf
-    if _SHOW_MEMORY.get(id(app)):
+    if app.config.tutorials_show_memory:
         conf = {**conf, "show_memory": True}
     runs_root = Path(app.config.tutorials_runs)
     for tutorial in site_project(app.config).tutorials:
@@ -81,7 +81,7 @@ def render(src_file, target_dir, run_dir, conf):
     result = json.loads(result_bytes)
     images = target_dir / "images"
     images.mkdir(parents=True, exist_ok=True)
-    for old in _figures(images, target.stem):
+    for old in figure_files(images, target.stem):
         old.unlink()
     for produced in (run_dir / "page").rglob("*"):
         if produced.is_file():  # the figures, with their srcset variants and animations, where the reST wants them
@@ -133,9 +133,6 @@ def render(src_file, target_dir, run_dir, conf):
     runs.write_json(marker, {"key": key, "rendered": _rendered(target)})
 
 
-_SHOW_MEMORY: dict[int, bool] = {}
-
-
 def take_show_memory(app, config):
     """`show_memory` shows the peak memory the supervisor measured (the tutorial's whole process tree).
 
@@ -143,8 +140,8 @@ def take_show_memory(app, config):
     warning) where that is not installed; here it is ours to show.
     """
     conf = config.sphinx_gallery_conf
-    _SHOW_MEMORY[id(app)] = bool(conf.get("show_memory")) and not callable(conf.get("show_memory"))
-    if _SHOW_MEMORY[id(app)]:
+    config.tutorials_show_memory = bool(conf.get("show_memory")) and not callable(conf.get("show_memory"))
+    if config.tutorials_show_memory:
         config.sphinx_gallery_conf = {**conf, "show_memory": False}
 
 
@@ -171,15 +168,10 @@ def refuse_own_execution(app, *args):
                              "through `python -m tutorials_site html` (a process of their own, stamped)")
 
 
-def _figures(images, stem):
-    """A tutorial's figures in a gallery's images/ (sphx_glr_<stem>_001.png, ...; not those of <stem>_2)."""
-    return sorted(images.glob(f"sphx_glr_{stem}_[0-9][0-9][0-9].*"))
-
-
 def _rendered(target):
     """A digest of the page sphinx-gallery will read: its reST and the figures it shows."""
     digest = hashlib.sha256()
-    for path in [target.with_suffix(".rst"), *_figures(target.parent / "images", target.stem)]:
+    for path in [target.with_suffix(".rst"), *figure_files(target.parent / "images", target.stem)]:
         digest.update(path.name.encode() + b"\0" + (path.read_bytes() if path.exists() else b"missing"))
     return digest.hexdigest()
 
@@ -210,6 +202,7 @@ def drop_unused_css(app, pagename, templatename, context, doctree):
 
 def setup(app):
     app.add_config_value("tutorials_runs", "", "env", types=[str])
+    app.add_config_value("tutorials_show_memory", False, "env", types=[bool])  # set from show_memory, below
     app.connect("html-page-context", drop_unused_css)
     # After sphinx-gallery's own builder-inited setup (priority 10), before it generates the galleries (500).
     app.connect("builder-inited", render_galleries, priority=400)
