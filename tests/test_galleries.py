@@ -283,13 +283,18 @@ def test_a_renamed_tutorial_and_a_removed_section_leave_nothing_behind(project_c
     assert output_blocks(builddir / "html/en/intermediate/plot_curve.html") == ["printed by the intermediate gallery\n"]
 
 
+def built_in_english(project: Path, conf_line: str) -> tuple[Path, subprocess.CompletedProcess, str]:
+    """The copy with one line added to its conf.py, built in English: (build folder, process, all it printed)."""
+    with (project / "conf.py").open("a") as conf:
+        conf.write(f"\n{conf_line}\n")
+    builddir = project / "_build"
+    result = build(project, builddir, env={"LANGUAGES": "en"})
+    return builddir, result, result.stdout + result.stderr
+
+
 def test_a_tutorial_filename_pattern_leaves_out_is_shown_without_output_and_listed(project_copy: Path) -> None:
     """As in sphinx-gallery: not executed, its page shows the code alone; make check names it and passes."""
-    with (project_copy / "conf.py").open("a") as conf:
-        conf.write('\nsphinx_gallery_conf["filename_pattern"] = r"/ddp_"\n')
-    builddir = project_copy / "_build"
-    result = build(project_copy, builddir, env={"LANGUAGES": "en"})
-    output = result.stdout + result.stderr
+    builddir, result, output = built_in_english(project_copy, 'sphinx_gallery_conf["filename_pattern"] = r"/ddp_"')
     assert result.returncode == 0, output
     assert re.findall(r"^\[execute\] (\S+) \(time limit", result.stdout, re.M) == ["beginner_source/ddp_tutorial.py"]
     page = (builddir / "html" / "en" / "beginner" / "data_parallel_tutorial.html").read_text()
@@ -327,11 +332,7 @@ def test_a_script_sphinx_gallery_cannot_page_is_refused_before_anything_runs(pro
 
 def test_show_memory_shows_the_peak_the_supervisor_measured(project_copy: Path) -> None:
     """No memory_profiler needed (it is not installed): the stamp's peak memory, on the page, without a warning."""
-    with (project_copy / "conf.py").open("a") as conf:
-        conf.write('\nsphinx_gallery_conf["show_memory"] = True\n')
-    builddir = project_copy / "_build"
-    result = build(project_copy, builddir, env={"LANGUAGES": "en"})
-    output = result.stdout + result.stderr
+    builddir, result, output = built_in_english(project_copy, 'sphinx_gallery_conf["show_memory"] = True')
     assert result.returncode == 0 and "memory_profiler" not in output, output
     stamp = json.loads((builddir / "runs" / "beginner_source" / "data_parallel_tutorial" / "stamp.json").read_text())
     page = (builddir / "html" / "en" / "beginner" / "data_parallel_tutorial.html").read_text()
