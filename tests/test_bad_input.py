@@ -211,3 +211,78 @@ def test_make_variables_never_reach_a_shell(published, tmp_path):
     result = subprocess.run(["make", "-s", "assemble", f"SHARDS=nowhere; touch {marker}", f"VENV={VENV}"],
                             cwd=published, capture_output=True, text=True, env={**os.environ, "LANGUAGES": "en"})
     assert result.returncode != 0 and "not a shard's build folder" in result.stderr and not marker.exists()
+
+
+# --- issue 17: records, build folder lock, time limits (items 6, 10, 13) --------------------------------
+
+TICKS = '''"""
+Ticks
+=====
+
+Prints a line every two seconds.
+"""
+
+import time
+
+for tick in range(1, 4):
+    print(f"tick {tick}")
+    time.sleep(2)
+'''
+ENGLISH = {"LANGUAGES": "en"}
+
+
+def _command(project, builddir, *args):
+    return subprocess.run([sys.executable, "-m", "tutorials_site", *args, "--builddir", str(builddir)], cwd=project,
+                          capture_output=True, text=True, env={**os.environ, **ENGLISH})
+
+
+def _start_build(project, builddir):
+    """A build in the background, returned once it runs ticks_tutorial.py (it holds the folder's lock then)."""
+    import time
+
+    process = subprocess.Popen([sys.executable, "-m", "tutorials_site", "html", "--builddir", str(builddir)],
+                               cwd=project, env={**os.environ, **ENGLISH}, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    run_dir = builddir / "runs" / "beginner_source" / "ticks_tutorial"
+    deadline = time.monotonic() + 120
+    while not run_dir.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert run_dir.exists(), process.communicate()[0] if process.poll() is not None else "no run after 120 s"
+    return process
+
+
+def test_a_second_build_in_one_folder_is_refused_while_the_first_runs(project_copy):
+    from tutorials_site.core import checks
+
+    (project_copy / "beginner_source" / "ticks_tutorial.py").write_text(TICKS)
+    builddir = project_copy / "_build"
+    first = _start_build(project_copy, builddir)
+    try:
+        for command in (("html",), ("html-noplot",), ("assemble", str(builddir)), ("check",), ("publish",)):
+            second = _command(project_copy, builddir, *command)
+            assert one_line_error(second) == (
+                f"error: BUILDDIR={builddir}: in use by another build or check (pid {first.pid} ({sys.executable} "
+                f"-m tutorials_site html --builddir {builddir})); wait for it to end"
+                + (", or build into another folder (BUILDDIR=...)" if command[0] not in ("check", "publish")
+                   else ", then run this again")), command
+            assert "[execute]" not in second.stdout and "sphinx-build" not in second.stdout
+        output, _ = first.communicate(timeout=300)
+    finally:
+        first.kill()
+        first.wait()
+    assert first.returncode == 0, output
+    page = (builddir / "html" / "en" / "beginner" / "ticks_tutorial.html").read_text()
+    assert [text.strip() for text in checks.output_texts(page)] == ["tick 1\ntick 2\ntick 3"]  # one run, whole
+    assert _command(project_copy, builddir, "check").returncode == 0  # the lock went with the build
+
+
+def test_a_killed_build_leaves_its_folder_free(project_copy):
+    import signal
+
+    (project_copy / "beginner_source" / "ticks_tutorial.py").write_text(TICKS)
+    builddir = project_copy / "_build"
+    first = _start_build(project_copy, builddir)
+    first.send_signal(signal.SIGKILL)
+    first.communicate()
+    result = build(project_copy, builddir, env=ENGLISH)
+    assert result.returncode == 0, result.stdout + result.stderr

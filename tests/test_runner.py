@@ -19,6 +19,7 @@ import psutil
 import pytest
 
 from tutorials_site.commands.execute import RunOptions, run_tutorial, timeout_for
+from tutorials_site.core.runs import MAX_TIMEOUT, parse_timeout, timeout_comments
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = '"""\nA test tutorial\n===============\n"""\n'
@@ -363,11 +364,76 @@ def test_timeout_for(tmp_path):
     path = tmp_path / "demo.py"
     path.write_text('"""Doc."""\nx = 1  # tutorials-timeout: 5\n')
     assert timeout_for(path, 600) == 600  # not a line of its own
-    path.write_text('"""Doc."""\n\n  # tutorials-timeout: 120\nx = 1\n')
+    path.write_text('"""Doc."""\n\n  # tutorials-timeout: 120  \nx = 1\n')
     assert timeout_for(path, 600) == 120
     path.write_text('"""Doc."""\n\n#tutorials-timeout: abc\n')
-    with pytest.raises(ValueError, match=f"^{path}:3: tutorials-timeout: 'abc' is not a number of seconds$"):
+    with pytest.raises(ValueError, match=f"^{path}:3: tutorials-timeout: 'abc' is not a number of seconds between 0 "
+                                         f"and {MAX_TIMEOUT} \\(24 h\\), written like 600 or 90.5$"):
         timeout_for(path, 600)
+
+
+@pytest.mark.parametrize("value", ["600", "90.5", "0.1", str(MAX_TIMEOUT), " 7 "])
+def test_a_time_limit_is_a_plain_number_of_seconds_up_to_the_maximum(value):
+    assert parse_timeout(value) == float(value)
+
+
+@pytest.mark.parametrize("value", ["999999999", str(MAX_TIMEOUT + 1), "1e3", "0", "0.0", "-5", "+5", "inf", "nan",
+                                   "1_000", "5s", "", "0x10", "５"])
+def test_a_time_limit_beyond_the_maximum_or_not_plainly_written_is_refused(value):
+    with pytest.raises(ValueError, match=f"is not a number of seconds between 0 and {MAX_TIMEOUT}"):
+        parse_timeout(value)
+
+
+@pytest.mark.parametrize("value", ["1e3", "999999999", "0"])
+def test_tutorial_timeout_and_the_comment_accept_the_same_values(tmp_path, value):
+    from tutorials_site.core.errors import UsageError
+    from tutorials_site.core.settings import from_environment
+
+    path = tmp_path / "demo.py"
+    path.write_text(f'"""Doc."""\n# tutorials-timeout: {value}\n')
+    with pytest.raises(ValueError, match=f"^beginner_source/demo.py:2: tutorials-timeout: {value!r} is not"):
+        timeout_for(path, 600, "beginner_source/demo.py")
+    with pytest.raises(UsageError, match=f"^TUTORIAL_TIMEOUT: {value!r} is not a number of seconds"):
+        from_environment({"TUTORIAL_TIMEOUT": value, "LANGUAGES": "en"})
+    assert from_environment({"TUTORIAL_TIMEOUT": "90.5", "LANGUAGES": "en"}).timeout == 90.5
+
+
+DOCUMENTED = '''"""
+Time limits
+===========
+
+A tutorial sets its own limit with a line of its own::
+
+    # tutorials-timeout: 999999999
+"""
+
+NOTE = """
+# tutorials-timeout: 1e3
+"""
+x = 1  # tutorials-timeout: abc
+'''
+
+
+def test_only_a_comment_alone_on_its_line_sets_the_time_limit(tmp_path):
+    path = tmp_path / "demo.py"
+    path.write_text(DOCUMENTED)  # in a docstring, in a string literal, after code: none counts
+    assert timeout_for(path, 600) == 600
+    path.write_text(DOCUMENTED + "\n    # tutorials-timeout: 30\n")
+    assert timeout_for(path, 600) == 30
+    assert timeout_comments(path.read_text()) == [(len(DOCUMENTED.splitlines()) + 2, " 30")]
+
+
+def test_two_time_limit_lines_are_refused_naming_the_second(tmp_path):
+    path = tmp_path / "demo.py"
+    path.write_text('"""Doc."""\n# tutorials-timeout: 30\nx = 1\n# tutorials-timeout: 60\n')
+    with pytest.raises(ValueError, match=f"^{path}:4: a second tutorials-timeout line \\(the first is line 2\\)"):
+        timeout_for(path, 600)
+
+
+def test_a_script_the_tokenizer_cannot_finish_is_searched_up_to_its_error(tmp_path):
+    path = tmp_path / "demo.py"
+    path.write_text('"""Doc."""\n# tutorials-timeout: 30\nx = (\n')  # the run reports the syntax error
+    assert timeout_for(path, 600) == 30
 
 
 @pytest.mark.parametrize("method", ["spawn", "fork"])

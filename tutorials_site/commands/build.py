@@ -58,7 +58,7 @@ def run_tutorials(settings, project, tutorials, environment):
         if not rerun and not runs.problems(run_dir, digest, environment):
             continue
         try:
-            timeout = execute.timeout_for(tutorial.path, settings.timeout)
+            timeout = execute.timeout_for(tutorial.path, settings.timeout, tutorial.label)
         except ValueError as error:
             raise SiteError(str(error)) from None
         print(f"[execute] {tutorial.label} (time limit {timeout:g} s)", flush=True)

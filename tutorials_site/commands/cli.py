@@ -6,14 +6,15 @@ and exit status 1 here.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 from pathlib import Path
 
-from ..core import checks, publish, shards
+from ..core import build_lock, checks, publish, shards
 from ..core.errors import Failed, SiteError
-from ..core.layout import ROOT
+from ..core.layout import ROOT, BuildTree
 from ..core.settings import from_environment
 from . import audit, build, catalogs, lint
 
@@ -46,18 +47,36 @@ def _i18n_status(settings):
         raise Failed("i18n-status: STRICT=1 and some translations are below 100%")
 
 
+def _htmldir(settings, args):
+    """The built HTML that check and publish read: the one given, else BUILDDIR's."""
+    return Path(args.paths[0]) if args.paths else settings.tree.html
+
+
 COMMANDS = {
     "html": lambda s, a: build.html(s),
     "html-noplot": lambda s, a: build.html(s, noplot=True),
     "assemble": lambda s, a: build.assemble(s, [Path(p).resolve() for p in a.paths or a.env.get("SHARDS", "").split()]),
-    "check": lambda s, a: _check(s, Path(a.paths[0]) if a.paths else s.tree.html),
-    "publish": lambda s, a: _publish(Path(a.paths[0]) if a.paths else s.tree.html, s.pages),
+    "check": lambda s, a: _check(s, _htmldir(s, a)),
+    "publish": lambda s, a: _publish(_htmldir(s, a), s.pages),
     "durations": lambda s, a: _durations(a.paths or a.env.get("FROM", "").split() or [s.tree.root]),
     "update-po": lambda s, a: catalogs.update_po(),
     "i18n-status": lambda s, a: _i18n_status(s),
     "lint": lambda s, a: lint.lint(),
     "audit": lambda s, a: audit.run(s),
 }
+
+
+# The commands that write a build folder, and those that read a build's HTML (see core.build_lock).
+WRITERS = ("html", "html-noplot", "assemble")
+READERS = ("check", "publish")
+
+
+def _holding(settings, args):
+    if args.command in WRITERS:
+        return build_lock.locked(settings.tree, write=True)
+    if args.command in READERS:
+        return build_lock.locked(BuildTree(_htmldir(settings, args).resolve().parent), write=False)
+    return contextlib.nullcontext()
 
 
 def main(argv=None):
@@ -70,6 +89,8 @@ def main(argv=None):
     args = parser.parse_intermixed_args(argv)
     args.env = os.environ  # SHARDS, FROM: lists given to make as variables
     try:
-        COMMANDS[args.command](from_environment(args.env, args.builddir), args)
+        settings = from_environment(args.env, args.builddir)
+        with _holding(settings, args):
+            COMMANDS[args.command](settings, args)
     except SiteError as error:
         sys.exit(str(error) if isinstance(error, Failed) else f"error: {error}")

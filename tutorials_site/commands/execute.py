@@ -26,7 +26,6 @@ The run's time is the wall time of the runner's process, measured here (Outcome.
 import contextlib
 import ctypes
 import json
-import math
 import os
 import shutil
 import signal
@@ -39,7 +38,7 @@ from pathlib import Path
 import psutil
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
-from ..core.runs import RESULT, TIMEOUT_COMMENT, first_code_line, read_json, write_json
+from ..core.runs import RESULT, first_code_line, parse_timeout, read_json, timeout_comments, write_json
 from .runner import output_rst
 
 # The folder that holds the tutorials_site package: the runner is started as `-m tutorials_site...`.
@@ -92,21 +91,23 @@ class Outcome:
     peak_rss_bytes: int  # peak of the summed RSS of the runner and all its descendants
 
 
-def timeout_for(source, default):
-    """The time limit set by a `# tutorials-timeout: N` line of SOURCE (seconds), else DEFAULT."""
-    text = Path(source).read_text(encoding="utf-8")
-    match = TIMEOUT_COMMENT.search(text)
-    if match is None:
+def timeout_for(source, default, label=None):
+    """The time limit set by SOURCE's `# tutorials-timeout: N` comment line (seconds), else DEFAULT.
+
+    LABEL names the file in errors (default: SOURCE).
+    """
+    where = label or source
+    found = timeout_comments(Path(source).read_text(encoding="utf-8"))
+    if not found:
         return default
-    value = match[1].strip()
+    (line, value), *others = found
+    if others:
+        raise ValueError(f"{where}:{others[0][0]}: a second tutorials-timeout line (the first is line {line}); "
+                         "keep one")
     try:
-        seconds = float(value)
-    except ValueError:
-        seconds = math.nan
-    if not 0 < seconds < math.inf:
-        line = text.count("\n", 0, match.start()) + 1
-        raise ValueError(f"{source}:{line}: tutorials-timeout: {value!r} is not a number of seconds")
-    return seconds
+        return parse_timeout(value)
+    except ValueError as error:
+        raise ValueError(f"{where}:{line}: tutorials-timeout: {error}") from None
 
 
 def _die_with_parent():

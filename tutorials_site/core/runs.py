@@ -9,10 +9,12 @@ stamp, or whose stamp does not match the current source and environment, is
 not current: the build runs the tutorial again (or `make assemble` refuses).
 """
 
+import io
 import json
 import os
 import re
 import subprocess
+import tokenize
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,8 +22,41 @@ from .stamps import outputs_digest, stamp_problems
 
 RESULT = "result.json"
 STAMP = "stamp.json"
-# A tutorial's own time limit, a comment line in its source: `# tutorials-timeout: 120` (seconds).
-TIMEOUT_COMMENT = re.compile(r"^[ \t]*#[ \t]*tutorials-timeout:(.*)\n?", re.MULTILINE)
+# A tutorial's own time limit, a comment line of its own in its source: `# tutorials-timeout: 120` (seconds).
+TIMEOUT_COMMENT = re.compile(r"#[ \t]*tutorials-timeout:(.*)")
+# The longest time limit the build accepts, from TUTORIAL_TIMEOUT or a tutorial's line: a limit is always set.
+MAX_TIMEOUT = 24 * 3600
+_SECONDS = re.compile(r"[0-9]+(\.[0-9]+)?")  # 600, 90.5: no exponent, sign, inf, nan or other digits
+
+
+def parse_timeout(value: str) -> float:
+    """A time limit in seconds, as TUTORIAL_TIMEOUT and `# tutorials-timeout:` both write it.
+
+    Raises ValueError saying what is accepted; the caller names where the value came from.
+    """
+    value = value.strip()
+    if not _SECONDS.fullmatch(value) or not 0 < float(value) <= MAX_TIMEOUT:
+        raise ValueError(f"{value!r} is not a number of seconds between 0 and {MAX_TIMEOUT} (24 h), "
+                         "written like 600 or 90.5")
+    return float(value)
+
+
+def timeout_comments(text: str) -> list[tuple[int, str]]:
+    """(line, value) of each `# tutorials-timeout: N` comment standing alone on its line, in order.
+
+    Python's tokenizer tells a real comment from the same characters in a docstring or string literal.
+    A script it cannot read to the end (a syntax error, which the run reports) is searched up to there.
+    """
+    found = []
+    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+    try:
+        for token in tokens:
+            match = TIMEOUT_COMMENT.fullmatch(token.string) if token.type == tokenize.COMMENT else None
+            if match and token.line.strip() == token.string.strip():
+                found.append((token.start[0], match[1]))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return found
 
 
 def first_code_line(block):

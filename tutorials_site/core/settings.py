@@ -8,6 +8,7 @@ from pathlib import Path
 from . import languages, versions
 from .errors import UsageError
 from .layout import ROOT, BuildTree
+from .runs import parse_timeout
 
 DEFAULT_TIMEOUT = 1800  # seconds
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
@@ -44,9 +45,10 @@ def from_environment(environ, builddir=None):
     jobs = environ.get("BUILD_JOBS", "").strip() or str(os.cpu_count() or 1)
     if not re.fullmatch(r"[1-9]\d*", jobs):
         raise UsageError(f"BUILD_JOBS: {jobs!r} is not a positive number of processes")
-    timeout = environ.get("TUTORIAL_TIMEOUT", "").strip() or str(DEFAULT_TIMEOUT)
-    if not re.fullmatch(r"\d+(\.\d+)?", timeout) or float(timeout) <= 0:
-        raise UsageError(f"TUTORIAL_TIMEOUT: {timeout!r} is not a positive number of seconds")
+    try:
+        timeout = parse_timeout(environ.get("TUTORIAL_TIMEOUT", "").strip() or str(DEFAULT_TIMEOUT))
+    except ValueError as error:
+        raise UsageError(f"TUTORIAL_TIMEOUT: {error}") from None
     return Settings(
         tree=BuildTree(Path(builddir or environ.get("BUILDDIR") or ROOT / "_build").resolve()),
         langs=languages.select(environ.get("LANGUAGES", "")),
@@ -55,6 +57,6 @@ def from_environment(environ, builddir=None):
         shard=environ.get("SHARD", "").strip() or None,
         pages=Path(environ.get("PAGES") or ROOT / "docs"),
         jobs=int(jobs),
-        timeout=float(timeout),
+        timeout=timeout,
         chromium=environ.get("CHROMIUM", "").strip() or DEFAULT_CHROMIUM,
     )

@@ -69,6 +69,15 @@ def render_galleries(app):
         render(src_file, Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.section), run_dir, conf)
 
 
+def _without_lines(block, lines):
+    """A code block without the given lines of its file (a code block's content starts at its lineno)."""
+    if block.type != "code" or not lines:
+        return block
+    kept = [text for number, text in enumerate(block.content.splitlines(keepends=True), block.lineno)
+            if number not in lines]
+    return py_source_parser.Block(block.type, "".join(kept), block.lineno)
+
+
 def render(src_file, target_dir, run_dir, conf):
     result_bytes = (run_dir / runs.RESULT).read_bytes()
     stamp = runs.read_json(run_dir / runs.STAMP)
@@ -93,10 +102,11 @@ def render(src_file, target_dir, run_dir, conf):
     file_conf, blocks = py_source_parser.split_code_and_text_blocks(str(src_file))
     records = iter(result["blocks"])
     outputs = [(next(records, None) or {"rst": ""})["rst"] if block.type == "code" else "" for block in blocks]
-    # What the page shows of the script, as sphinx-gallery cleans it; the run's own timeout line goes too.
+    if conf["remove_config_comments"]:  # the run's own time limit goes with sphinx-gallery's config comments
+        timeout_lines = {line for line, _ in runs.timeout_comments(src_file.read_text(encoding="utf-8"))}
+        blocks = [_without_lines(block, timeout_lines) for block in blocks]
+    # What the page shows of the script, as sphinx-gallery cleans it.
     blocks, outputs = _clean_script_blocks(conf, py_source_parser, blocks, outputs)
-    if conf["remove_config_comments"]:
-        blocks = [py_source_parser.Block(b.type, runs.TIMEOUT_COMMENT.sub("", b.content), b.lineno) for b in blocks]
 
     seconds = result["seconds"]
     memory = (stamp or {}).get("peak_rss_mb", 0.0)
