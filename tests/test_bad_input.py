@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import VENV, build, make, snapshot
+from conftest import VENV, build, executed, make, snapshot
 from tutorials_site.core import languages, translate, tutorial_text
 
 KO_PO = "locales/ko/LC_MESSAGES/beginner_source/data_parallel_tutorial.po"
@@ -286,3 +286,105 @@ def test_a_killed_build_leaves_its_folder_free(project_copy):
     first.communicate()
     result = build(project_copy, builddir, env=ENGLISH)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+FORGE = '''"""
+Forge
+=====
+
+Rewrites what another tutorial printed, and vouches for it as the build would.
+"""
+
+import json
+from pathlib import Path
+
+from tutorials_site.core import runs
+
+build = Path.cwd().parents[1]  # it runs in <builddir>/work/beginner_source
+if "{target}" == "record":
+    run = build / "runs" / "beginner_source" / "data_parallel_tutorial"
+    result = json.loads((run / "result.json").read_text().replace("In Model", "FORGED"))
+    (run / "result.json").write_text(json.dumps(result))
+    stamp = json.loads((run / "stamp.json").read_text())
+    stamp["outputs"] = runs.outputs(run, result)
+    (run / "stamp.json").write_text(json.dumps(stamp))
+else:
+    page = build / "html" / "en" / "beginner" / "data_parallel_tutorial.html"
+    page.write_text(page.read_text().replace("In Model", "FORGED"))
+'''
+RECORD = "runs/beginner_source/data_parallel_tutorial"
+
+
+@pytest.mark.parametrize("target, changed", [("record", f"{RECORD}/result.json (and 1 more file(s))"),
+                                             ("page", "html/en/beginner/data_parallel_tutorial.html")])
+def test_a_tutorial_changing_another_s_record_or_page_stops_the_build_and_is_discarded(project_copy, target,
+                                                                                     changed):
+    builddir = project_copy / "_build"
+    assert build(project_copy, builddir, env=ENGLISH).returncode == 0
+    html_before, record_before = snapshot(builddir / "html"), snapshot(builddir / RECORD)
+    forger = project_copy / "beginner_source" / "forge_tutorial.py"  # runs after data_parallel_tutorial.py
+    forger.write_text(FORGE.replace("{target}", target))
+
+    result = build(project_copy, builddir, env=ENGLISH)
+    assert one_line_error(result) == (
+        f"error: beginner_source/forge_tutorial.py:1: the tutorial changed {builddir}/{changed}, outside its own run: "
+        "a tutorial writes only in its working folder; the build stopped, and the changed runs will run again")
+    assert "sphinx-build" not in result.stdout  # nothing rendered from it
+    if target == "record":
+        assert snapshot(builddir / "html") == html_before
+        assert not (builddir / RECORD / "stamp.json").exists()  # never current: it runs again
+    else:
+        assert snapshot(builddir / "html") == {name: data for name, data in html_before.items()
+                                               if name != "en/beginner/data_parallel_tutorial.html"}
+        assert snapshot(builddir / RECORD) == record_before
+    assert _command(project_copy, builddir, "check").returncode != 0  # an incomplete site until a build succeeds
+
+    forger.unlink()
+    result = build(project_copy, builddir, env=ENGLISH)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert executed(result) == (1 if target == "record" else 0)
+    page = (builddir / "html" / "en" / "beginner" / "data_parallel_tutorial.html").read_text()
+    assert "FORGED" not in page and "In Model" in page
+    assert _command(project_copy, builddir, "check").returncode == 0
+
+
+LIMITS = '''"""
+Time limits
+===========
+
+A tutorial sets its own time limit with a comment line of its own::
+
+    # tutorials-timeout: 86401
+"""
+
+NOT_A_LIMIT = """
+# tutorials-timeout: 1e3
+"""
+print("ran")
+{limit}
+'''
+
+
+def test_only_a_comment_line_sets_a_time_limit_and_beyond_the_maximum_it_is_refused(project_copy):
+    tutorial = project_copy / "beginner_source" / "limits_tutorial.py"
+    tutorial.write_text(LIMITS.replace("{limit}", "# tutorials-timeout: 999999999"))
+    builddir = project_copy / "_build"
+    line = LIMITS.splitlines().index("{limit}") + 1
+    result = build(project_copy, builddir, env=ENGLISH)
+    assert one_line_error(result) == (f"error: beginner_source/limits_tutorial.py:{line}: tutorials-timeout: "
+                                      "'999999999' is not a number of seconds between 0 and 86400 (24 h), "
+                                      "written like 600 or 90.5")
+    assert "[execute]" not in result.stdout and not builddir.exists()  # refused before anything runs
+
+    result = build(project_copy, builddir, env={**ENGLISH, "TUTORIAL_TIMEOUT": "1e3"})
+    assert one_line_error(result) == ("error: TUTORIAL_TIMEOUT: '1e3' is not a number of seconds between 0 and 86400 "
+                                      "(24 h), written like 600 or 90.5")
+    assert not builddir.exists()
+
+    tutorial.write_text(LIMITS.replace("{limit}", "# tutorials-timeout: 60"))
+    result = build(project_copy, builddir, env=ENGLISH)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "[execute] beginner_source/limits_tutorial.py (time limit 60 s)" in result.stdout
+    page = (builddir / "html" / "en" / "beginner" / "limits_tutorial.html").read_text()
+    assert "tutorials-timeout: 86401" in page and "tutorials-timeout: 1e3" in page  # the docstring, the string
+    assert "tutorials-timeout: 60" not in page  # the run's own setting is not shown to readers

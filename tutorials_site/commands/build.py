@@ -44,6 +44,18 @@ def _stamp(tutorial, outcome, environment, digest, run_dir):
           + "".join(f", GPU {i}: {mb:.0f} MB" for i, mb in enumerate(stamp["gpu_peak_mb"])), flush=True)
 
 
+def refuse_tampering(tree, project, tutorial, before):
+    """Stop the build if TUTORIAL's run changed the build folder outside its own run and working folder
+    (another tutorial's record, a page, a doctree): what it changed is discarded, never rendered."""
+    changed = runs.changed_files(before, runs.folder_state(tree, tutorial.key))
+    if changed:
+        runs.discard(tree, [t.key for t in project.tutorials], changed)
+        more = f" (and {len(changed) - 1} more file(s))" if len(changed) > 1 else ""
+        raise SiteError(f"{tutorial.label}:1: the tutorial changed {tree.root / changed[0]}{more}, outside its "
+                        "own run: a tutorial writes only in its working folder; the build stopped, and the changed "
+                        "runs will run again")
+
+
 def run_tutorials(settings, project, tutorials, environment):
     """Run each tutorial whose run is not current, one at a time; returns the labels of those that failed.
 
@@ -57,13 +69,12 @@ def run_tutorials(settings, project, tutorials, environment):
         digest = source_digest(tutorial.path)
         if not rerun and not runs.problems(run_dir, digest, environment):
             continue
-        try:
-            timeout = execute.timeout_for(tutorial.path, settings.timeout, tutorial.label)
-        except ValueError as error:
-            raise SiteError(str(error)) from None
+        timeout = execute.timeout_for(tutorial.path, settings.timeout, tutorial.label)  # checked by refuse_unusable
         print(f"[execute] {tutorial.label} (time limit {timeout:g} s)", flush=True)
+        before = runs.folder_state(settings.tree, tutorial.key)
         outcome = execute.run_tutorial(tutorial.path, run_dir, working_folder(settings.tree, tutorial),
                                        execute.RunOptions.of(project, tutorial), timeout=timeout, label=tutorial.label)
+        refuse_tampering(settings.tree, project, tutorial, before)
         ran += 1
         if outcome.ok or (outcome.raised and project.expected_to_fail(tutorial)):
             _stamp(tutorial, outcome, environment, digest, run_dir)
@@ -89,7 +100,8 @@ def _has_title(text):
 
 
 def refuse_unusable(project):
-    """Scripts sphinx-gallery cannot make a page of, refused before anything runs, naming the file and the fix.
+    """Scripts sphinx-gallery cannot make a page of, or whose time limit is wrong, refused before anything runs,
+    naming the file and the fix.
 
     (sphinx-gallery itself would fail later, inside Sphinx, once per language, or name a generated file.)
     """
@@ -101,6 +113,10 @@ def refuse_unusable(project):
         if tutorial.rel.stem == "index":
             raise SiteError(f"{tutorial.label}: a tutorial cannot be named index.py: its page would take the place "
                             "of the gallery's index; rename it")
+        try:
+            execute.timeout_for(tutorial.path, None, tutorial.label)
+        except ValueError as error:
+            raise SiteError(str(error)) from None
         try:
             _, blocks = split_code_and_text_blocks(str(tutorial.path))
             extract_intro_and_title(tutorial.path, blocks[0].content)

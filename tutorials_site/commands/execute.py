@@ -97,7 +97,8 @@ def timeout_for(source, default, label=None):
     LABEL names the file in errors (default: SOURCE).
     """
     where = label or source
-    found = timeout_comments(Path(source).read_text(encoding="utf-8"))
+    # Bytes that are not UTF-8 cannot be a comment of ours; the run reports them as Python does.
+    found = timeout_comments(Path(source).read_text(encoding="utf-8", errors="replace"))
     if not found:
         return default
     (line, value), *others = found
