@@ -96,3 +96,33 @@ def test_make_durations_records_each_tutorial_s_run_time(project_copy, tmp_path)
     durations = json.loads((project_copy / ".github" / "tutorial-durations.json").read_text())
     stamp = json.loads((tmp_path / "shard1" / "runs" / "beginner_source" / "data_parallel_tutorial" / "stamp.json").read_text())
     assert durations["beginner_source/data_parallel_tutorial"] == stamp["seconds"] > 0
+
+
+def test_assemble_takes_from_each_shard_only_the_runs_it_executed(project_copy, tmp_path):
+    import shutil
+
+    shard = tmp_path / "shard"
+    assert build(project_copy, shard, env={"SHARD": "1/1"}).returncode == 0
+    key = "beginner_source/data_parallel_tutorial"
+    record = json.loads((shard / "shard.json").read_text())
+    assert key in record["tutorials"]
+    # A shard folder holding a run its shard.json does not list: that run would replace the other shard's.
+    other = tmp_path / "other"
+    shutil.copytree(shard, other)
+    (other / "shard.json").write_text(json.dumps({**record, "tutorials": [k for k in record["tutorials"] if k != key]}))
+    assembled = tmp_path / "assembled"
+    cases = {
+        (shard, other): f"error: SHARDS: {other}: holds a run of {key}, which its shard.json does not list as "
+                        "executed there; give the shards' build folders as their builds left them",
+        (shard, shard): f"error: SHARDS: {shard}/shard.json: lists {record['tutorials'][0]}, which "
+                        f"{shard}/shard.json lists too; give each shard of one SHARD=i/N split once",
+        (assembled,): f"error: SHARDS: {assembled}: the folder being assembled into; assemble into another BUILDDIR",
+        (tmp_path,): f"error: SHARDS: {tmp_path}: not a shard's build folder (no readable shard.json in it); "
+                     "give the folders `make html SHARD=i/N` made",
+    }
+    before = {folder: sorted(folder.rglob("*")) for folder in (shard, other)}
+    for shard_dirs, message in cases.items():
+        result = assemble(project_copy, assembled, *shard_dirs)
+        assert result.returncode != 0 and result.stderr.strip().splitlines() == [message], result.stderr
+        assert not assembled.exists()  # refused before anything is copied
+    assert before == {folder: sorted(folder.rglob("*")) for folder in (shard, other)}

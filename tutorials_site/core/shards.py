@@ -51,25 +51,48 @@ def selection(spec):
     return [tutorials[key] for key in sorted(assign(list(tutorials), count, load_durations())[index - 1])]
 
 
+def _executed(shard):
+    """The tutorials a shard's build folder says it executed (its shard.json), checked against its runs."""
+    record = runs.read_json(shard.shard_record)
+    if not isinstance(record, dict) or not isinstance(record.get("tutorials"), list):
+        raise UsageError(f"SHARDS: {shard.root}: not a shard's build folder (no readable shard.json in it); "
+                         "give the folders `make html SHARD=i/N` made")
+    listed = [str(key) for key in record["tutorials"]]
+    for stamp in sorted(shard.runs.rglob(runs.STAMP)):
+        key = stamp.parent.relative_to(shard.runs).as_posix()
+        if key not in listed:
+            raise UsageError(f"SHARDS: {shard.root}: holds a run of {key}, which its shard.json does not list "
+                             "as executed there; give the shards' build folders as their builds left them")
+    return listed
+
+
 def merge(shard_builddirs, tree):
-    """Copy the runs the shards made into `tree`; returns {tutorial key: shard folder it came from}."""
-    merged = {}
+    """Copy the runs the shards made into `tree`; returns {tutorial key: shard folder it came from}.
+
+    From each shard, only the runs of the tutorials its shard.json lists, each tutorial from one shard:
+    a run in a shard that did not execute it, or one executed by two shards, is refused before
+    anything is copied.
+    """
     if not shard_builddirs:
         raise UsageError('SHARDS: no build folder given (make assemble SHARDS="dir ...")')
-    shard_trees = [BuildTree(d) for d in shard_builddirs]
-    for shard in shard_trees:
-        if not (shard.shard_record.exists() or shard.runs.is_dir()):
-            raise UsageError(f"SHARDS: {shard.root}: not a shard's build folder (no shard.json or runs/ in it)")
-    for shard in shard_trees:
-        for tutorial in project.current().tutorials:
-            run = shard.run_dir(tutorial.key)
-            if not (run / runs.STAMP).exists():
-                continue  # not executed (or failed) in this shard
-            target = tree.run_dir(tutorial.key)
-            if target.exists():
-                shutil.rmtree(target)
-            shutil.copytree(run, target)
-            merged[tutorial.key] = str(shard.root)
+    executed_by = {}
+    for shard in map(BuildTree, shard_builddirs):
+        if shard.root.resolve() == tree.root.resolve():
+            raise UsageError(f"SHARDS: {shard.root}: the folder being assembled into; assemble into another "
+                             "BUILDDIR")
+        for key in _executed(shard):
+            if key in executed_by:
+                raise UsageError(f"SHARDS: {shard.shard_record}: lists {key}, which {executed_by[key].shard_record} "
+                                 "lists too; give each shard of one SHARD=i/N split once")
+            executed_by[key] = shard
+    merged = {}
+    shutil.rmtree(tree.runs, ignore_errors=True)  # the site shows the shards' runs, none left from before
+    for tutorial in project.current().tutorials:
+        shard = executed_by.get(tutorial.key)
+        if shard is None or not (shard.run_dir(tutorial.key) / runs.STAMP).exists():
+            continue  # listed by no shard, or failed in its shard: html() names it
+        shutil.copytree(shard.run_dir(tutorial.key), tree.run_dir(tutorial.key))
+        merged[tutorial.key] = str(shard.root)
     return merged
 
 
