@@ -6,8 +6,8 @@
 #   BUILDDIR   where builds go (default: _build)
 #   PAGES      the published tree `make publish` writes into and `make audit` measures (default: docs)
 #   SHARD      i/N: execute only shard i of N of the tutorials, render nothing (CI)
-#   TUTORIAL_TIMEOUT  seconds a tutorial may run before it is killed (default 1800;
-#              a tutorial may set its own with a `# tutorials-timeout: N` line)
+#   TUTORIAL_TIMEOUT  seconds a tutorial may run before it is killed (default 1800, at most 86400;
+#              a tutorial may set its own with a `# tutorials-timeout: N` comment line)
 #   SHARDS     `make assemble`: the shards' build folders
 #   CHROMIUM   the browser `make test` and `make audit` drive (default: /usr/bin/chromium)
 PYTHON ?= python3

@@ -328,7 +328,8 @@ def test_a_tutorial_changing_another_s_record_or_page_stops_the_build_and_is_dis
     result = build(project_copy, builddir, env=ENGLISH)
     assert one_line_error(result) == (
         f"error: beginner_source/forge_tutorial.py:1: the tutorial changed {builddir}/{changed}, outside its own run: "
-        "a tutorial writes only in its working folder; the build stopped, and the changed runs will run again")
+        "a tutorial writes only in its working folder; the build stopped and discarded what it changed (the next "
+        "build runs or renders that again)")
     assert "sphinx-build" not in result.stdout  # nothing rendered from it
     if target == "record":
         assert snapshot(builddir / "html") == html_before
@@ -337,6 +338,7 @@ def test_a_tutorial_changing_another_s_record_or_page_stops_the_build_and_is_dis
         assert snapshot(builddir / "html") == {name: data for name, data in html_before.items()
                                                if name != "en/beginner/data_parallel_tutorial.html"}
         assert snapshot(builddir / RECORD) == record_before
+        assert not (builddir / "doctrees").exists() or not any((builddir / "doctrees").iterdir())  # all rendered again
     assert _command(project_copy, builddir, "check").returncode != 0  # an incomplete site until a build succeeds
 
     forger.unlink()

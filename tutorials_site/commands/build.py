@@ -52,8 +52,8 @@ def refuse_tampering(tree, project, tutorial, before):
         runs.discard(tree, [t.key for t in project.tutorials], changed)
         more = f" (and {len(changed) - 1} more file(s))" if len(changed) > 1 else ""
         raise SiteError(f"{tutorial.label}:1: the tutorial changed {tree.root / changed[0]}{more}, outside its "
-                        "own run: a tutorial writes only in its working folder; the build stopped, and the changed "
-                        "runs will run again")
+                        "own run: a tutorial writes only in its working folder; the build stopped and discarded what "
+                        "it changed (the next build runs or renders that again)")
 
 
 def run_tutorials(settings, project, tutorials, environment):

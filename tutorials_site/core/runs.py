@@ -14,11 +14,13 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import tokenize
 from datetime import UTC, datetime
 from pathlib import Path
 
+from . import languages
 from .layout import BuildTree
 from .stamps import outputs_digest, stamp_problems
 
@@ -129,13 +131,19 @@ def changed_files(before: dict[str, tuple[int, ...]], after: dict[str, tuple[int
 def discard(tree: BuildTree, keys: list[str], changed: list[str]) -> None:
     """Make sure what a tutorial changed outside its run is never rendered or published as it is.
 
-    A run (of one of the tutorials KEYS) with a changed file loses its stamp, so it runs again; any
-    other changed file of the build folder goes (sphinx-build writes again a page or doctree it misses).
+    A run (of one of the tutorials KEYS) with a changed file loses its stamp, so it runs again. Any
+    other changed file of the build folder goes, and so do the languages' doctrees, so that the next
+    sphinx-build renders every page again (one that is not out of date would not bring back its figures).
     """
+    rendered = False
     for name in changed:
         path = tree.root / name
         owner = next((key for key in keys if path.is_relative_to(tree.run_dir(key))), None)
         (tree.run_dir(owner) / STAMP if owner else path).unlink(missing_ok=True)
+        rendered = rendered or not path.is_relative_to(tree.runs)
+    if rendered:
+        for lang in languages.ALL:
+            shutil.rmtree(tree.doctrees(lang), ignore_errors=True)
 
 
 def origin(root):
