@@ -34,11 +34,11 @@ def _holders(fd: int) -> list[str]:
     for fields in (line.split() for line in lines):
         # "1: FLOCK  ADVISORY  WRITE 1234 fe:00:2147036 0 EOF"; a waiter's line has "->" after the number.
         if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5].rsplit(":", 1)[-1] == inode:
-            pid = fields[4]
+            pid = fields[4]  # the process that took the lock; processes it forked hold it with it
             try:
                 command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             except OSError:
-                command = ""
+                command = "ended; processes it forked are still finishing"
             holders.append(f"pid {pid}" + (f" ({command.strip()})" if command.strip() else ""))
     return holders
 
