@@ -12,9 +12,8 @@
 #   CHROMIUM   the browser `make test` and `make audit` drive (default: /usr/bin/chromium)
 #   TORCH      cpu or cuda: the torch build (and lock file) the venv gets (default: cuda where
 #              `nvidia-smi -L` answers, cpu elsewhere)
-#   TORCH_CPU_WHEELS  where pip finds torch's CPU wheel (PyPI has none), beside its own
-#              configuration: https://download.pytorch.org/whl/cpu/torch/ (CI sets it) or a folder
-#              (default: none; pip looks only where its configuration says)
+#   TORCH_CPU_WHEELS  where pip finds torch's CPU wheel (PyPI has none) when its configuration
+#              offers none (default: https://download.pytorch.org/whl/cpu/torch/)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -34,6 +33,12 @@ endif
 ifneq ($(words $(TORCH)) $(filter cpu cuda,$(TORCH)),1 $(TORCH))
 $(error TORCH=$(TORCH): unknown torch build; use TORCH=cpu or TORCH=cuda)
 endif
+TORCH_CPU_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
+# Shell: the pip options that find torch's CPU build $(2) for pip $(1). Only where pip's configuration
+# offers it not (a dry run finds it or not): a find-links URL is fetched again for every package,
+# so an unreachable one costs retries each time.
+cpu_wheels = if $(1) install -q --dry-run --no-deps "$(2)" >/dev/null 2>&1; then set --; \
+	  else set -- --find-links "$$TORCH_CPU_WHEELS"; fi
 LOCK_TOOLS := pip==26.3 pip-tools==7.6.2
 # Every variable reaches the commands through the environment and is quoted in the recipes
 # ("$$PY", never $(PY)), so it arrives as one argument whatever it holds: `;`, spaces, quotes.
@@ -91,9 +96,8 @@ clean:  ## everything the build made, caches included; never .venv/ or docs/
 
 $(VENV)/.deps: requirements-$(TORCH).lock
 	test -x "$$PY" || "$$PYTHON" -m venv "$$VENV"
-	"$$PY" -m pip install -q --require-hashes $${TORCH_CPU_WHEELS:+--find-links "$$TORCH_CPU_WHEELS"} -r requirements-$(TORCH).lock \
-	  || { echo "error: requirements-$(TORCH).lock: not installed (pip's message above); torch's CPU build is not on PyPI:" \
-	    "TORCH_CPU_WHEELS=https://download.pytorch.org/whl/cpu/torch/ finds it (or TORCH=cuda for PyPI's CUDA build)" >&2; exit 1; }
+	$(if $(filter cpu,$(TORCH)),$(call cpu_wheels,"$$PY" -m pip,$$(grep -o '^torch==[^ ]*' requirements-cpu.lock));) \
+	"$$PY" -m pip install -q --require-hashes "$$@" -r requirements-$(TORCH).lock
 	touch "$$VENV/.deps"
 
 $(VENV)/.test-deps: $(VENV)/.deps requirements-test.lock Makefile
@@ -112,7 +116,8 @@ lock:  ## regenerate requirements-{cpu,cuda,test}.lock, with hashes, from requir
 	"$$PYTHON" -m venv "$$tools"; "$$tools/bin/pip" install -q $(LOCK_TOOLS); \
 	compile() { CUSTOM_COMPILE_COMMAND="make lock" "$$tools/bin/pip-compile" -q --generate-hashes --allow-unsafe \
 	  --strip-extras --no-emit-find-links --no-emit-index-url --no-emit-trusted-host "$$@"; }; \
-	compile $${TORCH_CPU_WHEELS:+--find-links "$$TORCH_CPU_WHEELS"} -o requirements-cpu.lock requirements.txt; \
+	$(call cpu_wheels,"$$tools/bin/pip",torch==$$(sed -n 's/^torch==//p' requirements.txt)+cpu); \
+	compile "$$@" -o requirements-cpu.lock requirements.txt; \
 	PIP_FIND_LINKS=" " compile --pip-args=--use-feature=fast-deps -o requirements-cuda.lock requirements.txt; \
 	compile -c requirements-cpu.lock -o requirements-test.lock requirements-test.txt
 
