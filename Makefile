@@ -33,6 +33,9 @@ endif
 ifneq ($(words $(TORCH)) $(filter cpu cuda,$(TORCH)),1 $(TORCH))
 $(error TORCH=$(TORCH): unknown torch build; use TORCH=cpu or TORCH=cuda)
 endif
+# The venv's stamp names its build: for the other one, torch goes first, since the installed build
+# satisfies the other's pin too (2.13.0+cpu is a 2.13.0 to pip).
+DEPS := $(VENV)/.deps-$(TORCH)
 TORCH_CPU_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
 # Shell: the pip options that find torch's CPU build $(2) for pip $(1). Only where pip's configuration
 # offers it not (a dry run finds it or not): a find-links URL is fetched again for every package,
@@ -47,23 +50,23 @@ RUN := "$$PY" -m tutorials_site
 
 .PHONY: html html-noplot check ci-build assemble durations lint docs publish update-po i18n-status audit test bench clean lock
 
-html: $(VENV)/.deps  ## build every language, executing the tutorials
+html: $(DEPS)  ## build every language, executing the tutorials
 	$(RUN) html
 
-html-noplot: $(VENV)/.deps  ## build without executing anything
+html-noplot: $(DEPS)  ## build without executing anything
 	$(RUN) html-noplot
 
-check: $(VENV)/.deps  ## fail unless every page shows a run of its current source, in this env, untouched
+check: $(DEPS)  ## fail unless every page shows a run of its current source, in this env, untouched
 	$(RUN) check
 
-ci-build: $(VENV)/.deps  ## CI's build in one command (on a GPU machine, CI's GPU build): all, strict, checked
+ci-build: $(DEPS)  ## CI's build in one command (on a GPU machine, CI's GPU build): all, strict, checked
 	STRICT=1 $(RUN) html
 	$(RUN) check
 
-assemble: $(VENV)/.deps  ## render every language once from the shards' runs (SHARDS="dir ..."), executing nothing
+assemble: $(DEPS)  ## render every language once from the shards' runs (SHARDS="dir ..."), executing nothing
 	$(RUN) assemble
 
-durations: $(VENV)/.deps  ## refresh .github/tutorial-durations.json from build folders (FROM="dir ...")
+durations: $(DEPS)  ## refresh .github/tutorial-durations.json from build folders (FROM="dir ...")
 	$(RUN) durations
 
 lint: $(VENV)/.test-deps  ## sphinx-lint, msgfmt --check, actionlint, zizmor and ruff
@@ -72,13 +75,13 @@ lint: $(VENV)/.test-deps  ## sphinx-lint, msgfmt --check, actionlint, zizmor and
 docs: html  ## build every language of this version and publish it into docs/, beside the others
 	$(MAKE) --no-print-directory publish PAGES=docs
 
-publish: $(VENV)/.deps  ## add or replace this build's version in PAGES (a gh-pages checkout)
+publish: $(DEPS)  ## add or replace this build's version in PAGES (a gh-pages checkout)
 	$(RUN) publish
 
-update-po: $(VENV)/.deps  ## extract every translatable unit and merge it into every catalog
+update-po: $(DEPS)  ## extract every translatable unit and merge it into every catalog
 	$(RUN) update-po
 
-i18n-status: $(VENV)/.deps  ## translated / fuzzy / untranslated per language and tutorial
+i18n-status: $(DEPS)  ## translated / fuzzy / untranslated per language and tutorial
 	$(RUN) i18n-status
 
 audit: $(VENV)/.test-deps $(CHROMIUM)  ## Lighthouse and axe-core on PAGES/stable/, served gzipped: fail over the budget
@@ -87,20 +90,22 @@ audit: $(VENV)/.test-deps $(CHROMIUM)  ## Lighthouse and axe-core on PAGES/stabl
 test: $(VENV)/.test-deps $(CHROMIUM)
 	"$$PY" -m pytest
 
-bench: $(VENV)/.deps
+bench: $(DEPS)
 	"$$PY" benchmarks/build_bench.py
 
 clean:  ## everything the build made, caches included; never .venv/ or docs/
 	rm -rf -- "$$BUILDDIR" .pytest_cache
 	find tutorials_site tests benchmarks -name __pycache__ -prune -exec rm -rf {} +
 
-$(VENV)/.deps: requirements-$(TORCH).lock
+$(DEPS): requirements-$(TORCH).lock
 	test -x "$$PY" || "$$PYTHON" -m venv "$$VENV"
+	if [ -e "$$VENV/.deps-$(filter-out $(TORCH),cpu cuda)" ]; then \
+	  "$$PY" -m pip uninstall -q -y torch && rm "$$VENV/.deps-$(filter-out $(TORCH),cpu cuda)"; fi
 	$(if $(filter cpu,$(TORCH)),$(call cpu_wheels,"$$PY" -m pip,$$(grep -o '^torch==[^ ]*' requirements-cpu.lock));) \
 	"$$PY" -m pip install -q --require-hashes "$$@" -r requirements-$(TORCH).lock
-	touch "$$VENV/.deps"
+	touch "$$VENV/.deps-$(TORCH)"
 
-$(VENV)/.test-deps: $(VENV)/.deps requirements-test.lock Makefile
+$(VENV)/.test-deps: $(DEPS) requirements-test.lock Makefile
 	"$$PY" -m pip install -q --require-hashes -r requirements-test.lock
 	npm install --silent --no-save --no-package-lock --prefix "$$VENV/node" $(NODE_TOOLS)
 	touch "$$VENV/.test-deps"

@@ -220,11 +220,11 @@ def test_the_cpu_and_cuda_environments_differ_only_in_torch_and_its_cuda_librari
 def test_ci_installs_only_from_the_locks_with_hashes(workflow):
     makefile = (lint.ROOT / "Makefile").read_text().replace("\\\n", " ")
     recipes = dict(re.findall(r"^(\S[^:\n]*):[^\n]*\n((?:\t[^\n]*\n)+)", makefile, re.M))
-    for target, lock in (("$(VENV)/.deps", "requirements-$(TORCH).lock"), ("$(VENV)/.test-deps", "requirements-test.lock")):
+    for target, lock in (("$(DEPS)", "requirements-$(TORCH).lock"), ("$(VENV)/.test-deps", "requirements-test.lock")):
         assert "pip install -q --require-hashes" in recipes[target] and f"-r {lock}" in recipes[target], target
     installs = {target: re.findall(r"pip\"? install (?!-q --dry-run)[^;|&\n]*", recipe) for target, recipe in recipes.items()}
-    assert {target for target, found in installs.items() if found} == {"$(VENV)/.deps", "$(VENV)/.test-deps", "lock"}
-    for target in ("$(VENV)/.deps", "$(VENV)/.test-deps"):
+    assert {target for target, found in installs.items() if found} == {"$(DEPS)", "$(VENV)/.test-deps", "lock"}
+    for target in ("$(DEPS)", "$(VENV)/.test-deps"):
         assert all("--require-hashes" in command for command in installs[target]), installs[target]
     assert installs["lock"] == ['pip" install -q $(LOCK_TOOLS)']  # pip-tools, which people run, never CI
     # CI reaches pip through make only: neither the workflow nor .ci/run installs a package itself.
