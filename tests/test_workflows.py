@@ -87,7 +87,7 @@ def test_the_write_token_is_only_in_the_step_that_pushes(workflow):
 
 def test_checkouts_never_keep_the_token(workflow):
     checkouts = [step for _, step in _steps(workflow) if step.get("uses", "").startswith("actions/checkout@")]
-    assert len(checkouts) == 5
+    assert checkouts
     for step in checkouts:
         assert step["with"]["persist-credentials"] is False
 
