@@ -1,11 +1,16 @@
-"""The CI workflow: clean under actionlint and zizmor, and closed to untrusted code where it matters."""
+"""The CI workflow: clean under actionlint and zizmor, and closed to untrusted code where it matters;
+the lock files it installs from."""
 
+import json
 import re
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from tutorials_site.commands import lint
 
@@ -51,14 +56,40 @@ def test_the_linters_do_catch_an_unsafe_workflow(tmp_path):
         assert audit in output, audit
 
 
-def test_read_only_by_default_and_write_only_where_it_deploys(workflow):
-    assert workflow["permissions"] == {"contents": "read"}
+def test_each_job_declares_its_token_and_only_deploy_writes(workflow):
+    assert workflow["permissions"] == {}
     for name, job in workflow["jobs"].items():
-        assert job.get("permissions", {}) == ({"contents": "write"} if name == "deploy" else {}), name
-    deploy = workflow["jobs"]["deploy"]
-    assert deploy["concurrency"] == {"group": "gh-pages", "cancel-in-progress": False}
-    assert "pull_request" not in deploy["if"] and set(deploy["needs"]) == {"lint", "test", "assemble"}
+        assert job["permissions"] == {"contents": "write" if name == "deploy" else "read"}, name
+    jobs = workflow["jobs"]
+    assert jobs["deploy"]["concurrency"] == {"group": "gh-pages", "cancel-in-progress": False}
+    assert jobs["deploy"]["needs"] == ["stage"] and set(jobs["stage"]["needs"]) == {"lint", "test", "assemble"}
     assert "pull_request_target" not in WORKFLOW.read_text()
+
+
+def _steps(workflow):
+    return [(name, step) for name, job in workflow["jobs"].items() for step in job["steps"]]
+
+
+def test_the_write_token_is_only_in_the_step_that_pushes(workflow):
+    holders = [(name, step.get("name")) for name, step in _steps(workflow)
+               if re.search(r"github\.token|secrets\.", yaml.safe_dump(step))]
+    assert holders == [("deploy", "Push the staged commit")]
+    [push] = [step for name, step in _steps(workflow) if step.get("name") == "Push the staged commit"]
+    assert "git push" in push["run"]
+    # The job holding it checks nothing out, installs nothing and runs none of the project's code.
+    deploy = workflow["jobs"]["deploy"]["steps"]
+    assert [step["uses"].split("@")[0] for step in deploy if "uses" in step] == ["actions/download-artifact"]
+    for word in ("make", "pip", "python", "npm"):
+        assert not any(re.search(rf"\b{word}\b", step.get("run", "")) for step in deploy), word
+    # What it pushes is the staged commit, made by `make publish` where there is no write token.
+    assert any("make publish" in step.get("run", "") for step in workflow["jobs"]["stage"]["steps"])
+
+
+def test_checkouts_never_keep_the_token(workflow):
+    checkouts = [step for _, step in _steps(workflow) if step.get("uses", "").startswith("actions/checkout@")]
+    assert checkouts
+    for step in checkouts:
+        assert step["with"]["persist-credentials"] is False
 
 
 def test_third_party_actions_are_pinned_by_full_commit_sha_with_their_version(workflow):
@@ -69,11 +100,34 @@ def test_third_party_actions_are_pinned_by_full_commit_sha_with_their_version(wo
         assert re.fullmatch(r"\s+# v\d+\.\d+\.\d+", comment), (action, comment)
 
 
-def test_pull_requests_from_forks_never_reach_the_gpu_runners(workflow):
-    runs_on = workflow["jobs"]["execute"]["runs-on"]
-    fork = "github.event.pull_request.head.repo.full_name != github.repository"
-    assert f"(github.event_name == 'pull_request' && {fork}) && '[\"ubuntu-latest\"]'" in runs_on
-    assert "vars.GPU_RUNNER_LABELS" in runs_on and '["self-hosted", "linux", "gpu"]' in runs_on
+def _evaluate(expression, **github):
+    """A GitHub Actions expression evaluated for one event: `&&` and `||` return an operand, as in Python."""
+    python = expression.strip().removeprefix("${{").removesuffix("}}")
+    python = python.replace("&&", " and ").replace("||", " or ").replace("!=", " != ")
+    python = re.sub(r"\bgithub\.(\w+)", r"github['\1']", python).replace("vars.GPU_RUNNER_LABELS", "labels")
+    return eval(python, {"fromJSON": json.loads, "startsWith": str.startswith, "github": github, "labels": None})
+
+
+EVENTS = {  # event, ref -> trusted: runs on the GPU runners and publishes
+    ("push", "refs/heads/main"): True,
+    ("push", "refs/tags/v2.1"): True,
+    ("workflow_dispatch", "refs/heads/main"): True,
+    ("workflow_dispatch", "refs/heads/experiment"): False,
+    ("pull_request", "refs/pull/7/merge"): False,  # from a fork or from this repository: the same ref
+}
+
+
+@pytest.mark.parametrize(("event", "ref"), EVENTS)
+def test_only_trusted_refs_reach_the_gpu_runners_and_publish(workflow, event, ref):
+    jobs = workflow["jobs"]
+    labels = _evaluate(jobs["execute"]["runs-on"], event_name=event, ref=ref)
+    assert labels == (["self-hosted", "linux", "gpu"] if EVENTS[event, ref] else ["ubuntu-latest"])
+    assert bool(_evaluate(jobs["stage"]["if"], event_name=event, ref=ref)) is EVENTS[event, ref]
+    for name, job in jobs.items():  # every other job is on a hosted runner, whatever the event
+        assert name == "execute" or job["runs-on"] == "ubuntu-latest", name
+    # The refs the README's runner group admits are the ones trusted here.
+    assert "refs/heads/main" in jobs["stage"]["if"] and "refs/tags/v" in jobs["stage"]["if"]
+    assert jobs["stage"]["if"] in jobs["execute"]["runs-on"]
 
 
 def test_no_untrusted_value_is_spliced_into_a_shell_line(workflow):
@@ -99,8 +153,6 @@ def test_shards_are_assembled_validated_and_offered_as_a_preview(workflow):
 
 
 def test_file_line_problems_become_annotations(workflow):
-    import json
-
     matchers = json.loads((lint.WORKFLOWS.parent / "problem-matchers.json").read_text())["problemMatcher"]
     pattern = re.compile(matchers[0]["pattern"][0]["regexp"])
     for line in ("beginner_source/broken_tutorial.py:9: ERROR: tutorial failed: ZeroDivisionError: division by zero",
@@ -108,3 +160,73 @@ def test_file_line_problems_become_annotations(workflow):
         assert pattern.match(line), line
     for name in ("lint", "execute", "assemble"):
         assert any("::add-matcher::" in step.get("run", "") for step in workflow["jobs"][name]["steps"]), name
+
+
+# --- the lock files: every package pinned, with its files' hashes ---
+
+LOCKS = {"cpu": "requirements-cpu.lock", "cuda": "requirements-cuda.lock", "test": "requirements-test.lock"}
+# What the CUDA build of torch adds to the CPU build's environment: PyPI's CUDA libraries.
+CUDA_ONLY = re.compile(r"nvidia-.*|cuda-.*|triton")
+
+
+def _pins(path):
+    """{name: requirement line} of a requirements file, comments and options left out."""
+    lines = Path(path).read_text().replace("\\\n", " ").splitlines()
+    pins = {}
+    for line in lines:
+        line = line.split(" #", 1)[0].strip()
+        if line and not line.startswith(("#", "-")):
+            requirement = Requirement(line.split(" --hash")[0])
+            pins[canonicalize_name(requirement.name)] = line
+    return pins
+
+
+def _locked(path):
+    """{name: (version, hashes)}, each entry checked to be pinned to one version with sha256 hashes."""
+    locked = {}
+    for name, line in _pins(path).items():
+        requirement, *hashes = line.split(" --hash=")
+        [spec] = Requirement(requirement).specifier
+        assert spec.operator == "==" and "*" not in spec.version, line
+        assert hashes and all(re.fullmatch(r"sha256:[0-9a-f]{64}", h.strip()) for h in hashes), f"{path}: {name}"
+        locked[name] = (Version(spec.version), frozenset(h.strip() for h in hashes))
+    return locked
+
+
+@pytest.fixture(scope="module")
+def locks():
+    return {kind: _locked(lint.ROOT / path) for kind, path in LOCKS.items()}
+
+
+def test_the_locks_pin_every_requirement_with_hashes(locks):
+    for kind, source in (("cpu", "requirements.txt"), ("cuda", "requirements.txt"), ("test", "requirements-test.txt")):
+        for name, line in _pins(lint.ROOT / source).items():
+            [spec] = Requirement(line).specifier
+            assert name in locks[kind], f"{LOCKS[kind]} lacks {name}: run `make lock`"
+            assert locks[kind][name][0].public == Version(spec.version).public, f"{LOCKS[kind]}: {name} is not {spec}"
+    assert locks["cpu"]["torch"][0].local == "cpu" and locks["cuda"]["torch"][0].local is None
+
+
+def test_the_cpu_and_cuda_environments_differ_only_in_torch_and_its_cuda_libraries(locks):
+    cpu, cuda, test = locks["cpu"], locks["cuda"], locks["test"]
+    assert {name for name in cuda.keys() - cpu.keys() if not CUDA_ONLY.fullmatch(name)} == set()
+    assert cpu.keys() - cuda.keys() == set()
+    for name in cpu.keys() - {"torch"}:
+        assert cpu[name] == cuda[name], name
+    for name in test.keys() & cpu.keys():  # the test tools install on top: same versions, same files
+        assert test[name] == cpu[name], name
+
+
+def test_ci_installs_only_from_the_locks_with_hashes(workflow):
+    makefile = (lint.ROOT / "Makefile").read_text().replace("\\\n", " ")
+    recipes = dict(re.findall(r"^(\S[^:\n]*):[^\n]*\n((?:\t[^\n]*\n)+)", makefile, re.M))
+    for target, lock in (("$(DEPS)", "requirements-$(TORCH).lock"), ("$(VENV)/.test-deps", "requirements-test.lock")):
+        assert "pip install -q --require-hashes" in recipes[target] and f"-r {lock}" in recipes[target], target
+    installs = {target: re.findall(r"pip\"? install (?!-q --dry-run)[^;|&\n]*", recipe) for target, recipe in recipes.items()}
+    assert {target for target, found in installs.items() if found} == {"$(DEPS)", "$(VENV)/.test-deps", "lock"}
+    for target in ("$(DEPS)", "$(VENV)/.test-deps"):
+        assert all("--require-hashes" in command for command in installs[target]), installs[target]
+    assert installs["lock"] == ['pip" install -q $(LOCK_TOOLS)']  # pip-tools, which people run, never CI
+    # CI reaches pip through make only: neither the workflow nor .ci/run installs a package itself.
+    for text in [step.get("run", "") for _, step in _steps(workflow)] + [(lint.ROOT / ".ci" / "run").read_text()]:
+        assert not re.search(r"\bpip3? install|-m pip\b", text), text
