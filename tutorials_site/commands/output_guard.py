@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..core.terminal import OutputLimits
 
-GUARD_S = 0.05
+GUARD_S = 0.02
 
 
 def _cut(out: Path, limits: OutputLimits, dropped: dict[int, int]) -> None:

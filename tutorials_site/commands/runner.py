@@ -162,12 +162,16 @@ def _start_guard(out, limits):
 
 
 def recorded_sizes(out, blocks, limits):
-    """(bytes to read, bytes left out) of out/<k>.txt for each of the first BLOCKS blocks: the file as far as
-    it may record (output_guard.py cuts it back there, at intervals), and what was printed past that."""
+    """(bytes recorded, bytes left out) of out/<k>.txt for each of the first BLOCKS blocks, once the run is
+    over; each file is cut back to what it may record (output_guard.py did so at intervals while it ran)."""
     sizes = [(out / f"{k}.txt").stat().st_size if (out / f"{k}.txt").exists() else 0 for k in range(blocks)]
     dropped = read_json(out / "dropped.json") or {}
-    return [(min(size, cap), dropped.get(str(k), 0) + max(0, size - cap))
-            for k, (size, cap) in enumerate(zip(sizes, limits.recorded_caps(sizes), strict=True))]
+    recorded = []
+    for k, (size, cap) in enumerate(zip(sizes, limits.recorded_caps(sizes), strict=True)):
+        if size > cap:
+            os.truncate(out / f"{k}.txt", cap)
+        recorded.append((min(size, cap), dropped.get(str(k), 0) + max(0, size - cap)))
+    return recorded
 
 
 def _run_block(compiler, namespace, source, code, lineno):
@@ -342,7 +346,8 @@ def _describe(exc, source, block_line, root):
     # SyntaxError puts the offending code (indented) before its "Type: message" line; notes come after it.
     summary = next(part for part in traceback.format_exception_only(type(exc), exc) if not part.startswith(" "))
     # The message is printed by the build: what a terminal shows of it, as on the page, and not all of a long one.
-    return text, line, (render(summary, _MESSAGE_LIMIT).strip().splitlines() or [type(exc).__name__])[0]
+    summary = render(short_paths(summary, root), _MESSAGE_LIMIT)
+    return text, line, (summary.strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _block_shown(block: BlockOutput, printed_file: Path, sizes: tuple[int, int], record: dict) -> dict:
