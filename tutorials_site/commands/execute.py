@@ -7,7 +7,8 @@ tutorial left behind survives it. While the tutorial runs, the resident
 memory of the tree is sampled.
 
 RUNDIR/options.json, written here for the runner: what it needs of conf.py's
-sphinx_gallery_conf without evaluating conf.py (see RunOptions).
+sphinx_gallery_conf without evaluating conf.py, and the output limits (see
+RunOptions).
 
 RUNDIR/result.json, written by the runner, or here from what it left when it
 died or was killed:

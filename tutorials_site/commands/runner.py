@@ -281,7 +281,7 @@ def _repr(options, file_conf, block_conf, value):
 
 def output_rst(text, images_rst="", repr_method=None, repr_text=None):
     """The reST sphinx-gallery writes under a code block, made by its own function from what was recorded."""
-    from sphinx_gallery.gen_rst import _get_code_output
+    from sphinx_gallery.gen_rst import CODE_OUTPUT, _get_code_output
 
     recorded = type("Recorded", (), {repr_method: lambda self: repr_text})() if repr_method else None
     tee = types.SimpleNamespace(output=types.SimpleNamespace(getvalue=lambda: text))
@@ -290,7 +290,11 @@ def output_rst(text, images_rst="", repr_method=None, repr_text=None):
                            images_rst, capture)
     # docutils strips the indentation all lines of a directive's content share: output whose every line
     # is indented would lose it. An option line indented one less keeps it (as sphinx-gallery's code blocks).
-    return rst.replace(" .. code-block:: none\n\n", " .. code-block:: none\n   :dedent: 1\n\n", 1)
+    figures, header = f"\n{images_rst}\n\n", CODE_OUTPUT.split("{0}")[0]
+    if rst.startswith(figures + header):  # the text's block follows the figures
+        kept = header.replace(" .. code-block:: none\n", " .. code-block:: none\n   :dedent: 1\n")
+        rst = figures + kept + rst[len(figures + header):]
+    return rst
 
 
 def _code_objects(options, blocks, tree, namespace):
