@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import KEPT_TUTORIAL, VENV, build, make, snapshot
+from conftest import KEPT_TUTORIAL, VENV, build, executed, make, snapshot
 from conftest import _stub as stub
 from tutorials_site.core import checks, languages, translate, tutorial_text
 
@@ -268,6 +268,11 @@ def test_output_is_shown_as_a_terminal_shows_it_within_limits_and_passes_make_ch
     assert "characters of output (TUTORIAL_OUTPUT_LIMIT)]" in flood and "printed and not recorded" in flood
     check = make(project_copy, "check", LANGUAGES="en")
     assert check.returncode == 0, check.stdout + check.stderr
+    # Another limit: the runs are made again, and show what it asks for.
+    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en", "TUTORIAL_OUTPUT_LIMIT": "16K"})
+    assert result.returncode == 0 and executed(result) == 3, result.stdout + result.stderr
+    flood = checks.output_texts(page.read_text(encoding="utf-8"))[-1]
+    assert len(flood) < 16 * 1024 + 500 and "at most 16,384 characters of output (TUTORIAL_OUTPUT_LIMIT)]" in flood
 
 
 def test_an_output_limit_that_is_not_a_size_is_refused_before_anything_runs(project_copy):

@@ -91,6 +91,7 @@ def test_a_file_is_read_only_as_far_as_it_was_recorded(tmp_path):
     path.write_bytes(b"ok\n" + "é".encode() * 10)
     limits = OutputLimits(1000, 8000)
     assert RunOutput(limits).block().show_file(path, 3, 0) == "ok\n"
+    assert RunOutput(limits).block().show_file(tmp_path / "missing.txt", 0, 0) == ""
     assert RunOutput(limits).block().show_file(path, 4, 0) == "ok\n\ufffd"  # a character cut in two
     text = RunOutput(limits).block().show_file(path, 3, 17)
     assert text == ("ok\n[output truncated: at least 17 more bytes printed and not recorded; a code block records at "

@@ -15,6 +15,7 @@ import multiprocessing
 import os
 import sys
 import time
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -55,7 +56,9 @@ def run_tutorials(settings, project, tutorials, environment):
     for tutorial in tutorials:
         run_dir = settings.tree.run_dir(tutorial.key)
         digest = source_digest(tutorial.path)
-        if not rerun and not runs.problems(run_dir, digest, environment):
+        # A run recorded under other output limits shows more or less than they now ask for.
+        limits = (runs.read_json(run_dir / "options.json") or {}).get("output_limits")
+        if not rerun and limits == asdict(settings.output_limits) and not runs.problems(run_dir, digest, environment):
             continue
         try:
             timeout = execute.timeout_for(tutorial.path, settings.timeout)

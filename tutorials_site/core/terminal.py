@@ -278,6 +278,8 @@ class BlockOutput:
 
 
 def _chunks(path: Path, size: int) -> Iterable[str]:
+    if size <= 0:
+        return  # nothing recorded, or no file at all (a run that died before its block's file was made)
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     with open(path, "rb") as file:
         while size > 0 and (data := file.read(min(_CHUNK, size))):
