@@ -8,6 +8,8 @@
 #   SHARD      i/N: execute only shard i of N of the tutorials, render nothing (CI)
 #   TUTORIAL_TIMEOUT  seconds a tutorial may run before it is killed (default 1800, at most 86400;
 #              a tutorial may set its own with a `# tutorials-timeout: N` comment line)
+#   TUTORIAL_OUTPUT_LIMIT  characters of a code block's output a page shows (default 256K;
+#              a tutorial's pages show 8 times that in all, and 8 times as many bytes are recorded)
 #   SHARDS     `make assemble`: the shards' build folders
 #   CHROMIUM   the browser `make test` and `make audit` drive (default: /usr/bin/chromium)
 #   TORCH      cpu or cuda: the torch build (and lock file) the venv gets (default: cuda where
@@ -45,7 +47,7 @@ cpu_wheels = if $(1) install -q --dry-run --no-deps "$(2)" >/dev/null 2>&1; then
 LOCK_TOOLS := pip==26.3 pip-tools==7.6.2
 # Every variable reaches the commands through the environment and is quoted in the recipes
 # ("$$PY", never $(PY)), so it arrives as one argument whatever it holds: `;`, spaces, quotes.
-export LANGUAGES VERSION STRICT SHARD SHARDS FROM BUILDDIR PAGES TUTORIAL_TIMEOUT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS
+export LANGUAGES VERSION STRICT SHARD SHARDS FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS
 RUN := "$$PY" -m tutorials_site
 
 .PHONY: html html-noplot check ci-build assemble durations lint docs publish update-po i18n-status audit test bench clean lock

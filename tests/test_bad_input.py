@@ -10,8 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import VENV, build, executed, make, snapshot
-from tutorials_site.core import languages, translate, tutorial_text
+from conftest import KEPT_TUTORIAL, VENV, build, executed, make, snapshot
+from conftest import _stub as stub
+from tutorials_site.core import checks, languages, translate, tutorial_text
 
 KO_PO = "locales/ko/LC_MESSAGES/beginner_source/data_parallel_tutorial.po"
 JA_SITE_PO = "locales/ja/LC_MESSAGES/site.po"
@@ -390,3 +391,69 @@ def test_only_a_comment_line_sets_a_time_limit_and_beyond_the_maximum_it_is_refu
     page = (builddir / "html" / "en" / "beginner" / "limits_tutorial.html").read_text()
     assert "tutorials-timeout: 86401" in page and "tutorials-timeout: 1e3" in page  # the docstring, the string
     assert "tutorials-timeout: 60" not in page  # the run's own setting is not shown to readers
+# --- issue 17: output shown as a terminal shows it, within limits; tracebacks without machine paths ----
+
+OUTPUT_TUTORIAL = '''"""
+Output
+======
+"""
+
+# %%
+import os
+import sys
+print("a\\x00b", "\\x0b", "\\x0c", "\\x07\\x1b", "\\x1b[1;32mgreen\\x1b[0m", "\\x1b]0;title\\x07", "ab\\bc",
+      "\\ufffe\\u2028", sep="|", flush=True)
+os.write(1, b"not UTF-8: \\xff\\xed\\xa0\\x80\\n")
+for percent in range(0, 101, 10):
+    print(f"\\r{percent}%", end="")
+print()
+
+# %%
+print("    indented\\n      more")
+
+# %%
+class Odd:
+    def __repr__(self):
+        return "odd \\ud800"
+
+Odd()
+
+# %%
+line = "x" * 99 + "\\n"
+for _ in range(500_000):  # 50 MB, as fast as it can
+    sys.stdout.write(line)
+'''
+PEAK_RSS = [sys.executable, "-c", "import resource, subprocess, sys; code = subprocess.call(sys.argv[1:]); "
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(code)"]
+
+
+def test_output_is_shown_as_a_terminal_shows_it_within_limits_and_passes_make_check(project_copy):
+    (project_copy / "beginner_source" / "zz_output.py").write_text(OUTPUT_TUTORIAL)
+    stub(project_copy / "beginner_source" / f"{KEPT_TUTORIAL}.py")  # no torch: the largest process is the build's
+    result = subprocess.run([*PEAK_RSS, sys.executable, "-m", "tutorials_site", "html"], cwd=project_copy,
+                            capture_output=True, text=True, env={**os.environ, "LANGUAGES": "en"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert int(result.stderr.split()[-1]) < 300 * 1024  # KB: the 50 MB are never held whole by any process
+    page = project_copy / "_build" / "html" / "en" / "beginner" / "zz_output.html"
+    assert page.stat().st_size < 1024**2
+    shown, indented, odd, flood = checks.output_texts(page.read_text(encoding="utf-8"))
+    # (ESC and the `|` after it are one escape sequence, as a terminal reads them)
+    assert shown == "ab|\n   |\n    |green||ac|\ufffd\n\nnot UTF-8: \ufffd\ufffd\ufffd\ufffd\n100%\n"
+    assert indented == "    indented\n      more\n"
+    assert odd == "odd \ufffd\n"
+    assert flood.startswith(("x" * 99 + "\n") * 10) and flood.count("[output truncated: ") == 2
+    assert "characters of output (TUTORIAL_OUTPUT_LIMIT)]" in flood and "printed and not recorded" in flood
+    check = make(project_copy, "check", LANGUAGES="en")
+    assert check.returncode == 0, check.stdout + check.stderr
+    # Another limit: the runs are made again, and show what it asks for.
+    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en", "TUTORIAL_OUTPUT_LIMIT": "16K"})
+    assert result.returncode == 0 and executed(result) == 3, result.stdout + result.stderr
+    flood = checks.output_texts(page.read_text(encoding="utf-8"))[-1]
+    assert len(flood) < 16 * 1024 + 500 and "at most 16,384 characters of output (TUTORIAL_OUTPUT_LIMIT)]" in flood
+
+
+def test_an_output_limit_that_is_not_a_size_is_refused_before_anything_runs(project_copy):
+    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en", "TUTORIAL_OUTPUT_LIMIT": "lots"})
+    assert one_line_error(result) == ("error: TUTORIAL_OUTPUT_LIMIT: 'lots' is not a positive number of characters "
+                                      "(a number, or with K or M: 256K)")
+    assert not (project_copy / "_build").exists()

@@ -5,8 +5,10 @@ carries a mark in its environment, and once a test is over, no process with
 that mark may be left.
 """
 
+import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -20,6 +22,7 @@ import pytest
 
 from tutorials_site.commands.execute import RunOptions, run_tutorial, timeout_for
 from tutorials_site.core.runs import MAX_TIMEOUT, parse_timeout, timeout_comments
+from tutorials_site.core.terminal import OutputLimits
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = '"""\nA test tutorial\n===============\n"""\n'
@@ -67,15 +70,16 @@ def marked(mark):
 
 @pytest.fixture
 def run(tmp_path):
-    """run(path, timeout=60): run_tutorial in tmp_path; afterwards, nothing it started may be left.
+    """run(path, timeout=60, rundir=None, options=OPTIONS): run_tutorial in tmp_path; afterwards, nothing it
+    started may be left.
 
     run.env is the environment the tutorials get, mark included."""
     mark = uuid.uuid4().hex
     env = {key: value for key, value in os.environ.items() if key != "X"}
     env[MARK] = mark
 
-    def run(path, timeout=60, rundir=None):
-        return run_tutorial(path, rundir or tmp_path / f"run-{path.stem}", tmp_path, OPTIONS, timeout=timeout,
+    def run(path, timeout=60, rundir=None, options=OPTIONS):
+        return run_tutorial(path, rundir or tmp_path / f"run-{path.stem}", tmp_path, options, timeout=timeout,
                             label=f"beginner_source/{path.name}", env=env)
 
     run.env = env
@@ -452,7 +456,84 @@ def test_processes_printing_at_once_never_mix_within_a_line(tmp_path, run, metho
             for worker in workers:
                 worker.join()
         """)
-    outcome = run(path)
+    outcome = run(path, options=RunOptions.defaults(ROOT, "beginner/images", OutputLimits.of_block_limit(2**20)))
     assert outcome.ok, outcome.error
     lines = outputs(outcome)[0].splitlines()
     assert sorted(lines) == sorted(f"rank {r} line {n} " + "x" * 40 for r in range(2) for n in range(3000))
+
+
+# --- what the page shows of the output: within limits, tracebacks without the machine's folders ----------
+
+def test_a_flood_of_output_is_bounded_on_disk_in_memory_and_on_the_page(tmp_path, run):
+    path = tutorial(tmp_path, """
+        import sys
+        line = "x" * 99 + "\\n"
+        for _ in range(500_000):  # 50 MB, as fast as it can
+            sys.stdout.write(line)
+        print("the end")
+        """, 'print("next block")')
+    outcome = run(path)
+    limits = OPTIONS.output_limits
+    assert outcome.ok, outcome.error
+    flood, after = outputs(outcome)
+    assert after == "next block\n"
+    assert flood.startswith("x" * 99 + "\n") and len(flood) < limits.block + 1000
+    assert ("characters of output (TUTORIAL_OUTPUT_LIMIT)]" in flood
+            and "more bytes printed and not recorded" in flood)  # both limits say so
+    out = tmp_path / "run-demo" / "out"
+    assert (out / "0.txt").stat().st_size == limits.recorded_block
+    assert (tmp_path / "run-demo" / "result.json").stat().st_size < 3 * limits.block
+    assert outcome.peak_rss_bytes < 150 * 2**20  # the 50 MB are never read whole
+
+
+def test_a_tutorial_printing_until_its_time_limit_fills_neither_disk_nor_page(tmp_path, run):
+    path = tutorial(tmp_path, 'print("start")', """
+        import json, os, sys, time
+        written, largest, saved = 0, 0, time.monotonic()
+        while True:
+            written += sys.stdout.write("y" * 999 + "\\n")
+            if time.monotonic() - saved > 0.1:  # how large its output file is while it writes
+                largest = max(largest, os.fstat(1).st_size)
+                with open("sizes.json", "w") as sizes:
+                    json.dump([written, largest], sizes)
+                saved = time.monotonic()
+        """)
+    limits = OutputLimits.of_block_limit(4096)
+    outcome = run(path, timeout=3, options=RunOptions.defaults(ROOT, "beginner/images", limits))
+    assert outcome.error == f"beginner_source/demo.py:{line_of(path, 'import json')}: ERROR: tutorial timed out after 3 s"
+    start, endless = outputs(outcome)
+    assert start == "start\n"
+    assert endless.startswith("y" * 999 + "\n") and len(endless) < 4096 + 1000
+    assert "more bytes printed and not recorded" in endless
+    assert (tmp_path / "run-demo" / "out" / "1.txt").stat().st_size == limits.recorded_block
+    # While it ran, the file was cut back at intervals: it held the limit and what came since the last cut.
+    written, largest = json.loads((tmp_path / "sizes.json").read_text())
+    assert largest < written / 4, (written, largest)
+
+
+def test_a_traceback_shows_the_project_s_files_relative_to_it_and_no_machine_folder(tmp_path, run):
+    project = tmp_path / "project"
+    (project / "beginner_source").mkdir(parents=True)
+    path = tutorial(project / "beginner_source", """
+        import json
+        import psutil
+        try:
+            json.loads("{")
+        except ValueError:
+            try:
+                psutil.Process(-1)
+            except ValueError:
+                open(__file__ + ".missing")
+        """)
+    outcome = run(path, options=RunOptions.defaults(project, "beginner/images"))
+    [failing] = outputs(outcome)
+    line = line_of(path, "open(")
+    assert f'  File "beginner_source/demo.py", line {line}, in <module>\n' in failing
+    assert re.search(r'  File "\.\.\./python3\.\d+/json/decoder\.py", line \d+, in raw_decode\n', failing)
+    assert re.search(r'  File "\.\.\./site-packages/psutil/__init__\.py", line \d+, in __init__\n', failing)
+    assert failing.endswith("FileNotFoundError: [Errno 2] No such file or directory: "
+                            "'beginner_source/demo.py.missing'\n")
+    assert outcome.error == (f"beginner_source/demo.py:{line}: ERROR: tutorial failed: FileNotFoundError: [Errno 2] "
+                             "No such file or directory: 'beginner_source/demo.py.missing'")
+    for folder in {str(tmp_path), sys.prefix, os.path.realpath(sys.prefix), os.path.dirname(os.__file__)}:
+        assert folder not in failing

@@ -15,6 +15,7 @@ import multiprocessing
 import os
 import sys
 import time
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -67,13 +68,16 @@ def run_tutorials(settings, project, tutorials, environment):
     for tutorial in tutorials:
         run_dir = settings.tree.run_dir(tutorial.key)
         digest = source_digest(tutorial.path)
-        if not rerun and not runs.problems(run_dir, digest, environment):
+        # A run recorded under other output limits shows more or less than they now ask for.
+        limits = (runs.read_json(run_dir / "options.json") or {}).get("output_limits")
+        if not rerun and limits == asdict(settings.output_limits) and not runs.problems(run_dir, digest, environment):
             continue
         timeout = execute.timeout_for(tutorial.path, settings.timeout, tutorial.label)  # checked by refuse_unusable
         print(f"[execute] {tutorial.label} (time limit {timeout:g} s)", flush=True)
         before = runs.folder_state(settings.tree, tutorial.key)
         outcome = execute.run_tutorial(tutorial.path, run_dir, working_folder(settings.tree, tutorial),
-                                       execute.RunOptions.of(project, tutorial), timeout=timeout, label=tutorial.label)
+                                       execute.RunOptions.of(project, tutorial, settings.output_limits),
+                                       timeout=timeout, label=tutorial.label)
         refuse_tampering(settings.tree, project, tutorial, before)
         ran += 1
         if outcome.ok or (outcome.raised and project.expected_to_fail(tutorial)):

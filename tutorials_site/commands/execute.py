@@ -7,7 +7,8 @@ tutorial left behind survives it. While the tutorial runs, the resident
 memory of the tree is sampled.
 
 RUNDIR/options.json, written here for the runner: what it needs of conf.py's
-sphinx_gallery_conf without evaluating conf.py (see RunOptions).
+sphinx_gallery_conf without evaluating conf.py, and the output limits (see
+RunOptions).
 
 RUNDIR/result.json, written by the runner, or here from what it left when it
 died or was killed:
@@ -39,7 +40,8 @@ import psutil
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 from ..core.runs import RESULT, first_code_line, parse_timeout, read_json, timeout_comments, write_json
-from .runner import output_rst
+from ..core.terminal import DEFAULT_LIMITS, OutputLimits, RunOutput
+from .runner import output_rst, recorded_sizes
 
 # The folder that holds the tutorials_site package: the runner is started as `-m tutorials_site...`.
 _PACKAGE_PARENT = Path(__file__).resolve().parents[2]
@@ -61,14 +63,15 @@ class RunOptions:
     own_callables: bool  # conf.py names scrapers, reset_argv or reset_modules of its own
     inspect_global_variables: bool
     default_role: str  # Sphinx's, which decides what a `name` in the text refers to
+    output_limits: OutputLimits = DEFAULT_LIMITS  # how much of its output is recorded and shown
 
     @classmethod
-    def defaults(cls, root, images):
+    def defaults(cls, root, images, output_limits=DEFAULT_LIMITS):
         """sphinx-gallery's defaults, for a script outside any project's galleries (tests, benchmarks)."""
-        return cls(str(root), images, ("_repr_html_", "__repr__"), "", False, True, "")
+        return cls(str(root), images, ("_repr_html_", "__repr__"), "", False, True, "", output_limits)
 
     @classmethod
-    def of(cls, project, tutorial):
+    def of(cls, project, tutorial, output_limits):
         options = project.options
         capture = options.get("capture_repr", ("_repr_html_", "__repr__"))
         own = (tuple(options.get("image_scrapers", ("matplotlib",))) != ("matplotlib",)
@@ -78,7 +81,7 @@ class RunOptions:
         images = (Path(tutorial.gallery.gallery_dir) / tutorial.section / "images").as_posix()
         return cls(str(project.root), images, (capture,) if isinstance(capture, str) else tuple(capture),
                    options.get("ignore_repr_types", ""), own, project.flag("inspect_global_variables", True),
-                   project.conf.get("default_role") or "")
+                   project.conf.get("default_role") or "", output_limits)
 
 
 @dataclass
@@ -155,9 +158,10 @@ def _unfinished_result(source, rundir, progress, error, seconds):
     blocks = []
     if progress is not None:
         lines = [first_code_line(block) for block in split_code_and_text_blocks(str(source))[1] if block.type == "code"]
-        for k in range(progress["block"] + 1):
-            out = rundir / "out" / f"{k}.txt"
-            text = out.read_text(encoding="utf-8", errors="replace").expandtabs() if out.exists() else ""
+        limits = OutputLimits(**read_json(rundir / "options.json")["output_limits"])
+        shown = RunOutput(limits)
+        for k, sizes in enumerate(recorded_sizes(rundir / "out", progress["block"] + 1, limits)):
+            text = shown.block().show_file(rundir / "out" / f"{k}.txt", *sizes)
             # Which block saved which figure is only in result.json: none are claimed here.
             blocks.append({"line": lines[k], "texts": [text] if text.strip() else [], "images": [],
                            "rst": output_rst(text)})

@@ -9,12 +9,18 @@ execute.py) written. What it leaves in RUNDIR:
     out/<k>.txt     all that was written to fds 1 and 2 while code block k ran,
                     by this process and by every process started during it
                     (except forkserver children: the server forks them, and they
-                    write where it was started, in the block that first used it)
+                    write where it was started, in the block that first used it),
+                    as much of it as the output limits let a run keep on disk
+                    (output_guard.py cuts the rest, and counts it in dropped.json)
     page/           the figures sphinx-gallery's scrapers saved, where the page wants
                     them: page/<gallery>/<section>/images/sphx_glr_<stem>_<NNN>.png
     progress.json   {"block": k, "line": lineno} of the block now running
     result.json     the summary, written last (its format: see execute.py)
 
+The texts shown (result.json's and the reST's) are rendered as a terminal shows
+them and kept within the limits (core.terminal), with a marker where output
+was left out; a traceback shows the project's files relative to its root and
+installed packages and the standard library without the machine's folders.
 Each block's output is made into reST by sphinx-gallery's own code, as a stock
 build makes it: the figures through the configured `image_scrapers` (alt text,
 srcset, animations, `sphinx_gallery_defer_figures`, multi-image), the last
@@ -38,7 +44,10 @@ import platform
 import random
 import re
 import signal
+import site
+import subprocess
 import sys
+import sysconfig
 import time
 import traceback
 import types
@@ -47,10 +56,12 @@ from pathlib import Path
 from sphinx_gallery.py_source_parser import extract_file_config, split_code_and_text_blocks
 
 from ..core import project
-from ..core.runs import first_code_line, write_json
+from ..core.runs import first_code_line, read_json, write_json
+from ..core.terminal import BlockOutput, OutputLimits, RunOutput, render
 
 # How long finished children get to be reaped before their output is read.
 _CHILDREN_GRACE_S = 1.0
+_MESSAGE_LIMIT = 1000  # characters of an exception's message the build's error line shows
 _LOG_FDS = (1, 2)  # the runner's own stdout and stderr (its log), once fds 1 and 2 point at a block's file
 _mask_before_fork = set()
 
@@ -141,6 +152,26 @@ def _redirect_output(path):
     # fds 1 and 2 now hold the file open, and every child started meanwhile holds its own copy,
     # which it keeps writing through after this block ends.
     os.close(fd)
+
+
+def _start_guard(out, limits):
+    """output_guard.py, which keeps out/ within the limits while the tutorial writes there; it ends once
+    told so on its stdin."""
+    return subprocess.Popen([sys.executable, "-m", "tutorials_site.commands.output_guard", str(out),
+                             str(limits.block), str(limits.run)], stdin=subprocess.PIPE)
+
+
+def recorded_sizes(out, blocks, limits):
+    """(bytes recorded, bytes left out) of out/<k>.txt for each of the first BLOCKS blocks, once the run is
+    over; each file is cut back to what it may record (output_guard.py did so at intervals while it ran)."""
+    sizes = [(out / f"{k}.txt").stat().st_size if (out / f"{k}.txt").exists() else 0 for k in range(blocks)]
+    dropped = read_json(out / "dropped.json") or {}
+    recorded = []
+    for k, (size, cap) in enumerate(zip(sizes, limits.recorded_caps(sizes), strict=True)):
+        if size > cap:
+            os.truncate(out / f"{k}.txt", cap)
+        recorded.append((min(size, cap), dropped.get(str(k), 0) + max(0, size - cap)))
+    return recorded
 
 
 def _run_block(compiler, namespace, source, code, lineno):
@@ -250,13 +281,20 @@ def _repr(options, file_conf, block_conf, value):
 
 def output_rst(text, images_rst="", repr_method=None, repr_text=None):
     """The reST sphinx-gallery writes under a code block, made by its own function from what was recorded."""
-    from sphinx_gallery.gen_rst import _get_code_output
+    from sphinx_gallery.gen_rst import CODE_OUTPUT, _get_code_output
 
     recorded = type("Recorded", (), {repr_method: lambda self: repr_text})() if repr_method else None
     tee = types.SimpleNamespace(output=types.SimpleNamespace(getvalue=lambda: text))
     capture = (repr_method,) if repr_method else ()
-    return _get_code_output(repr_method is not None, {"___": recorded}, {"ignore_repr_types": ""}, tee,
-                            images_rst, capture)
+    rst = _get_code_output(repr_method is not None, {"___": recorded}, {"ignore_repr_types": ""}, tee,
+                           images_rst, capture)
+    # docutils strips the indentation all lines of a directive's content share: output whose every line
+    # is indented would lose it. An option line indented one less keeps it (as sphinx-gallery's code blocks).
+    figures, header = f"\n{images_rst}\n\n", CODE_OUTPUT.split("{0}")[0]
+    if rst.startswith(figures + header):  # the text's block follows the figures
+        kept = header.replace(" .. code-block:: none\n", " .. code-block:: none\n   :dedent: 1\n")
+        rst = figures + kept + rst[len(figures + header):]
+    return rst
 
 
 def _code_objects(options, blocks, tree, namespace):
@@ -274,7 +312,29 @@ def _error_rst(traceback_text):
     return "\n.. rst-class:: sphx-glr-script-out\n\n" + codestr2rst(traceback_text, lang="pytb") + "\n\n\n\n"
 
 
-def _describe(exc, source, block_line):
+def _machine_folders(root):
+    """{folder + "/": what a traceback shows instead}: the project's root, installed packages, the standard library."""
+    shown = {os.path.expanduser("~"): "~/"}
+    paths = sysconfig.get_paths()
+    for folder in (paths["stdlib"], paths["platstdlib"], paths["purelib"], paths["platlib"], *site.getsitepackages(),
+                   site.getusersitepackages()):
+        shown[folder] = f".../{Path(folder).name}/"  # .../python3.X/, .../site-packages/
+    shown[root] = ""
+    # A folder may be reached through a link (a venv's lib64, a linked checkout): both spellings.
+    shown |= {os.path.realpath(folder): name for folder, name in shown.items()}
+    return {folder.rstrip(os.sep) + os.sep: name for folder, name in shown.items() if folder.rstrip(os.sep)}
+
+
+def short_paths(text, root):
+    """TEXT with the build machine's folders left out of its paths, the rest of each path kept: the project's
+    files relative to ROOT, installed packages under `.../site-packages/`, the standard library under
+    `.../python3.X/`, other files in the home folder under `~/`."""
+    folders = _machine_folders(root)
+    pattern = "|".join(re.escape(folder) for folder in sorted(folders, key=len, reverse=True))
+    return re.sub(rf"(?<![\w.~/-])(?:{pattern})", lambda match: folders[match[0]], text)
+
+
+def _describe(exc, source, block_line, root):
     """The traceback to show (without this file's frames), the tutorial line to blame, a one-line message."""
     tb, line = exc.__traceback__, block_line
     while tb is not None and tb.tb_frame.f_globals is globals():
@@ -286,10 +346,24 @@ def _describe(exc, source, block_line):
         if frame.tb_frame.f_code.co_filename == source:
             line = frame.tb_lineno
         frame = frame.tb_next
-    text = "".join(traceback.format_exception(type(exc), exc, tb))
+    text = short_paths("".join(traceback.format_exception(type(exc), exc, tb)), root)
     # SyntaxError puts the offending code (indented) before its "Type: message" line; notes come after it.
     summary = next(part for part in traceback.format_exception_only(type(exc), exc) if not part.startswith(" "))
-    return text, line, summary.strip().splitlines()[0]
+    # The message is printed by the build: what a terminal shows of it, as on the page, and not all of a long one.
+    summary = render(short_paths(summary, root), _MESSAGE_LIMIT)
+    return text, line, (summary.strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _block_shown(block: BlockOutput, printed_file: Path, sizes: tuple[int, int], record: dict) -> dict:
+    """result.json's record of a block that ran to its end: what it printed, then its last expression's text."""
+    printed = block.show_file(printed_file, *sizes)
+    method, repr_text = record["repr"]
+    as_text = method in ("__repr__", "__str__") and repr_text  # an HTML repr is shown as HTML
+    if as_text:
+        repr_text = block.show_text(repr_text)
+    shown = f"{printed}\n{repr_text}" if as_text and repr_text else printed
+    return {"line": record["line"], "texts": [shown] if shown.strip() else [], "images": record["images"],
+            "rst": output_rst(printed, record["images_rst"], method, repr_text)}
 
 
 def _wait_for_children():
@@ -324,10 +398,12 @@ def main(argv):
     source = os.path.abspath(argv[1])
     rundir = Path(argv[2]).resolve()
     options = json.loads((rundir / "options.json").read_text(encoding="utf-8"))
+    limits = OutputLimits(**options["output_limits"])
     out = rundir / "out"
     out.mkdir(parents=True, exist_ok=True)
 
     signal.signal(signal.SIGTERM, _kill_own_group)
+    guard = _start_guard(out, limits)  # before the fork handlers: they are the tutorial's
     os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
     file_conf, blocks, tree = split_code_and_text_blocks(source, return_node=True)
     namespace = _become_main(source, ast.get_docstring(tree, clean=False) if tree else None)
@@ -358,7 +434,7 @@ def main(argv):
         except BaseException as exc:
             if isinstance(exc, SystemExit) and exc.code in (None, 0):
                 break  # a clean sys.exit() ends a script successfully
-            text, failed_at, message = _describe(exc, source, line)
+            text, failed_at, message = _describe(exc, source, line, options["root"])
             record["traceback"] = text
             error = {"line": failed_at, "block_line": line, "message": message}
             break
@@ -369,18 +445,18 @@ def main(argv):
     os.dup2(_LOG_FDS[0], 1)
     os.dup2(_LOG_FDS[1], 2)
     _wait_for_children()
+    # A line, not the end of the pipe: a forked worker still running holds the pipe open too.
+    guard.communicate(b"done\n")
     hardware, gpu_peaks = _hardware()
-    blocks_out = []
-    for k, record in enumerate(ran):
-        printed = (out / f"{k}.txt").read_text(encoding="utf-8", errors="replace").expandtabs()
-        method, repr_text = record["repr"]
-        shown = f"{printed}\n{repr_text}" if method in ("__repr__", "__str__") and repr_text else printed
+    blocks_out, shown_output = [], RunOutput(limits)
+    for k, (record, sizes) in enumerate(zip(ran, recorded_sizes(out, len(ran), limits), strict=True)):
+        block = shown_output.block()
         if record["traceback"] is None:
-            rst = output_rst(printed, record["images_rst"], method, repr_text)
-            texts = [shown] if shown.strip() else []
+            blocks_out.append(_block_shown(block, out / f"{k}.txt", sizes, record))
         else:  # as sphinx-gallery shows a failed block: its traceback alone (what it printed is in out/)
-            rst, texts = _error_rst(record["traceback"]), [record["traceback"]]
-        blocks_out.append({"line": record["line"], "texts": texts, "images": record["images"], "rst": rst})
+            traceback_text = block.show_text(record["traceback"])
+            blocks_out.append({"line": record["line"], "texts": [traceback_text], "images": record["images"],
+                               "rst": _error_rst(traceback_text)})
     write_json(
         rundir / "result.json",
         {

@@ -9,6 +9,7 @@ from . import languages, versions
 from .errors import UsageError
 from .layout import ROOT, BuildTree
 from .runs import parse_timeout
+from .terminal import DEFAULT_BLOCK_LIMIT, LIMIT_VARIABLE, OutputLimits, parse_size
 
 DEFAULT_TIMEOUT = 1800  # seconds
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
@@ -24,6 +25,7 @@ class Settings:
     pages: Path
     jobs: int
     timeout: float  # seconds a tutorial may run (TUTORIAL_TIMEOUT), unless it sets its own
+    output_limits: OutputLimits  # how much of a tutorial's output is recorded and shown (TUTORIAL_OUTPUT_LIMIT)
     chromium: str  # the browser `make audit` drives (CHROMIUM)
 
     @property
@@ -41,7 +43,7 @@ def flag(value):
 
 def from_environment(environ, builddir=None):
     """Settings from a mapping of make variables (LANGUAGES, VERSION, STRICT, SHARD, BUILDDIR, PAGES,
-    BUILD_JOBS, TUTORIAL_TIMEOUT, CHROMIUM)."""
+    BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM)."""
     jobs = environ.get("BUILD_JOBS", "").strip() or str(os.cpu_count() or 1)
     if not re.fullmatch(r"[1-9]\d*", jobs):
         raise UsageError(f"BUILD_JOBS: {jobs!r} is not a positive number of processes")
@@ -49,6 +51,11 @@ def from_environment(environ, builddir=None):
         timeout = parse_timeout(environ.get("TUTORIAL_TIMEOUT", "").strip() or str(DEFAULT_TIMEOUT))
     except ValueError as error:
         raise UsageError(f"TUTORIAL_TIMEOUT: {error}") from None
+    output_limit = environ.get(LIMIT_VARIABLE, "").strip() or str(DEFAULT_BLOCK_LIMIT)
+    block_limit = parse_size(output_limit)
+    if block_limit is None:
+        raise UsageError(f"{LIMIT_VARIABLE}: {output_limit!r} is not a positive number of characters "
+                         "(a number, or with K or M: 256K)")
     return Settings(
         tree=BuildTree(Path(builddir or environ.get("BUILDDIR") or ROOT / "_build").resolve()),
         langs=languages.select(environ.get("LANGUAGES", "")),
@@ -58,5 +65,6 @@ def from_environment(environ, builddir=None):
         pages=Path(environ.get("PAGES") or ROOT / "docs"),
         jobs=int(jobs),
         timeout=timeout,
+        output_limits=OutputLimits.of_block_limit(block_limit),
         chromium=environ.get("CHROMIUM", "").strip() or DEFAULT_CHROMIUM,
     )

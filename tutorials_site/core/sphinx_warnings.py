@@ -33,7 +33,7 @@ from babel.messages.catalog import Catalog
 
 from . import project, tutorial_text
 from .catalogs import load as load_catalog
-from .stamps import ANSI
+from .terminal import ESCAPE
 
 # (file, line) of the author's text for a (path, line) Sphinx reported; None: not ours to map.
 Locate = Callable[[str, int | None], tuple[str, int | None] | None]
@@ -213,7 +213,7 @@ def catalog_line(units: Sequence[tutorial_text.Unit], line: int, catalog: Catalo
 
 def rewrite(log_text: str, locate: Locate) -> list[Warning]:
     """The warnings and errors of a Sphinx log, located by `locate` where it knows the place."""
-    lines = ANSI.sub("", log_text).splitlines()
+    lines = ESCAPE.sub("", log_text).splitlines()
     found, i = [], 0
     while i < len(lines):
         start = _START.match(lines[i])

@@ -2,7 +2,6 @@
 
 import hashlib
 import json
-import re
 from pathlib import Path
 
 # The <meta> name under which every tutorial page carries its stamp (checked by `make check`).
@@ -22,13 +21,13 @@ def read_stamp(target_file):
         return None
 
 
-ANSI = re.compile(r"\x1B(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
-
-
 def shown_text(output):
-    """A code block's output as a page shows it: no terminal colours, tabs expanded, no trailing blanks."""
-    text = ANSI.sub("", output).expandtabs()
-    return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
+    """A code block's output as its page shows it.
+
+    The run's text is already what a terminal shows (core.terminal); of it, a page drops the blank lines
+    at its start and end (Pygments) and each line's trailing blanks (docutils).
+    """
+    return "\n".join(line.rstrip() for line in output.strip("\n").splitlines())
 
 
 def outputs_digest(outputs, images):
