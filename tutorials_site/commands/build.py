@@ -9,6 +9,7 @@
    (sphinxext.gallery) and executes nothing itself.
 """
 
+import dataclasses
 import hashlib
 import json
 import multiprocessing
@@ -18,7 +19,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..core import catalogs, checks, languages, project, runs, shards, sphinx_warnings, versions
+from ..core import catalogs, checks, isolation, languages, project, runs, shards, sphinx_warnings, versions
 from ..core.errors import Failed, SiteError
 from ..core.fingerprint import environment_fingerprint, installed_version, source_digest
 from ..core.layout import PAGES, ROOT
@@ -44,6 +45,35 @@ def _stamp(tutorial, outcome, environment, digest, run_dir):
           + "".join(f", GPU {i}: {mb:.0f} MB" for i, mb in enumerate(stamp["gpu_peak_mb"])), flush=True)
 
 
+def _run_isolated(settings, project, tutorial, run_dir, timeout):
+    """Run one tutorial with the environment core.isolation allows it, then check what it did.
+
+    A run whose output shows the value of a variable withheld from it fails, its record redacted;
+    one that changed the project or site-packages stops the build: the sources can no longer be trusted.
+    """
+    env = isolation.tutorial_environment(os.environ, isolation.allowed(project.conf))
+    workdir = working_folder(settings.tree, tutorial)
+    before = isolation.Snapshot.take(project.root, (settings.tree.root, settings.pages))
+    outcome = execute.run_tutorial(tutorial.path, run_dir, workdir, execute.RunOptions.of(project, tutorial),
+                                   timeout=timeout, label=tutorial.label, env=env)
+    changed = before.changes()
+    if changed:
+        raise Failed(f"[build] failed: {tutorial.label}: ERROR: its run changed files outside its working folder: "
+                     f"{', '.join(changed)}; a tutorial writes only into its working folder (its current directory) "
+                     "or a temporary folder: restore or remove these files (git status lists the project's), fix the "
+                     "tutorial and build again (or, if you changed them yourself meanwhile, just build again)")
+    secrets = isolation.withheld(os.environ, env)
+    leaks = isolation.leaks(outcome.result, secrets)
+    if not leaks:
+        return outcome
+    isolation.redact(run_dir, secrets)
+    names = ", ".join(dict.fromkeys(name for _, name in leaks))
+    error = (f"{tutorial.label}:{leaks[0][0]}: ERROR: its output shows the value of {names}, withheld from tutorials "
+             "(the run is not kept, its output redacted): print no secret; a variable that is none and that "
+             f"tutorials need goes in conf.py's {isolation.SETTING}")
+    return dataclasses.replace(outcome, ok=False, raised=False, error=error, result=runs.read_json(run_dir / runs.RESULT))
+
+
 def run_tutorials(settings, project, tutorials, environment):
     """Run each tutorial whose run is not current, one at a time; returns the labels of those that failed.
 
@@ -62,8 +92,7 @@ def run_tutorials(settings, project, tutorials, environment):
         except ValueError as error:
             raise SiteError(str(error)) from None
         print(f"[execute] {tutorial.label} (time limit {timeout:g} s)", flush=True)
-        outcome = execute.run_tutorial(tutorial.path, run_dir, working_folder(settings.tree, tutorial),
-                                       execute.RunOptions.of(project, tutorial), timeout=timeout, label=tutorial.label)
+        outcome = _run_isolated(settings, project, tutorial, run_dir, timeout)
         ran += 1
         if outcome.ok or (outcome.raised and project.expected_to_fail(tutorial)):
             _stamp(tutorial, outcome, environment, digest, run_dir)
