@@ -15,7 +15,8 @@ import psutil
 import pytest
 
 from conftest import VENV, build, make, snapshot
-from tutorials_site.core import fingerprint, languages, translate, tutorial_text
+from tutorials_site.core import fingerprint, isolation, languages, translate, tutorial_text
+from tutorials_site.core.layout import ROOT
 
 KO_PO = "locales/ko/LC_MESSAGES/beginner_source/data_parallel_tutorial.po"
 JA_SITE_PO = "locales/ja/LC_MESSAGES/site.po"
@@ -396,3 +397,16 @@ def test_a_tutorial_adding_a_startup_hook_to_site_packages_stops_the_build(proje
     assert line.startswith("[build] failed: beginner_source/zz_hook.py: ERROR: its run changed files outside its "
                            f"working folder: created {site_packages}/zz_hook.pth; a tutorial writes only into"), line
     assert not (project_copy / "_build/runs/beginner_source/zz_hook/stamp.json").exists()
+
+
+def test_the_values_looked_for_in_output_are_those_of_secrets_not_of_ci_or_shell():
+    builder = {
+        "GITHUB_TOKEN": "ghp_0123456789abcdefghij", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMIbPxRfiCYEXAMPLEKEY",
+        "DB_PASSWORD": "correcthorse", "WANDB_ORG_ID": "a1b2c3d4e5f6g7h8i9j0", "DATABASE": "postgres://me:pw@db/x",
+        # found by chance: torch.hub prints https://github.com/..., a download URL names the repository
+        "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "pytorch/tutorials", "PWD": str(ROOT),
+        "SHELL_NAME": "bash", "OLDHOME": "/home/someone/else", "HOME": "/home/someone/else",
+    }
+    given = isolation.tutorial_environment(builder)
+    assert sorted(isolation.withheld(builder, given)) == [
+        "AWS_SECRET_ACCESS_KEY", "DATABASE", "DB_PASSWORD", "GITHUB_TOKEN", "WANDB_ORG_ID"]

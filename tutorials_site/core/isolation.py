@@ -15,6 +15,7 @@
 
 import json
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterable, Mapping
@@ -50,6 +51,9 @@ DEFAULT_ENVIRONMENT = (
 )
 # Shorter values would be found in ordinary output by chance.
 SECRET_MIN_LENGTH = 8
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASS|KEY|AUTH|CRED|PRIVATE|COOKIE|SESSION|SIGNATURE|DSN", re.IGNORECASE)
+RANDOM_VALUE = re.compile(r"(?=.*[A-Za-z])(?=.*\d)\S{16,}")
+URL_WITH_CREDENTIALS = re.compile(r"[A-Za-z][\w+.-]*://[^/\s@]+@")
 SHOWN_CHANGES = 8  # files named in a message; the rest are counted
 
 
@@ -70,10 +74,13 @@ def tutorial_environment(builder: Mapping[str, str], names: Iterable[str] = DEFA
 
 
 def withheld(builder: Mapping[str, str], given: Mapping[str, str]) -> dict[str, str]:
-    """The variables of BUILDER a tutorial was not GIVEN whose value, shown on a page, would betray it.
+    """The variables of BUILDER a tutorial was not GIVEN whose value would betray a secret if a page showed it.
 
-    Left out: short values; values the tutorial was given anyway (inside another variable); paths that
-    exist (the working directory, the runner's folder: a traceback shows them, and paths are no secrets).
+    A value counts when a secret's name holds it (`*TOKEN*`, `*PASSWORD*`, `*KEY*`, ...), when it looks
+    random (long, letters and digits, no blank: a token under any name) or when it is a URL with credentials.
+    Left out, as it would be found by chance where no secret is: short values, values the tutorial was given
+    anyway (inside another variable), paths that exist (a traceback shows them), and every other value of
+    CI and shell (`GITHUB_SERVER_URL=https://github.com` is in the message torch.hub prints).
     """
     secrets = {}
     for name, value in builder.items():
@@ -81,7 +88,8 @@ def withheld(builder: Mapping[str, str], given: Mapping[str, str]) -> dict[str, 
             continue
         if os.path.isabs(value) and os.path.exists(value):
             continue
-        secrets[name] = value
+        if SECRET_NAME.search(name) or RANDOM_VALUE.fullmatch(value) or URL_WITH_CREDENTIALS.match(value):
+            secrets[name] = value
     return secrets
 
 
