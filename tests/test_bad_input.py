@@ -302,7 +302,7 @@ def test_a_withheld_secret_read_from_an_ancestor_never_reaches_a_page(project_co
     result = build(project_copy, builddir, env={"LANGUAGES": "en", "GITHUB_TOKEN": token})
     line = one_line_error(result)
     assert line.endswith(f"beginner_source/zz_secret.py:{FIRST_CODE_LINE}: ERROR: its output shows the value of "
-                         "GITHUB_TOKEN, withheld from tutorials (the run is not kept, its output redacted): print no "
+                         "GITHUB_TOKEN, withheld from tutorials (its output is redacted, the run not stamped): print no "
                          "secret; a variable that is none and that tutorials need goes in conf.py's tutorials_environment")
     assert token not in result.stdout + result.stderr
     assert [path for path, data in snapshot(builddir).items() if token.encode() in data] == []

@@ -69,7 +69,7 @@ def _run_isolated(settings, project, tutorial, run_dir, timeout):
     isolation.redact(run_dir, secrets)
     names = ", ".join(dict.fromkeys(name for _, name in leaks))
     error = (f"{tutorial.label}:{leaks[0][0]}: ERROR: its output shows the value of {names}, withheld from tutorials "
-             "(the run is not kept, its output redacted): print no secret; a variable that is none and that "
+             "(its output is redacted, the run not stamped): print no secret; a variable that is none and that "
              f"tutorials need goes in conf.py's {isolation.SETTING}")
     return dataclasses.replace(outcome, ok=False, raised=False, error=error, result=runs.read_json(run_dir / runs.RESULT))
 

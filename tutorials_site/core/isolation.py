@@ -3,10 +3,10 @@
 - **Its environment** is built from an allow-list (DEFAULT_ENVIRONMENT, plus the
   names or patterns conf.py lists in `tutorials_environment`), never copied
   from the builder's: a token the build holds does not reach the tutorial.
-- **Withheld values stay out of the pages.** A tutorial can still read an
+- **Withheld secrets stay out of the pages.** A tutorial can still read an
   ancestor's `/proc/<pid>/environ` (same user): a run whose output shows the
-  value of a variable it was not given is refused (`leaks`) and its record
-  redacted (`redact`).
+  value of a secret it was not given (`withheld`) is refused (`leaks`) and its
+  record redacted (`redact`).
 - **It writes only into its working folder and temporary folders.** The
   project tree and the top level of each site-packages folder (where a `.pth`
   file or a `sitecustomize` would run at every later Python start-up) are
@@ -152,7 +152,7 @@ def _record_one(path: Path, into: dict[Path, Signature]) -> None:
             into[path] = "folder"
         else:
             into[path] = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
-    except FileNotFoundError:  # removed since its folder was listed
+    except (FileNotFoundError, NotADirectoryError):  # removed since its folder was listed; .git as a file
         pass
 
 
