@@ -48,8 +48,8 @@ def _stamp(tutorial, outcome, environment, digest, run_dir):
 def _run_isolated(settings, project, tutorial, run_dir, timeout):
     """Run one tutorial with the environment core.isolation allows it, then check what it did.
 
-    A run whose output shows the value of a variable withheld from it fails, its record redacted;
-    one that changed the project or site-packages stops the build: the sources can no longer be trusted.
+    A run whose output shows the value of a secret withheld from it fails, its record redacted; one that
+    changed the project or site-packages stops the build, unstamped: what follows would build on what it changed.
     """
     env = isolation.tutorial_environment(os.environ, isolation.allowed(project.conf))
     workdir = working_folder(settings.tree, tutorial)
