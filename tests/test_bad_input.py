@@ -4,15 +4,20 @@ and nothing already built or published changed; or, where the input is harmless,
 import json
 import os
 import re
+import secrets
 import subprocess
 import sys
+import textwrap
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 
+import psutil
 import pytest
 
 from conftest import KEPT_TUTORIAL, VENV, build, executed, make, snapshot
 from conftest import _stub as stub
-from tutorials_site.core import checks, languages, translate, tutorial_text
+from tutorials_site.core import checks, fingerprint, isolation, languages, translate, tutorial_text
+from tutorials_site.core.layout import ROOT
 
 KO_PO = "locales/ko/LC_MESSAGES/beginner_source/data_parallel_tutorial.po"
 JA_SITE_PO = "locales/ja/LC_MESSAGES/site.po"
@@ -316,8 +321,8 @@ else:
 RECORD = "runs/beginner_source/data_parallel_tutorial"
 
 
-@pytest.mark.parametrize("target, changed", [("record", f"{RECORD}/result.json (and 1 more file(s))"),
-                                             ("page", "html/en/beginner/data_parallel_tutorial.html")])
+@pytest.mark.parametrize("target, changed", [("record", f"modified {RECORD}/result.json, modified {RECORD}/stamp.json"),
+                                             ("page", "modified html/en/beginner/data_parallel_tutorial.html")])
 def test_a_tutorial_changing_another_s_record_or_page_stops_the_build_and_is_discarded(project_copy, target,
                                                                                      changed):
     builddir = project_copy / "_build"
@@ -328,9 +333,9 @@ def test_a_tutorial_changing_another_s_record_or_page_stops_the_build_and_is_dis
 
     result = build(project_copy, builddir, env=ENGLISH)
     assert one_line_error(result) == (
-        f"error: beginner_source/forge_tutorial.py:1: the tutorial changed {builddir}/{changed}, outside its own run: "
-        "a tutorial writes only in its working folder; the build stopped and discarded what it changed (the next "
-        "build runs or renders that again)")
+        f"error: beginner_source/forge_tutorial.py:1: its run changed the build folder outside its own run: {changed}; "
+        "a tutorial writes only into its working folder (its current directory) or a temporary folder; the build "
+        "stopped and discarded what it changed (the next build runs or renders that again)")
     assert "sphinx-build" not in result.stdout  # nothing rendered from it
     if target == "record":
         assert snapshot(builddir / "html") == html_before
@@ -457,3 +462,195 @@ def test_an_output_limit_that_is_not_a_size_is_refused_before_anything_runs(proj
     assert one_line_error(result) == ("error: TUTORIAL_OUTPUT_LIMIT: 'lots' is not a positive number of characters "
                                       "(a number, or with K or M: 256K)")
     assert not (project_copy / "_build").exists()
+# --- issue 17: a tutorial's processes, environment and writes -----------------------------------------
+
+HOSTILE = '"""\nA hostile tutorial\n==================\n\nIt does what a tutorial should not.\n"""\n\n'
+FIRST_CODE_LINE = HOSTILE.count("\n") + 1
+# Only the tests' own tutorials (zz_*) are executed: the copy's are shown without output.
+ONLY_OURS = 'sphinx_gallery_conf["filename_pattern"] = r"/zz_"'
+
+
+def with_tutorials(project, tutorials, *conf_lines):
+    """PROJECT with TUTORIALS ({name: code}) added to beginner_source/, each under a title, and lines added to
+    its conf.py; only those tutorials are executed."""
+    for name, code in tutorials.items():
+        (project / "beginner_source" / name).write_text(HOSTILE + textwrap.dedent(code).lstrip(), encoding="utf-8")
+    with open(project / "conf.py", "a", encoding="utf-8") as conf:
+        conf.write("".join(f"\n{line}\n" for line in (ONLY_OURS, *conf_lines)))
+    return project
+
+
+def with_marker(mark):
+    return [p for p in psutil.process_iter(["cmdline"]) if mark in (p.info["cmdline"] or [])]
+
+
+def test_processes_a_tutorial_leaves_outside_its_group_and_tree_end_with_its_run(project_copy):
+    marker = f"escape-{uuid.uuid4().hex}"
+    sleeper = f"[sys.executable, '-c', 'import time; time.sleep(600)', {marker!r}]"
+    with_tutorials(project_copy, {"zz_escape.py": f"""
+        # tutorials-timeout: 60
+        import os, shlex, sys, time
+        import psutil
+        os.system(shlex.join(["setsid", *{sleeper}]) + " > /dev/null 2>&1 &")
+        if os.fork() == 0:  # a daemon: fork, setsid, fork, exec
+            os.setsid()
+            if os.fork() == 0:
+                os.execv(sys.executable, {sleeper})
+            os._exit(0)
+        os.wait()
+        while len([p for p in psutil.process_iter(["cmdline"]) if {marker!r} in (p.info["cmdline"] or [])]) < 2:
+            time.sleep(0.05)
+        print("two processes left behind")
+        """})
+    try:
+        result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en"})
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "two processes left behind" in (project_copy / "_build/html/en/beginner/zz_escape.html").read_text()
+        assert with_marker(marker) == []  # gone, not left to init: no zombie either (it has no command line)
+    finally:
+        for process in with_marker(marker):
+            process.kill()
+
+
+READS_ANCESTORS = """
+    import os
+    pid = os.getppid()
+    while pid > 1:  # the build, make, the shell: every ancestor's environment, as the same user may read it
+        with open(f"/proc/{pid}/environ", "rb") as environ:
+            for entry in environ.read().split(b"\\0"):
+                if entry.startswith(b"GITHUB_TOKEN="):
+                    print("found", entry.decode())
+        with open(f"/proc/{pid}/stat") as stat:
+            pid = int(stat.read().rsplit(")", 1)[1].split()[1])
+    """
+
+
+def test_a_tutorial_gets_only_the_allowed_environment(project_copy):
+    token = f"ghp_{secrets.token_hex(18)}"
+    with_tutorials(project_copy, {"zz_environment.py": """
+        import os
+        print("token:", os.environ.get("GITHUB_TOKEN"))
+        print("threads:", os.environ.get("OMP_NUM_THREADS"), "allowed:", os.environ.get("TUTORIAL_GREETING"))
+        """}, 'tutorials_environment = ["TUTORIAL_*"]')
+    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en", "GITHUB_TOKEN": token,
+                                                               "OMP_NUM_THREADS": "1", "TUTORIAL_GREETING": "hello"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    page = (project_copy / "_build/html/en/beginner/zz_environment.html").read_text()
+    assert "token: None" in page and "threads: 1 allowed: hello" in page
+
+
+def test_a_withheld_secret_read_from_an_ancestor_never_reaches_a_page(project_copy):
+    token = f"ghp_{secrets.token_hex(18)}"
+    with_tutorials(project_copy, {"zz_secret.py": READS_ANCESTORS})
+    builddir = project_copy / "_build"
+    result = build(project_copy, builddir, env={"LANGUAGES": "en", "GITHUB_TOKEN": token})
+    line = one_line_error(result)
+    assert line.endswith(f"beginner_source/zz_secret.py:{FIRST_CODE_LINE}: ERROR: its output shows the value of "
+                         "GITHUB_TOKEN, withheld from tutorials (its output is redacted, the run not stamped): print no "
+                         "secret; a variable that is none and that tutorials need goes in conf.py's tutorials_environment")
+    assert token not in result.stdout + result.stderr
+    assert [path for path, data in snapshot(builddir).items() if token.encode() in data] == []
+    assert "found GITHUB_TOKEN=[GITHUB_TOKEN withheld]" in (builddir / "html/en/beginner/zz_secret.html").read_text()
+    assert not (builddir / "runs/beginner_source/zz_secret/stamp.json").exists()
+    assert make(project_copy, "check", LANGUAGES="en").returncode != 0  # and so nothing is published
+
+
+def test_tutorials_environment_that_is_not_a_list_of_names_is_refused(project_copy):
+    with_tutorials(project_copy, {"zz_environment.py": "print('never run')\n"}, 'tutorials_environment = "PATH"')
+    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en"})
+    assert one_line_error(result) == ("error: conf.py: tutorials_environment = 'PATH': must be a list of variable "
+                                      "names or patterns (\"WANDB_MODE\", \"MY_DATA_*\")")
+    assert not (project_copy / "_build/runs/beginner_source/zz_environment/result.json").exists()
+
+
+WRITES = {
+    "appends to its folder's header, through the working folder": (
+        "open('GALLERY_HEADER.rst', 'a').write('appended')", "modified beginner_source/GALLERY_HEADER.rst"),
+    "creates a script beside itself": (
+        "import os\nopen(os.path.join(os.path.dirname(__file__), 'zz_new.py'), 'w').write('')",
+        "created beginner_source/zz_new.py"),
+    "creates a workflow": (
+        "import os\nopen(os.path.join(os.path.dirname(__file__), '..', '.github', 'workflows', 'zz.yml'), 'w')",
+        "created .github/workflows/zz.yml"),
+    "deletes a tutorial not yet run": (
+        "import os\nos.remove(os.path.join(os.path.dirname(__file__), 'zz_x_later.py'))",
+        "deleted beginner_source/zz_x_later.py"),
+}
+
+
+@pytest.mark.parametrize("write", WRITES)
+def test_a_tutorial_writing_into_the_project_stops_the_build(project_copy, write):
+    code, change = WRITES[write]
+    with_tutorials(project_copy, {"zz_writes.py": code, "zz_x_later.py": "print('later')\n"})
+    builddir = project_copy / "_build"
+    result = build(project_copy, builddir, env={"LANGUAGES": "en"})
+    assert one_line_error(result) == (
+        f"error: beginner_source/zz_writes.py:1: its run changed files outside its working folder: "
+        f"{change}; a tutorial writes only into its working folder (its current directory) or a temporary folder: "
+        "restore or remove these files (git status lists the project's), fix the tutorial and build again (or, if "
+        "you changed them yourself meanwhile, just build again)")
+    assert "Traceback" not in result.stdout
+    assert not (builddir / "runs/beginner_source/zz_writes/stamp.json").exists()
+    assert not (builddir / "runs/beginner_source/zz_x_later").exists()  # nothing ran after it
+    assert not (builddir / "html").exists()  # nor was anything rendered
+
+
+def test_a_tutorial_writing_into_a_data_folder_beside_it_writes_into_the_build(project_copy):
+    (project_copy / "beginner_source/data").mkdir()
+    (project_copy / "beginner_source/data/input.txt").write_text("data\n")
+    with_tutorials(project_copy, {"zz_data.py": """
+        print(open("data/input.txt").read(), end="")
+        open("data/model.pt", "w").write("weights")
+        """})
+    before = snapshot(project_copy / "beginner_source")
+    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert snapshot(project_copy / "beginner_source") == before
+    assert (project_copy / "_build/work/beginner_source/data/model.pt").read_text() == "weights"
+
+
+def test_the_environment_fingerprint_covers_python_startup_hooks(tmp_path, monkeypatch):
+    monkeypatch.setattr(fingerprint, "site_folders", lambda: [tmp_path / "site-packages"])
+    (tmp_path / "site-packages").mkdir()
+    seen = {fingerprint.environment_fingerprint()}
+    (tmp_path / "site-packages" / "zz_hook.pth").write_text("import os\n")
+    seen.add(fingerprint.environment_fingerprint())
+    (tmp_path / "site-packages" / "zz_hook.pth").write_text("import sys\n")
+    seen.add(fingerprint.environment_fingerprint())
+    (tmp_path / "path").mkdir()
+    (tmp_path / "path" / "sitecustomize.py").write_text("")
+    monkeypatch.syspath_prepend(tmp_path / "path")
+    seen.add(fingerprint.environment_fingerprint())
+    assert len(seen) == 4
+
+
+def test_a_tutorial_adding_a_startup_hook_to_site_packages_stops_the_build(project_copy, tmp_path):
+    # A virtual environment of its own, which finds this one's packages through a .pth of its own.
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    [site_packages] = venv.glob("lib/python*/site-packages")
+    [packages] = VENV.glob("lib/python*/site-packages")
+    (site_packages / "packages.pth").write_text(f"{packages}\n")
+    with_tutorials(project_copy, {"zz_hook.py": """
+        import pathlib, site
+        pathlib.Path(site.getsitepackages()[0], "zz_hook.pth").write_text("import os\\n")
+        """})
+    result = subprocess.run([venv / "bin" / "python", "-m", "tutorials_site", "html", "--builddir", "_build"],
+                            cwd=project_copy, capture_output=True, text=True, env={**os.environ, "LANGUAGES": "en"})
+    line = one_line_error(result)
+    assert line.startswith("error: beginner_source/zz_hook.py:1: its run changed files outside its "
+                           f"working folder: created {site_packages}/zz_hook.pth; a tutorial writes only into"), line
+    assert not (project_copy / "_build/runs/beginner_source/zz_hook/stamp.json").exists()
+
+
+def test_the_values_looked_for_in_output_are_those_of_secrets_not_of_ci_or_shell():
+    builder = {
+        "GITHUB_TOKEN": "ghp_0123456789abcdefghij", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMIbPxRfiCYEXAMPLEKEY",
+        "DB_PASSWORD": "correcthorse", "WANDB_ORG_ID": "a1b2c3d4e5f6g7h8i9j0", "DATABASE": "postgres://me:pw@db/x",
+        # found by chance: torch.hub prints https://github.com/..., a download URL names the repository
+        "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "pytorch/tutorials", "PWD": str(ROOT),
+        "SHELL_NAME": "bash", "OLDHOME": "/home/someone/else", "HOME": "/home/someone/else",
+    }
+    given = isolation.tutorial_environment(builder)
+    assert sorted(isolation.withheld(builder, given)) == [
+        "AWS_SECRET_ACCESS_KEY", "DATABASE", "DB_PASSWORD", "GITHUB_TOKEN", "WANDB_ORG_ID"]

@@ -537,3 +537,45 @@ def test_a_traceback_shows_the_project_s_files_relative_to_it_and_no_machine_fol
                              "No such file or directory: 'beginner_source/demo.py.missing'")
     for folder in {str(tmp_path), sys.prefix, os.path.realpath(sys.prefix), os.path.dirname(os.__file__)}:
         assert folder not in failing
+# A process that leaves the tutorial's process group and its tree: `setsid … &` from a shell, and a daemon's
+# fork, setsid, fork, exec. Each writes its pid, then the tutorial waits until it runs under its marker.
+ESCAPES = {
+    "setsid from a shell": """
+        import os, sys
+        os.system(f"setsid {sys.executable} -c 'import time; time.sleep(600)' {MARKER} > /dev/null 2>&1 &")
+        """,
+    "double fork": """
+        import os, sys
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)", MARKER])
+            os._exit(0)
+        os.wait()
+        """,
+}
+WAIT_FOR_MARKER = """
+    import psutil, time
+    while not [p for p in psutil.process_iter(["cmdline"]) if MARKER in (p.info["cmdline"] or [])]:
+        time.sleep(0.05)
+    print("escaped")
+    """
+
+
+def with_marker(mark):
+    """The processes whose command line holds MARK."""
+    return [p for p in psutil.process_iter(["cmdline"]) if mark in (p.info["cmdline"] or [])]
+
+
+@pytest.mark.parametrize("escape", ESCAPES)
+def test_a_process_that_leaves_the_group_and_the_tree_ends_with_the_run(tmp_path, run, escape):
+    marker = f"escape-{uuid.uuid4().hex}"
+    path = tutorial(tmp_path, f"MARKER = {marker!r}", ESCAPES[escape], WAIT_FOR_MARKER)
+    try:
+        outcome = run(path)
+        assert outcome.ok, outcome.error
+        assert outputs(outcome)[2] == "escaped\n"
+        assert live([p.pid for p in with_marker(marker)]) == []
+    finally:
+        for process in with_marker(marker):  # a failing test leaves nothing behind either
+            process.kill()

@@ -9,6 +9,7 @@
    (sphinxext.gallery) and executes nothing itself.
 """
 
+import dataclasses
 import hashlib
 import json
 import multiprocessing
@@ -19,7 +20,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..core import catalogs, checks, languages, project, runs, shards, sphinx_warnings, versions
+from ..core import catalogs, checks, isolation, languages, project, runs, shards, sphinx_warnings, versions
 from ..core.errors import Failed, SiteError
 from ..core.fingerprint import environment_fingerprint, installed_version, source_digest
 from ..core.layout import PAGES, ROOT
@@ -45,16 +46,55 @@ def _stamp(tutorial, outcome, environment, digest, run_dir):
           + "".join(f", GPU {i}: {mb:.0f} MB" for i, mb in enumerate(stamp["gpu_peak_mb"])), flush=True)
 
 
-def refuse_tampering(tree, project, tutorial, before):
-    """Stop the build if TUTORIAL's run changed the build folder outside its own run and working folder
-    (another tutorial's record, a page, a doctree): what it changed is discarded, never rendered."""
-    changed = runs.changed_files(before, runs.folder_state(tree, tutorial.key))
+def _refuse_changes(tree, project, tutorial, build_before, project_before):
+    """Stop the build if TUTORIAL's run changed what is not its own: the build folder outside its run and the
+    working folders (another tutorial's record, a page: discarded, never rendered), or the project and
+    site-packages (which the build cannot restore: the user is told what changed)."""
+    found = isolation.differences(build_before, _build_state(tree, tutorial))
+    if found:
+        runs.discard(tree, [t.key for t in project.tutorials], [path for _, path in found])
+        raise SiteError(f"{tutorial.label}:1: its run changed the build folder outside its own run: "
+                        f"{isolation.describe(found, tree.root)}; a tutorial writes only into its working folder "
+                        "(its current directory) or a temporary folder; the build stopped and discarded what it changed "
+                        "(the next build runs or renders that again)")
+    changed = project_before.changes()
     if changed:
-        runs.discard(tree, [t.key for t in project.tutorials], changed)
-        more = f" (and {len(changed) - 1} more file(s))" if len(changed) > 1 else ""
-        raise SiteError(f"{tutorial.label}:1: the tutorial changed {tree.root / changed[0]}{more}, outside its "
-                        "own run: a tutorial writes only in its working folder; the build stopped and discarded what "
-                        "it changed (the next build runs or renders that again)")
+        raise SiteError(f"{tutorial.label}:1: its run changed files outside its working folder: {changed}; a "
+                        "tutorial writes only into its working folder (its current directory) or a temporary folder: "
+                        "restore or remove these files (git status lists the project's), fix the tutorial and build "
+                        "again (or, if you changed them yourself meanwhile, just build again)")
+
+
+def _build_state(tree, tutorial):
+    # The working folders are shared by the tutorials of a folder; the run's own folder is its to write.
+    return isolation.tree_state(tree.root, (tree.workdir(""), tree.run_dir(tutorial.key)))
+
+
+def _run_isolated(settings, project, tutorial, run_dir, timeout):
+    """Run one tutorial with the environment core.isolation allows it, then check what it did.
+
+    A run whose output shows the value of a secret withheld from it fails, its record redacted; one that
+    changed what is not its own stops the build, unstamped: what follows would build on what it changed.
+    """
+    env = isolation.tutorial_environment(os.environ, isolation.allowed(project.conf))
+    workdir = working_folder(settings.tree, tutorial)
+    run_dir.mkdir(parents=True, exist_ok=True)  # its parents are no change of the run's
+    project_before = isolation.Snapshot.take(project.root, (settings.tree.root, settings.pages))
+    build_before = _build_state(settings.tree, tutorial)
+    outcome = execute.run_tutorial(tutorial.path, run_dir, workdir,
+                                   execute.RunOptions.of(project, tutorial, settings.output_limits),
+                                   timeout=timeout, label=tutorial.label, env=env)
+    _refuse_changes(settings.tree, project, tutorial, build_before, project_before)
+    secrets = isolation.withheld(os.environ, env)
+    leaks = isolation.leaks(outcome.result, secrets)
+    if not leaks:
+        return outcome
+    isolation.redact(run_dir, secrets)
+    names = ", ".join(dict.fromkeys(name for _, name in leaks))
+    error = (f"{tutorial.label}:{leaks[0][0]}: ERROR: its output shows the value of {names}, withheld from tutorials "
+             "(its output is redacted, the run not stamped): print no secret; a variable that is none and that "
+             f"tutorials need goes in conf.py's {isolation.SETTING}")
+    return dataclasses.replace(outcome, ok=False, raised=False, error=error, result=runs.read_json(run_dir / runs.RESULT))
 
 
 def run_tutorials(settings, project, tutorials, environment):
@@ -74,11 +114,7 @@ def run_tutorials(settings, project, tutorials, environment):
             continue
         timeout = execute.timeout_for(tutorial.path, settings.timeout, tutorial.label)  # checked by refuse_unusable
         print(f"[execute] {tutorial.label} (time limit {timeout:g} s)", flush=True)
-        before = runs.folder_state(settings.tree, tutorial.key)
-        outcome = execute.run_tutorial(tutorial.path, run_dir, working_folder(settings.tree, tutorial),
-                                       execute.RunOptions.of(project, tutorial, settings.output_limits),
-                                       timeout=timeout, label=tutorial.label)
-        refuse_tampering(settings.tree, project, tutorial, before)
+        outcome = _run_isolated(settings, project, tutorial, run_dir, timeout)
         ran += 1
         if outcome.ok or (outcome.raised and project.expected_to_fail(tutorial)):
             _stamp(tutorial, outcome, environment, digest, run_dir)

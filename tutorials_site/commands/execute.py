@@ -3,8 +3,15 @@
 The runner is started in a new session, so the tutorial's whole process tree
 (DataLoader workers, spawned ranks, pools, subprocesses) is one process group.
 A time limit kills that group. So does the end of the run, so nothing the
-tutorial left behind survives it. While the tutorial runs, the resident
-memory of the tree is sampled.
+tutorial left behind survives it. A process that leaves the group (setsid, a
+daemon's double fork) cannot leave the tree: on Linux this process is the
+tutorial's subreaper while it runs (PR_SET_CHILD_SUBREAPER), so every orphan
+of the tree becomes its child instead of init's, and is killed and reaped at
+the end of the run. While the tutorial runs, the resident memory of the tree
+is sampled.
+
+The tutorial gets the environment core.isolation allows, never this
+process's whole environment.
 
 RUNDIR/options.json, written here for the runner: what it needs of conf.py's
 sphinx_gallery_conf without evaluating conf.py, and the output limits (see
@@ -39,6 +46,7 @@ from pathlib import Path
 import psutil
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
+from ..core.isolation import tutorial_environment
 from ..core.runs import RESULT, first_code_line, parse_timeout, read_json, timeout_comments, write_json
 from ..core.terminal import DEFAULT_LIMITS, OutputLimits, RunOutput
 from .runner import output_rst, recorded_sizes
@@ -48,6 +56,9 @@ _PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 _CHILD_SITE = Path(__file__).resolve().parent / "child_site"
 _SAMPLE_S = 0.05
 _PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
+_REAP_ROUNDS = 10  # each round kills what the last one's deaths orphaned; a tree that outlasts them cannot be killed
 # Looked up here, not in the child between fork and exec, where only the simplest calls are safe.
 _prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
 
@@ -146,6 +157,36 @@ def _kill_all(runner, seen):
             process.kill()  # psutil refuses a pid that was reused by another process since
 
 
+@contextlib.contextmanager
+def _subreaper():
+    """On Linux, adopt every orphan started meanwhile by a descendant, instead of init (restored after)."""
+    if _prctl is None:
+        yield
+        return
+    was = ctypes.c_int()
+    _prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(was))
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    try:
+        yield
+    finally:
+        _prctl(_PR_SET_CHILD_SUBREAPER, was.value)
+
+
+def _kill_adopted(own):
+    """SIGKILL and reap every child of this process whose pid is not in OWN (the tutorial's orphans, adopted
+    as subreaper), with all their descendants, until none is left; their own orphans come here in turn."""
+    me = psutil.Process()
+    for _ in range(_REAP_ROUNDS):
+        adopted = [child for child in me.children() if child.pid not in own]
+        if not adopted:
+            return
+        for process in adopted:
+            for victim in [process, *_descendants(process)]:
+                with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+                    victim.kill()
+        psutil.wait_procs(adopted, timeout=5)  # they are this process's children: this reaps them
+
+
 def _signal_name(number):
     try:
         return signal.Signals(number).name
@@ -170,17 +211,30 @@ def _unfinished_result(source, rundir, progress, error, seconds):
 
 
 def run_tutorial(source, rundir, workdir, options, *, timeout, label, env=None):
-    """Run SOURCE as `python SOURCE` would, in WORKDIR, recording into RUNDIR; LABEL names it in errors."""
+    """Run SOURCE as `python SOURCE` would, in WORKDIR, recording into RUNDIR; LABEL names it in errors.
+
+    ENV: the tutorial's environment (default: what core.isolation allows of this process's). The caller
+    starts no other process while it runs: every child this process gains meanwhile is the tutorial's.
+    """
     source, rundir = Path(source).resolve(), Path(rundir).resolve()
     shutil.rmtree(rundir, ignore_errors=True)
     rundir.mkdir(parents=True)
     (rundir / "options.json").write_text(json.dumps(asdict(options)), encoding="utf-8")
-    env = dict(os.environ if env is None else env)
+    env = dict(tutorial_environment(os.environ) if env is None else env)
     # child_site/sitecustomize.py makes every Python process the tutorial starts write whole lines.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_CHILD_SITE), str(_PACKAGE_PARENT), env.get("PYTHONPATH")]))
     # matplotlib's name for the backend a stock build selects (`agg`), which it also picks itself without a display.
     env.update(PYTHONUNBUFFERED="1", MPLBACKEND="agg")
+    # Importing a helper module beside the tutorial would write its __pycache__ into the project, which
+    # the build checks is left as it was (core.isolation).
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
 
+    own = {child.pid for child in psutil.Process().children()}
+    with _subreaper():
+        return _supervise(source, rundir, workdir, env, own, timeout=timeout, label=label)
+
+
+def _supervise(source, rundir, workdir, env, own, *, timeout, label):
     started = time.monotonic()
     with open(rundir / "runner.log", "wb") as log:
         process = subprocess.Popen(
@@ -209,7 +263,8 @@ def run_tutorial(source, rundir, workdir, options, *, timeout, label, env=None):
         # However it ended, whatever it started goes with it (a tutorial may leave workers running).
         _kill_all(runner, seen)
         process.wait()
-        # Orphans are reaped by init: return once they are gone, so that no caller ever sees one.
+        _kill_adopted(own)
+        # Elsewhere, orphans are reaped by init: return once they are gone, so that no caller ever sees one.
         psutil.wait_procs(list(seen.values()), timeout=5)
 
     status = process.returncode

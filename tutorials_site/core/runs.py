@@ -9,7 +9,6 @@ stamp, or whose stamp does not match the current source and environment, is
 not current: the build runs the tutorial again (or `make assemble` refuses).
 """
 
-import contextlib
 import io
 import json
 import os
@@ -102,33 +101,7 @@ def problems(run_dir, source_digest, environment):
     return stamp_problems(stamp, source_digest, environment, shown)
 
 
-def folder_state(tree: BuildTree, running: str) -> dict[str, tuple[int, ...]]:
-    """What the run of tutorial RUNNING may not change: each file of the build folder, by its path there,
-    but its own run and the working folders (which the tutorials of a folder share).
-
-    A file is known by its stat: its inode, size, mode, mtime and ctime. Any write or rename sets the
-    ctime to now, and no unprivileged process can set it back, so this tells as much as a digest of the
-    bytes, for a stat a file.
-    """
-    skipped = {tree.workdir(""), tree.run_dir(running)}
-    state = {}
-    for folder, subfolders, files in os.walk(tree.root):
-        subfolders[:] = [name for name in subfolders if Path(folder, name) not in skipped]
-        for name in files:
-            path = Path(folder, name)
-            with contextlib.suppress(FileNotFoundError):
-                info = path.lstat()
-                state[path.relative_to(tree.root).as_posix()] = (
-                    info.st_ino, info.st_size, info.st_mode, info.st_mtime_ns, info.st_ctime_ns)
-    return state
-
-
-def changed_files(before: dict[str, tuple[int, ...]], after: dict[str, tuple[int, ...]]) -> list[str]:
-    """The files added, removed or changed between two folder_state()s, sorted."""
-    return sorted(path for path in before.keys() | after.keys() if before.get(path) != after.get(path))
-
-
-def discard(tree: BuildTree, keys: list[str], changed: list[str]) -> None:
+def discard(tree: BuildTree, keys: list[str], changed: list[Path]) -> None:
     """Make sure what a tutorial changed outside its run is never rendered or published as it is.
 
     A run (of one of the tutorials KEYS) with a changed file loses its stamp, so it runs again. Any
@@ -136,10 +109,14 @@ def discard(tree: BuildTree, keys: list[str], changed: list[str]) -> None:
     sphinx-build renders every page again (one that is not out of date would not bring back its figures).
     """
     rendered = False
-    for name in changed:
-        path = tree.root / name
+    for path in changed:
         owner = next((key for key in keys if path.is_relative_to(tree.run_dir(key))), None)
-        (tree.run_dir(owner) / STAMP if owner else path).unlink(missing_ok=True)
+        if owner:
+            (tree.run_dir(owner) / STAMP).unlink(missing_ok=True)
+        elif path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
         rendered = rendered or not path.is_relative_to(tree.runs)
     if rendered:
         for lang in languages.ALL:

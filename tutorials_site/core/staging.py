@@ -53,15 +53,26 @@ def working_folder(tree, tutorial):
     """Where a tutorial runs: links to its folder's files (data beside it is found), writes stay in the build."""
     source = tutorial.path.parent
     folder = tree.workdir(source.relative_to(tutorial.root).as_posix())
+    _mirror(source, folder)
+    return folder
+
+
+def _mirror(source, folder):
+    """FOLDER links each file of SOURCE and mirrors each subfolder as a folder of its own, so that a file a
+    run creates there (`data/model.pt`) is created in the build, never in the project; what runs left
+    there before stays."""
     if folder.is_symlink():
-        folder.unlink()  # a section's folder, linked by its gallery's working folder before it had its own
+        folder.unlink()  # a subfolder linked whole by an earlier version of this function
     folder.mkdir(parents=True, exist_ok=True)
     for path in source.iterdir():
         mine = folder / path.name
-        if path.is_dir() and mine.is_dir() and not mine.is_symlink():
-            continue  # a section, with a working folder of its own
+        if path.is_dir() and not path.is_symlink():
+            if path.name != "__pycache__":
+                _mirror(path, mine)
+            continue
+        if mine.is_dir() and not mine.is_symlink():
+            shutil.rmtree(mine)  # a run's folder where the project now has a file
         _link(mine, path)
-    return folder
 
 
 def _gallery_files(site, lang, folder, reports, sections):

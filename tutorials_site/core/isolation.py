@@ -1,0 +1,206 @@
+"""What a tutorial's run may see and change, and how the build checks that it kept to it.
+
+- **Its environment** is built from an allow-list (DEFAULT_ENVIRONMENT, plus the
+  names or patterns conf.py lists in `tutorials_environment`), never copied
+  from the builder's: a token the build holds does not reach the tutorial.
+- **Withheld secrets stay out of the pages.** A tutorial can still read an
+  ancestor's `/proc/<pid>/environ` (same user): a run whose output shows the
+  value of a secret it was not given (`withheld`) is refused (`leaks`) and its
+  record redacted (`redact`).
+- **It writes only into its working folder and temporary folders.** The
+  project tree and the top level of each site-packages folder (where a `.pth`
+  file or a `sitecustomize` would run at every later Python start-up) are
+  recorded by `lstat` before the run and compared after (`Snapshot`).
+"""
+
+import json
+import os
+import re
+import stat
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from .errors import SiteError
+from .fingerprint import site_folders
+
+# conf.py's list of further variables (names, or fnmatch patterns such as "WANDB_*") tutorials get.
+SETTING = "tutorials_environment"
+DEFAULT_ENVIRONMENT = (
+    # the system: programs, the user, language and time zone, temporary files, native libraries
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR", "TEMP", "TMP",
+    "LD_LIBRARY_PATH", "SOURCE_DATE_EPOCH",
+    # Python: the packages the fingerprint saw (PYTHONPATH), a fixed hash seed
+    "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHASHSEED",
+    # downloads of datasets and weights behind a proxy or a private certificate authority
+    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+    # caches of downloads and compiled kernels, kept between builds
+    "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "MPLCONFIGDIR", "TORCH_HOME",
+    "HF_HOME", "HF_HUB_CACHE", "HF_DATASETS_CACHE", "TRANSFORMERS_CACHE",
+    "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE",
+    # which GPUs, and how CUDA, ROCm, NCCL, torch, inductor and triton use them
+    "CUDA_*", "CUDNN_*", "CUBLAS_*", "CUBLASLT_*", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
+    "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION", "ROCM_PATH", "HIP_PATH",
+    "NCCL_*", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME",
+    "TORCH_*", "PYTORCH_*", "TORCHINDUCTOR_*", "TRITON_*", "CC", "CXX",
+    # CPU threads
+    "OMP_*", "KMP_*", "MKL_*", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+)
+# Shorter values would be found in ordinary output by chance.
+SECRET_MIN_LENGTH = 8
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASS|KEY|AUTH|CRED|PRIVATE|COOKIE|SESSION|SIGNATURE|DSN", re.IGNORECASE)
+RANDOM_VALUE = re.compile(r"(?=.*[A-Za-z])(?=.*\d)\S{16,}")
+URL_WITH_CREDENTIALS = re.compile(r"[A-Za-z][\w+.-]*://[^/\s@]+@")
+SHOWN_CHANGES = 8  # files named in a message; the rest are counted
+
+
+def allowed(conf: Mapping[str, object]) -> tuple[str, ...]:
+    """The names and patterns tutorials get: the defaults and conf.py's `tutorials_environment`."""
+    extra = conf.get(SETTING, ())
+    if isinstance(extra, str) or not isinstance(extra, list | tuple) or not all(
+            isinstance(name, str) and name.strip() for name in extra):
+        raise SiteError(f"conf.py: {SETTING} = {extra!r}: must be a list of variable names or patterns "
+                        "(\"WANDB_MODE\", \"MY_DATA_*\")")
+    return (*DEFAULT_ENVIRONMENT, *extra)
+
+
+def tutorial_environment(builder: Mapping[str, str], names: Iterable[str] = DEFAULT_ENVIRONMENT) -> dict[str, str]:
+    """The variables of BUILDER whose name matches one of NAMES (fnmatch patterns, case-sensitive)."""
+    names = tuple(names)
+    return {key: value for key, value in builder.items() if any(fnmatchcase(key, name) for name in names)}
+
+
+def withheld(builder: Mapping[str, str], given: Mapping[str, str]) -> dict[str, str]:
+    """The variables of BUILDER a tutorial was not GIVEN whose value would betray a secret if a page showed it.
+
+    A value counts when a secret's name holds it (`*TOKEN*`, `*PASSWORD*`, `*KEY*`, ...), when it looks
+    random (long, letters and digits, no blank: a token under any name) or when it is a URL with credentials.
+    Left out, as it would be found by chance where no secret is: short values, values the tutorial was given
+    anyway (inside another variable), paths that exist (a traceback shows them), and every other value of
+    CI and shell (`GITHUB_SERVER_URL=https://github.com` is in the message torch.hub prints).
+    """
+    secrets = {}
+    for name, value in builder.items():
+        if name in given or len(value) < SECRET_MIN_LENGTH or any(value in v for v in given.values()):
+            continue
+        if os.path.isabs(value) and os.path.exists(value):
+            continue
+        if SECRET_NAME.search(name) or RANDOM_VALUE.fullmatch(value) or URL_WITH_CREDENTIALS.match(value):
+            secrets[name] = value
+    return secrets
+
+
+def leaks(result: Mapping, secrets: Mapping[str, str]) -> list[tuple[int, str]]:
+    """(line of the block, variable name) for each output block of a run's result that shows a secret's value."""
+    found = []
+    shown = [(block["line"], "\n".join(block["texts"])) for block in result["blocks"]]
+    if result.get("error"):
+        shown.append((result["error"]["line"], result["error"]["message"]))
+    for line, text in shown:
+        found += [(line, name) for name, value in secrets.items() if value in text and (line, name) not in found]
+    return found
+
+
+def redact(run_dir: Path, secrets: Mapping[str, str]) -> None:
+    """Replace each secret's value in every text the run recorded (result.json, output files, log) by its name.
+
+    The figures (page/) are left: a value drawn into pixels cannot be found.
+    """
+    for path in Path(run_dir).rglob("*"):
+        if not path.is_file() or path.is_symlink() or "page" in path.relative_to(run_dir).parts[:1]:
+            continue
+        data = original = path.read_bytes()
+        for name, value in secrets.items():
+            marker = f"[{name} withheld]".encode()
+            # as written, and as JSON writes it inside a string (result.json, with ensure_ascii)
+            for form in {value.encode(), json.dumps(value)[1:-1].encode()}:
+                data = data.replace(form, marker)
+        if data != original:
+            path.write_bytes(data)
+
+
+# A file by its lstat: size, mtime, ctime (which no unprivileged process can set back), inode and mode;
+# a link by its target; a folder as such.
+Signature = tuple[int, int, int, int, int] | str
+# In .git, only what runs code: its configuration (aliases, fsmonitor, core.hooksPath) and its hooks;
+# the rest changes with every git command a developer runs beside the build.
+GIT_WATCHED = ("config", "hooks")
+
+
+def _record(folder: Path, skip: frozenset[Path], deep: bool, into: dict[Path, Signature]) -> None:
+    """Record the entries of FOLDER (and, DEEP, of its subfolders) not in SKIP."""
+    try:
+        names = os.listdir(folder)
+    except OSError:  # gone, or not a folder: its entries are missing from the record
+        return
+    for name in names:
+        path = folder / name
+        if path in skip:
+            continue
+        _record_one(path, into)
+        if deep and into.get(path) == "folder":
+            _record(path, skip, deep, into)
+
+
+def _record_one(path: Path, into: dict[Path, Signature]) -> None:
+    try:
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            into[path] = f"link to {os.readlink(path)}"
+        elif stat.S_ISDIR(info.st_mode):
+            into[path] = "folder"
+        else:
+            into[path] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_mode)
+    except (FileNotFoundError, NotADirectoryError):  # removed since its folder was listed; .git as a file
+        pass
+
+
+def tree_state(folder: Path, skip: Iterable[Path] = ()) -> dict[Path, Signature]:
+    """Every entry under FOLDER, but those in SKIP and what they hold, by its Signature."""
+    entries: dict[Path, Signature] = {}
+    _record(Path(folder), frozenset(Path(p) for p in skip), True, entries)
+    return entries
+
+
+def differences(before: Mapping[Path, Signature], after: Mapping[Path, Signature]) -> list[tuple[str, Path]]:
+    """("created" | "modified" | "deleted", path) for each entry that differs between two records, by path."""
+    return [("deleted" if path not in after else "created" if path not in before else "modified", path)
+            for path in sorted(before.keys() | after.keys()) if before.get(path) != after.get(path)]
+
+
+def describe(found: list[tuple[str, Path]], root: Path) -> str:
+    """`modified <file>, created <file>, ...`, relative to ROOT where inside it; at most SHOWN_CHANGES named."""
+    shown = [f"{what} {path.relative_to(root) if path.is_relative_to(root) else path}"
+             for what, path in found[:SHOWN_CHANGES]]
+    return ", ".join(shown + ([f"{len(found) - SHOWN_CHANGES} more"] if len(found) > SHOWN_CHANGES else []))
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The project tree (minus SKIP) and the top level of each site-packages folder, each entry by its
+    Signature. Cheap enough to take around every run."""
+
+    root: Path
+    skip: frozenset[Path]
+    entries: Mapping[Path, Signature]
+
+    @classmethod
+    def take(cls, root: Path, skip: Iterable[Path]) -> "Snapshot":
+        root = Path(root).resolve()
+        # The virtual environment is watched where Python runs code from it at start-up: site-packages.
+        skipped = frozenset(Path(p).resolve() for p in (*skip, sys.prefix, root / ".venv"))
+        entries = tree_state(root, skipped | {root / ".git"})
+        for name in GIT_WATCHED:
+            _record_one(root / ".git" / name, entries)
+            if entries.get(root / ".git" / name) == "folder":
+                _record(root / ".git" / name, skipped, True, entries)
+        for folder in site_folders():
+            _record(folder, skipped, False, entries)
+        return cls(root, skipped, entries)
+
+    def changes(self) -> str:
+        """What changed since, as describe() says it; empty when nothing did."""
+        return describe(differences(self.entries, Snapshot.take(self.root, self.skip).entries), self.root)
