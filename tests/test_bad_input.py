@@ -654,3 +654,232 @@ def test_the_values_looked_for_in_output_are_those_of_secrets_not_of_ci_or_shell
     given = isolation.tutorial_environment(builder)
     assert sorted(isolation.withheld(builder, given)) == [
         "AWS_SECRET_ACCESS_KEY", "DATABASE", "DB_PASSWORD", "GITHUB_TOKEN", "WANDB_ORG_ID"]
+# --- issue 17: labels are text, a changed label reaches the pages, a translation's size is limited -----------
+
+# The issue's three payloads: out of an attribute, a tag left open, a tag.
+PAYLOADS = (
+    '" tabindex="0" autofocus onfocus="document.body.dataset.x=1" data-x="',
+    "<img src=x onerror=document.body.dataset.x=2// ",
+    "<img src=x onerror=document.body.dataset.x=3>",
+)
+# All of them in one string, and out of a <style> or <script> too: it runs wherever a template or a script
+# would take it as markup.
+EVERYWHERE = ('ラベル" tabindex="0" autofocus onfocus="document.body.dataset.x=1" data-x="</style></script>'
+              '<img src=x onerror="document.body.dataset.x=2"><img src=y onerror=document.body.dataset.x=3// ')
+JA_LABELS = "locales/ja/LC_MESSAGES/sphinx.po"
+JA = {"LANGUAGES": "ja"}
+
+
+def site_messages(root=None):
+    """(language, domain, message) of every translated language's site.po and sphinx.po."""
+    from tutorials_site.core import catalogs
+
+    for lang in languages.TRANSLATED:
+        for domain in catalogs.SITE_DOMAINS:
+            folder = catalogs.catalog_dir(lang) if root is None else root / "locales" / lang.code / "LC_MESSAGES"
+            for message in catalogs.load(folder / f"{domain}.po"):
+                if message.id:
+                    yield lang, domain, message
+
+
+def set_translations(po, translations):
+    """Give entries of a catalog (msgid -> msgstr) new translations, through Babel: written as a translator's tool would."""
+    from tutorials_site.core import catalogs
+
+    catalog = catalogs.load(po)
+    for msgid, msgstr in translations.items():
+        catalog[msgid].string = msgstr
+    catalogs.save(catalog, po)
+
+
+def entry_line(po, msgid):
+    from tutorials_site.core import catalogs
+
+    return catalogs.load(po)[msgid].lineno
+
+
+@pytest.mark.parametrize("payload", PAYLOADS)
+def test_every_label_refuses_the_payloads_and_page_messages_take_them_as_text_only(payload):
+    shown_as_text = 0
+    for lang, domain, message in site_messages():
+        translation = message.string or message.id  # keeps the English placeholders and tags
+        attempts = [translation + payload, payload + translation]
+        if translate.TAG.search(message.id):  # inside the English's own tag
+            attempts.append(translation.replace(">", payload + ">", 1))
+        for msgstr in attempts:
+            reason = translate.SITE_CHECKS[domain](message, msgstr)
+            where = f"{lang.seg} {domain}.po {message.id[:30]!r}: {msgstr!r}"
+            if domain == "sphinx":
+                assert reason, where
+            elif "<" in payload:
+                assert reason and ("HTML tag" in reason or "breaks reST" in reason), where
+            else:  # text to docutils and MyST, which escape it: proven in Chromium below
+                shown_as_text += reason is None
+    assert shown_as_text if "<" not in payload else not shown_as_text
+
+
+def test_a_label_that_is_not_plain_text_stops_the_build_before_anything_changes(project_copy):
+    assert build(project_copy, project_copy / "_build", "--noplot", env=JA).returncode == 0
+    before = snapshot(project_copy / "_build")
+    po = project_copy / JA_LABELS
+    set_translations(po, {"Versions": "バージョン" + PAYLOADS[0], "Color scheme": "配色" + PAYLOADS[1],
+                          "Copy to clipboard": PAYLOADS[2]})
+    result = build(project_copy, project_copy / "_build", "--noplot", env=JA)
+    error = one_line_error(result)
+    assert error == (f"error: {JA_LABELS}:{entry_line(po, 'Versions')}: msgid 'Versions': not plain text: it has "
+                     "'\"', which HTML reads as markup; write it without < > & \" ' ` (typographic quotes and "
+                     "apostrophes such as “ ” ’ 「 」 are fine) (and 2 more label(s) in this catalog)")
+    assert snapshot(project_copy / "_build") == before
+
+
+# Labels our own templates print, and those labels.js sets: escaped there, whatever the catalog says. (The
+# theme's templates print labels as they are: check_label_translation is what keeps those plain text.)
+def our_labels(root):
+    from tutorials_site.sphinxext.i18n import SCRIPT_LABELS
+
+    scripts = {label for value in SCRIPT_LABELS.values()
+               for label in (value.values() if isinstance(value, dict) else [value])}
+    return {message.id for lang, domain, message in site_messages(root)
+            if lang.seg == "ja" and domain == "sphinx" and not translate.TAG.search(message.id)
+            and (message.id in scripts or any(path.startswith("_templates/") for path, _ in message.locations))}
+
+
+@pytest.fixture(scope="module")
+def hostile_site(tmp_path_factory):
+    """Japanese pages built with a payload in every page message (accepted as text) and, with the label
+    check switched off in this build alone, in every label our templates and labels.js print."""
+    from conftest import copy_project
+
+    project = copy_project(tmp_path_factory.mktemp("hostile") / "project")
+    ja = project / "locales" / "ja" / "LC_MESSAGES"
+    set_translations(ja / "site.po", {m.id: (m.string or m.id) + PAYLOADS[0] for lang, domain, m in site_messages(project)
+                                      if lang.seg == "ja" and domain == "site"})
+    labels = our_labels(project)
+    set_translations(ja / "sphinx.po", dict.fromkeys(labels, EVERYWHERE))
+    unchecked = ("import sys; from tutorials_site.core import translate; "
+                 "translate.SITE_CHECKS['sphinx'] = lambda message, msgstr: None; "
+                 "from tutorials_site.commands.cli import main; main(sys.argv[1:])")
+    result = subprocess.run([sys.executable, "-c", unchecked, "html-noplot", "--builddir", str(project / "_build")],
+                            cwd=project, capture_output=True, text=True, env={**os.environ, **JA})
+    assert result.returncode == 0 and "warning" not in result.stdout, result.stdout + result.stderr
+    return project / "_build" / "html", labels
+
+
+def open_quietly(page, url):
+    """Load a page, let failing images and focus handlers fire; what a payload would have done."""
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(url)
+    page.wait_for_load_state("load")
+    page.wait_for_timeout(300)
+    return dialogs
+
+
+@pytest.fixture(scope="module")
+def hostile_page(hostile_site):
+    from playwright.sync_api import sync_playwright
+
+    from tutorials_site.commands.audit import BROWSER_FLAGS, serve
+
+    with serve(hostile_site[0]) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
+                                             args=BROWSER_FLAGS)
+        context = browser.new_context()
+        context.grant_permissions(["clipboard-read", "clipboard-write"])
+        yield lambda path: (context.new_page(), f"{url}/ja/{path}")
+        browser.close()
+
+
+@pytest.mark.parametrize("path", ["index.html", "beginner/index.html", "beginner/data_parallel_tutorial.html"])
+def test_payloads_in_page_messages_and_labels_run_nothing_in_chromium(hostile_page, path):
+    page, url = hostile_page(path)
+    assert open_quietly(page, url) == []
+    # Each payload is there, as text.
+    if path.endswith("tutorial.html"):
+        button = page.locator("button.copybtn").first
+        assert button.get_attribute("data-tooltip") == EVERYWHERE
+        assert button.locator("svg title").text_content() == EVERYWHERE
+        page.locator("div.highlight-Python").first.hover()
+        button.click()  # copybutton swaps in its "copied" icon, with the label, as HTML
+        page.wait_for_timeout(300)
+    else:
+        assert PAYLOADS[0].strip() in page.locator("[itemprop=articleBody]").inner_text()
+    assert page.locator(".rst-versions").get_attribute("aria-label") == f"{EVERYWHERE} / {EVERYWHERE}"
+    assert page.locator("label[for=color-scheme]").text_content() == EVERYWHERE
+    # And none of them ran.
+    assert page.evaluate("document.body.dataset.x") is None
+    assert page.evaluate("document.querySelectorAll('img[src=x], img[src=y], [onfocus], [onerror]').length") == 0
+
+
+def test_the_hostile_build_put_a_payload_in_every_label_it_meant_to(hostile_site):
+    htmldir, labels = hostile_site
+    assert {"Versions", "Languages", "Home", "Color scheme", "Out:", "Copy to clipboard", "Copied!"} <= labels
+    page = (htmldir / "ja" / "beginner" / "data_parallel_tutorial.html").read_text()
+    assert "document.body.dataset.x=1" in page  # written, escaped: the test above shows that nothing ran
+
+
+# A changed label translation: Sphinx does not count the label catalog among a page's sources.
+
+def test_a_changed_label_reaches_every_page_and_a_reverted_one_goes_back(project_copy):
+    po = project_copy / JA_LABELS
+    original = po.read_bytes()
+    pages = [project_copy / "_build" / "html" / "ja" / page for page in ("index.html", "beginner/data_parallel_tutorial.html")]
+    not_run = "This page was built without running the tutorial: its output is missing or out of date."
+    old = {message.id: message.string for lang, domain, message in site_messages(project_copy)
+           if lang.seg == "ja" and domain == "sphinx" and message.id in ("Languages", not_run)}
+    new = {"Languages": "ことば", not_run: "実行せずにビルドしたページです。"}  # a template's label, and one added while reading
+    for translations, gone in ((None, new), (new, old), (None, new)):
+        if translations is None:
+            po.write_bytes(original)
+        else:
+            set_translations(po, translations)
+        result = build(project_copy, project_copy / "_build", "--noplot", env=JA)
+        assert result.returncode == 0, result.stdout + result.stderr
+        shown = translations or old
+        assert f"<dt>{shown['Languages']}</dt>" in pages[0].read_text()
+        assert f"<dt>{shown['Languages']}</dt>" in pages[1].read_text() and shown[not_run] in pages[1].read_text()
+        assert f"<dt>{gone['Languages']}</dt>" not in pages[0].read_text() and gone[not_run] not in pages[1].read_text()
+
+
+# A translation far longer than its English: refused, with the limit and what to do.
+
+SIZE_LIMIT = "longer than a translation of this message may be (4 times its English and 200 more: {limit}); shorten it"
+
+
+@pytest.mark.parametrize("kind", ["comment", "paragraph", "page", "markdown page", "label"])
+def test_every_kind_of_translation_has_one_size_limit(kind):
+    from babel.messages.catalog import Message
+
+    english = "Sizes of the toy problem."
+    limit = 4 * len(english) + 200
+    check = {
+        "comment": lambda msgstr: translate.check_translation(tutorial_text.Unit("comment", english, [0]), msgstr),
+        "paragraph": lambda msgstr: translate.check_translation(tutorial_text.Unit("paragraph", english, [0]), msgstr),
+        "page": lambda msgstr: translate.check_page_translation(Message(english, locations=[("a.rst", 1)]), msgstr),
+        "markdown page": lambda msgstr: translate.check_page_translation(Message(english, locations=[("a.md", 1)]), msgstr),
+        "label": lambda msgstr: translate.check_label_translation(Message(english), msgstr),
+    }[kind]
+    assert check("가" * limit) is None
+    assert check("가" * (limit + 1)) == f"{limit + 1} characters, " + SIZE_LIMIT.format(limit=limit)
+    assert check("가" * 5_000_000).startswith("5000000 characters, longer than")
+
+
+def test_a_huge_translation_of_a_code_comment_is_shown_in_english_with_a_warning(project_copy):
+    from tutorials_site.core import catalogs
+
+    po = project_copy / KO_PO
+    english = "Sizes of the toy problem."
+    entry = f'msgstr "{catalogs.load(po)[english].string}"\n'
+    po.write_text(po.read_text().replace(entry, f'msgstr "{"크기" * 500_000}"\n'))  # (Babel takes minutes to wrap it)
+    result = build(project_copy, project_copy / "_build", "--noplot", env={"LANGUAGES": "ko"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    limit = 4 * len(english) + 200
+    assert (f"warning: {KO_PO}:{entry_line(po, english)}: msgid {english!r}: 1000000 characters, "
+            + SIZE_LIMIT.format(limit=limit) + "; shown in English") in result.stdout.splitlines()
+    html_dir = project_copy / "_build" / "html" / "ko"
+    page = html_dir / "beginner" / "data_parallel_tutorial.html"
+    notebook, = html_dir.glob("_downloads/*/data_parallel_tutorial.ipynb")
+    for path in (page, notebook):
+        assert "크기크기" not in path.read_text() and english in path.read_text() and path.stat().st_size < 200_000
+    strict = build(project_copy, project_copy / "_build", "--noplot", env={"LANGUAGES": "ko", "STRICT": "1"})
+    assert strict.returncode != 0 and "STRICT=1 and 1 tutorial passage(s) would be shown in English" in strict.stdout

@@ -20,7 +20,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..core import catalogs, checks, isolation, languages, project, runs, shards, sphinx_warnings, versions
+from ..core import catalogs, checks, isolation, languages, project, runs, shards, sphinx_warnings, translate, versions
 from ..core.errors import Failed, SiteError
 from ..core.fingerprint import environment_fingerprint, installed_version, source_digest
 from ..core.layout import PAGES, ROOT
@@ -317,6 +317,8 @@ def html(settings, noplot=False, assemble=False):
         print(f"warning: {folder}/: holds scripts but is no gallery section (a section is a gallery's "
               "subfolder with a GALLERY_HEADER.rst or README.txt); its scripts get no page", flush=True)
     refuse_unusable(site)
+    for lang in langs:
+        translate.check_labels(lang)
     environment = environment_fingerprint()
     failed = []
     if "plot_gallery" in site.options and not site.flag("plot_gallery"):

@@ -1,8 +1,10 @@
 """A language's tutorial sources, generated from the English scripts and their catalogs.
 
 Only text changes: every translation is checked before it is used, and a
-translation that would break the page or carry markup we do not allow falls
-back to English with a warning naming the catalog, its line and the message.
+translation that would break the page, carry markup we do not allow or run far
+longer than its English (size_problem) falls back to English with a warning
+naming the catalog, its line and the message; a label that is not plain text
+stops the build (usable_site_catalog).
 The generated script must then have the same syntax tree as the English one,
 line numbers included (the docstring's text aside), or the build stops: no
 catalog can change the code that runs.
@@ -21,7 +23,7 @@ import docutils.nodes
 import docutils.parsers.rst
 import docutils.utils
 
-from . import catalogs, tutorial_text
+from . import catalogs, languages, tutorial_text
 from .errors import SiteError
 
 # The node types a translated paragraph, heading or list item may contain.
@@ -36,8 +38,25 @@ SAFE_SCHEMES = {"", "http", "https", "mailto"}
 HTML_TAG = re.compile(r"<\s*/?\s*[A-Za-z!?]")
 
 
+# A translation may run longer than its English (German does, and a short label may need a long word), never
+# this much longer: one catalog entry must not turn a page or notebook into megabytes.
+SIZE_FACTOR, SIZE_SLACK = 4, 200
+
+
 class TranslationError(SiteError):
     """A generated source that may not run: its code differs from the English script."""
+
+
+def size_problem(english: str, msgstr: str) -> str | None:
+    """None when `msgstr` is of a size a translation of `english` can have, else why not and what to do.
+
+    The one limit of every kind of translated unit: a tutorial's text or comment, a page's message, a label.
+    """
+    limit = SIZE_FACTOR * len(english) + SIZE_SLACK
+    if len(msgstr) <= limit:
+        return None
+    return (f"{len(msgstr)} characters, longer than a translation of this message may be ({SIZE_FACTOR} times "
+            f"its English and {SIZE_SLACK} more: {limit}); shorten it")
 
 
 @functools.cache
@@ -65,6 +84,9 @@ def check_translation(unit, msgstr):
     text = " ".join(msgstr.split())
     if not text:
         return "empty"
+    too_long = size_problem(unit.msgid, text)
+    if too_long:
+        return too_long
     if not unit.is_rst:
         return None  # a code comment: plain text, written after '#'
     if unit.msgid.endswith("::") != text.endswith("::"):
@@ -180,16 +202,16 @@ def generate(lang, tutorial):
         if msgstr is None:
             report.english += 1
             continue
-        changed = references_changed(unit, msgstr, allowed_links)
-        if changed:  # a page that tells readers something else than the English: never built
-            line = catalog.get(unit.msgid).lineno
-            raise TranslationError(f"{catalogs.display_path(po)}:{line}: msgid {unit.msgid[:50]!r}: {changed}")
         reason = check_translation(unit, msgstr)
         if reason:
             report.english += 1
             line = catalog.get(unit.msgid).lineno
             report.problems.append(f"{catalogs.display_path(po)}:{line}: msgid {unit.msgid[:50]!r}: {reason}; shown in English")
             continue
+        changed = references_changed(unit, msgstr, allowed_links)
+        if changed:  # a page that would tell readers something else than the English: never built
+            line = catalog.get(unit.msgid).lineno
+            raise TranslationError(f"{catalogs.display_path(po)}:{line}: msgid {unit.msgid[:50]!r}: {changed}")
         usable[unit.msgid] = msgstr
     translated = tutorial_text.render(text, usable)
     if _code_tree(translated, str(path)) != _code_tree(english, str(path)):
@@ -206,7 +228,10 @@ MYST_ROLE = re.compile(r"\{[\w:.-]+\}`")
 MYST_BLOCK = re.compile(r"^\s*(```|:::|\{)", re.M)
 UNSAFE_URI = re.compile(r"(?i)\b(?:javascript|data|vbscript)\s*:")
 PLACEHOLDER = re.compile(r"\{\w*\}|%\(\w+\)[sdr]|%[sdr]")
-TAG = re.compile(r"<[^>]*>")
+TAG = re.compile(r"<[^<>]*>")
+CHARACTER_REFERENCE = re.compile(r"&(?:#\d+|#[xX][\da-fA-F]+|[A-Za-z]\w*);")
+# What HTML (or a script's template string) reads as markup: a label has none beyond its English's markup.
+NOT_TEXT = re.compile(r"""[<>&"'`]""")
 
 
 def check_page_translation(message, msgstr):
@@ -216,6 +241,9 @@ def check_page_translation(message, msgstr):
     markdown = any(str(path).endswith(".md") for path, _ in message.locations)
     if not markdown:
         return check_translation(tutorial_text.Unit("paragraph", message.id, [0]), msgstr)
+    too_long = size_problem(message.id, msgstr)
+    if too_long:
+        return too_long
     if HTML_TAG.search(msgstr):
         return "contains an HTML tag"
     roles = set(MYST_ROLE.findall(msgstr)) - set(MYST_ROLE.findall(message.id))
@@ -225,11 +253,27 @@ def check_page_translation(message, msgstr):
 
 
 def check_label_translation(message, msgstr):
-    """Labels go into the theme's HTML unescaped: same placeholders and same tags as the English."""
+    """A label is plain text: the theme prints labels into its HTML as they are, in text and in attributes.
+
+    Only the markup its English has may stay: the same tags, attributes and all (the footer's sentence has
+    links), its character references, and the same placeholders.
+    """
+    too_long = size_problem(message.id, msgstr)
+    if too_long:
+        return too_long
     if sorted(PLACEHOLDER.findall(msgstr)) != sorted(PLACEHOLDER.findall(message.id)):
-        return "placeholders differ from the English ones"
+        wanted = " ".join(PLACEHOLDER.findall(message.id)) or "none"
+        return f"placeholders differ from the English ones ({wanted}); keep them as they are"
     if sorted(TAG.findall(msgstr)) != sorted(TAG.findall(message.id)):
-        return "HTML tags differ from the English ones"
+        return "HTML tags differ from the English ones; keep the English tags exactly as they are, or none"
+    references = set(CHARACTER_REFERENCE.findall(msgstr)) - set(CHARACTER_REFERENCE.findall(message.id))
+    if references:
+        return f"adds the character reference {sorted(references)[0]}; write the character itself"
+    english_text = NOT_TEXT.findall(CHARACTER_REFERENCE.sub("", TAG.sub("", message.id)))
+    found = sorted(set(NOT_TEXT.findall(CHARACTER_REFERENCE.sub("", TAG.sub("", msgstr)))) - set(english_text))
+    if found:
+        return (f"not plain text: it has {', '.join(map(repr, found))}, which HTML reads as markup; write it "
+                "without < > & \" ' ` (typographic quotes and apostrophes such as “ ” ’ 「 」 are fine)")
     return None
 
 
@@ -237,7 +281,12 @@ SITE_CHECKS = {"site": check_page_translation, "sphinx": check_label_translation
 
 
 def usable_site_catalog(domain, po):
-    """The catalog with every refused translation removed (so it shows English), and the problems."""
+    """The catalog with every refused translation removed (so it shows English), and the problems.
+
+    A page's message is text to docutils or MyST, which escape it: a refused one shows in English with a
+    warning. A label goes into the HTML as it is, through templates this project does not own: a refused
+    label is an error, before anything is built.
+    """
     catalog = catalogs.load(po)
     problems = []
     for message in list(catalog):
@@ -245,7 +294,16 @@ def usable_site_catalog(domain, po):
             continue
         reason = SITE_CHECKS[domain](message, message.string)
         if reason:
-            problems.append(f"{catalogs.display_path(po)}:{message.lineno}: msgid {message.id[:50]!r}: {reason}; "
-                            "shown in English")
+            problems.append(f"{catalogs.display_path(po)}:{message.lineno}: msgid {message.id[:50]!r}: {reason}")
             del catalog[message.id]
-    return catalog, problems
+    if domain == "sphinx" and problems:
+        more = f" (and {len(problems) - 1} more label(s) in this catalog)" if len(problems) > 1 else ""
+        raise catalogs.CatalogError(problems[0] + more)
+    return catalog, [f"{problem}; shown in English" for problem in problems]
+
+
+def check_labels(lang: languages.Language) -> None:
+    """Refuse a language's label catalog that is not plain text (usable_site_catalog), before anything runs."""
+    po = catalogs.catalog_dir(lang) / "sphinx.po"
+    if po.exists():
+        usable_site_catalog("sphinx", po)

@@ -13,12 +13,15 @@
   with a link to the English page; with STRICT=1 that is a build error.
 """
 
+import hashlib
 import html
 import json
 import re
 from pathlib import Path
 
 from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.config import Config
 from sphinx.locale import get_translation
 from sphinx.util import logging
 from sphinx.util.nodes import extract_messages
@@ -80,17 +83,37 @@ def clean_thumbnail_tooltips(app, doctree, docname):
             raw.replace_self(nodes.raw("", _TOOLTIP.sub(clean, raw.astext()), format="html"))
 
 
+# The labels _static/labels.js sets (other packages' scripts write them in English).
+SCRIPT_LABELS = {
+    "copybutton": {"copy": N_("Copy"), "copy_to_clipboard": N_("Copy to clipboard"),
+                   "copy_success": N_("Copied!"), "copy_failure": N_("Failed to copy")},
+    "expand": N_("Open/close menu"),
+}
+
+
 def script_labels(app):
-    """The labels _static/labels.js sets, in this build's language."""
+    """Hand SCRIPT_LABELS, in this build's language, to labels.js: as data (JSON in an attribute Sphinx escapes)."""
     if app.config.language == languages.SOURCE.code:
         return
-    labels = {
-        "copybutton": {"copy": _("Copy"), "copy_to_clipboard": _("Copy to clipboard"),
-                       "copy_success": _("Copied!"), "copy_failure": _("Failed to copy")},
-        "expand": _("Open/close menu"),
-    }
+
+    def translated(labels):
+        return {key: translated(value) if isinstance(value, dict) else _(value) for key, value in labels.items()}
+
     # After copybutton.js, whose table of labels it completes.
-    app.add_js_file("labels.js", priority=501, **{"data-labels": json.dumps(labels, ensure_ascii=False)})
+    app.add_js_file("labels.js", priority=501,
+                    **{"data-labels": json.dumps(translated(SCRIPT_LABELS), ensure_ascii=False)})
+
+
+def css_string(text: str) -> str:
+    """`text` as a quoted CSS string, for templates: every character but letters, digits and spaces escaped,
+    so that nothing in it can end the string or the <style> element."""
+    return '"' + re.sub(r"[^\w ]", lambda m: f"\\{ord(m[0]):x} ", text) + '"'
+
+
+def add_template_filters(app: Sphinx) -> None:
+    templates = getattr(app.builder, "templates", None)
+    if templates is not None:
+        templates.environment.filters["css_string"] = css_string
 
 
 # --- languages of the site ------------------------------------------------------------------------
@@ -181,7 +204,21 @@ def mark_untranslated(app, doctree):
     parent.insert(title_at + 1, banner)
 
 
+def note_label_catalog(app: Sphinx, config: Config) -> None:
+    """Sphinx reads the label catalog (sphinx.mo) for its templates and for the text this package adds while
+    reading, but counts it as no page's source: a changed label would reach no page ("no targets are out of
+    date"). Its digest, as a value that pages are read with, makes every page read and written again."""
+    digest = hashlib.sha256()
+    for folder in config.locale_dirs:
+        mo = Path(app.srcdir, folder, config.language, "LC_MESSAGES", "sphinx.mo")
+        if mo.is_file():
+            digest.update(mo.read_bytes())
+    config.tutorials_label_catalog = digest.hexdigest()
+
+
 def setup(app):
+    app.add_config_value("tutorials_label_catalog", "", "env", types=[str])  # set by note_label_catalog
+    app.connect("config-inited", note_label_catalog)
     app.add_config_value("tutorials_languages", "", "html", types=[str])
     app.add_config_value("tutorials_strict", False, "env", types=[bool])  # re-read: warnings come from reading
     app.connect("doctree-read", mark_untranslated)
@@ -189,4 +226,5 @@ def setup(app):
     app.connect("doctree-resolved", label_figures)
     app.connect("doctree-resolved", clean_thumbnail_tooltips)
     app.connect("builder-inited", script_labels)
+    app.connect("builder-inited", add_template_filters)
     app.connect("html-page-context", add_page_context)

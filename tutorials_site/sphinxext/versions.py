@@ -21,7 +21,7 @@ def add_page_context(app, pagename, templatename, context, doctree):
     depth = pagename.count("/")
     known = as_built(json.loads(app.config.tutorials_versions or "[]"), name)
     context["tutorials_version"] = name
-    context["embedded_versions"] = json.dumps(known, ensure_ascii=False, sort_keys=True)
+    context["embedded_versions"] = known  # the template writes it as JSON
     context["site_root"] = "../" * (depth + 2)  # <root>/<version>/<lang>/<page>.html
     context["page_file"] = f"{pagename}.html"
     context["page_lang"] = seg
