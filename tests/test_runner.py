@@ -486,6 +486,26 @@ def test_a_flood_of_output_is_bounded_on_disk_in_memory_and_on_the_page(tmp_path
     assert outcome.peak_rss_bytes < 150 * 2**20  # the 50 MB are never read whole
 
 
+def test_an_html_repr_over_the_limit_is_shown_as_its_text_repr_within_the_limit(tmp_path, run):
+    path = tutorial(tmp_path, """
+        class Table:
+            def __init__(self, rows):
+                self.rows = rows
+            def _repr_html_(self):
+                return "<table>" + "<tr><td>cell</td></tr>" * self.rows + "</table>"
+            def __repr__(self):
+                return "\\n".join(f"row {k}" for k in range(self.rows))
+        Table(2)
+        """, "Table(10_000)")
+    limits = OutputLimits.of_block_limit(4096)
+    outcome = run(path, options=RunOptions.defaults(ROOT, "beginner/images", limits))
+    assert outcome.ok, outcome.error
+    small, large = outcome.result["blocks"]
+    assert "<table><tr><td>cell</td></tr><tr><td>cell</td></tr></table>" in small["rst"]  # as HTML, as stock
+    assert "<table>" not in large["rst"] and "[output truncated: " in large["texts"][0] and len(large["rst"]) < 2 * 4096
+    assert large["texts"][0].lstrip("\n").startswith("row 0\nrow 1\n") and len(large["texts"][0]) < 4096 + 1000
+
+
 def test_a_tutorial_printing_until_its_time_limit_fills_neither_disk_nor_page(tmp_path, run):
     path = tutorial(tmp_path, 'print("start")', """
         import json, os, sys, time

@@ -269,13 +269,19 @@ class _Gallery:
 
 
 def _repr(options, file_conf, block_conf, value):
-    """(method, text) of a block's last expression, as capture_repr and ignore_repr_types choose it."""
+    """(method, text) of a block's last expression, as capture_repr and ignore_repr_types choose it.
+
+    An HTML repr longer than a block's output may be cannot be cut (it is markup): the object's text repr
+    is shown instead, within the limits, as a text repr would be.
+    """
     capture = tuple(block_conf.get("capture_repr_block", file_conf.get("capture_repr", options["capture_repr"])))
     if not capture or (options["ignore_repr_types"] and re.search(options["ignore_repr_types"], str(type(value)))):
         return None, None
     from sphinx_gallery.gen_rst import _get_last_repr
 
     text, method = _get_last_repr(capture, value)
+    if method == "_repr_html_" and len(text) > options["output_limits"]["block"]:
+        text, method = _get_last_repr(("__repr__",), value)
     return method, text
 
 
