@@ -5,7 +5,12 @@
 #   STRICT     1: fail on any passage shown in English instead of its translation
 #   BUILDDIR   where builds go (default: _build)
 #   PAGES      the published tree `make publish` writes into and `make audit` measures (default: docs)
-#   SHARD      i/N: execute only shard i of N of the tutorials, render nothing (CI)
+#   SHARD      i/N: execute only shard i of N of the tutorials, render nothing (CI); CLASS:i/N: shard i of N
+#              of one runner class's tutorials (cpu, gpu, multi-gpu: what each tutorial's
+#              `# tutorials-needs:` line declares)
+#   NEEDS      strict: a tutorial runs only where torch sees the GPUs it needs, else the build fails
+#              (CI's trusted runs, `make ci-build`); lenient (default): every tutorial runs anyway
+#   CLASS_SHARDS  `make shard-matrix`: the most shards each runner class gets (cpu=1 gpu=4 multi-gpu=1)
 #   TUTORIAL_TIMEOUT  seconds a tutorial may run before it is killed (default 1800, at most 86400;
 #              a tutorial may set its own with a `# tutorials-timeout: N` comment line)
 #   TUTORIAL_OUTPUT_LIMIT  characters of a code block's output a page shows (default 256K;
@@ -47,10 +52,10 @@ cpu_wheels = if $(1) install -q --dry-run --no-deps "$(2)" >/dev/null 2>&1; then
 LOCK_TOOLS := pip==26.3 pip-tools==7.6.2
 # Every variable reaches the commands through the environment and is quoted in the recipes
 # ("$$PY", never $(PY)), so it arrives as one argument whatever it holds: `;`, spaces, quotes.
-export LANGUAGES VERSION STRICT SHARD SHARDS FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS
+export LANGUAGES VERSION STRICT SHARD NEEDS CLASS_SHARDS SHARDS FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS
 RUN := "$$PY" -m tutorials_site
 
-.PHONY: html html-noplot check ci-build assemble durations lint docs publish update-po i18n-status audit test bench clean lock
+.PHONY: html html-noplot check ci-build assemble shard-matrix durations lint docs publish update-po i18n-status audit test bench clean lock
 
 html: $(DEPS)  ## build every language, executing the tutorials
 	$(RUN) html
@@ -61,12 +66,16 @@ html-noplot: $(DEPS)  ## build without executing anything
 check: $(DEPS)  ## fail unless every page shows a run of its current source, in this env, untouched
 	$(RUN) check
 
+# A machine with fewer GPUs than a tutorial needs fails it, as CI's runners would: NEEDS=lenient runs it anyway.
 ci-build: $(DEPS)  ## CI's build in one command (on a GPU machine, CI's GPU build): all, strict, checked
-	STRICT=1 $(RUN) html
+	NEEDS="$${NEEDS:-strict}" STRICT=1 $(RUN) html
 	$(RUN) check
 
 assemble: $(DEPS)  ## render every language once from the shards' runs (SHARDS="dir ..."), executing nothing
 	$(RUN) assemble
+
+shard-matrix: $(DEPS)  ## CI's execute matrix (JSON): the shards of each runner class with tutorials (CLASS_SHARDS)
+	$(RUN) shard-matrix
 
 durations: $(DEPS)  ## refresh .github/tutorial-durations.json from build folders (FROM="dir ...")
 	$(RUN) durations

@@ -45,6 +45,7 @@ first section says on which hardware.
 # Imports and parameters
 # ----------------------
 
+# tutorials-needs: gpus=2
 import matplotlib.pyplot as plt
 import torch
 import torch.nn as nn

@@ -45,6 +45,7 @@ this introduction says which.
 # Imports and the size of the group
 # ---------------------------------
 
+# tutorials-needs: gpus=2
 import gc
 import os
 import socket

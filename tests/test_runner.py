@@ -21,7 +21,7 @@ import psutil
 import pytest
 
 from tutorials_site.commands.execute import RunOptions, run_tutorial, timeout_for
-from tutorials_site.core.runs import MAX_TIMEOUT, parse_timeout, timeout_comments
+from tutorials_site.core.runs import MAX_TIMEOUT, parse_timeout, setting_comments
 from tutorials_site.core.terminal import OutputLimits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -424,7 +424,7 @@ def test_only_a_comment_alone_on_its_line_sets_the_time_limit(tmp_path):
     assert timeout_for(path, 600) == 600
     path.write_text(DOCUMENTED + "\n    # tutorials-timeout: 30\n")
     assert timeout_for(path, 600) == 30
-    assert timeout_comments(path.read_text()) == [(len(DOCUMENTED.splitlines()) + 2, " 30")]
+    assert setting_comments(path.read_text(), "timeout") == [(len(DOCUMENTED.splitlines()) + 2, " 30")]
 
 
 def test_two_time_limit_lines_are_refused_naming_the_second(tmp_path):

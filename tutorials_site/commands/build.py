@@ -20,7 +20,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..core import catalogs, checks, isolation, languages, project, runs, shards, sphinx_warnings, translate, versions
+from ..core import catalogs, checks, isolation, languages, needs, project, runs, shards, sphinx_warnings, translate, versions
 from ..core.errors import Failed, SiteError
 from ..core.fingerprint import environment_fingerprint, installed_version, source_digest
 from ..core.layout import PAGES, ROOT
@@ -34,16 +34,25 @@ CONF_INPUTS = ("_templates", "_static")
 MB = 2**20
 
 
-def _stamp(tutorial, outcome, environment, digest, run_dir):
+def _stamp(tutorial, outcome, environment, digest, run_dir, need):
     result = outcome.result
     stamp = {"source": digest, "environment": environment, "outputs": runs.outputs(run_dir, result),
              "seconds": outcome.seconds, "failed": not outcome.ok,
              "peak_rss_mb": round(outcome.peak_rss_bytes / MB, 1),
              "gpu_peak_mb": [round(b / MB, 1) for b in result["gpu_peak_bytes"]],
-             **result["hardware"], **runs.origin(ROOT)}
+             "needs_gpus": need.gpus, **result["hardware"], **runs.origin(ROOT)}
     runs.write_json(run_dir / runs.STAMP, stamp)
     print(f"[execute] {tutorial.label}: {stamp['seconds']:.1f} s, peak memory {stamp['peak_rss_mb']:.0f} MB"
           + "".join(f", GPU {i}: {mb:.0f} MB" for i, mb in enumerate(stamp["gpu_peak_mb"])), flush=True)
+    if stamp["gpus"] < need.gpus:  # NEEDS=lenient (the default): it ran anyway, and its page says so
+        print(f"[execute] {tutorial.label}: note: ran on {needs.describe_gpus(stamp['gpus'])}, written for "
+              f"{needs.describe_gpus(need.gpus)} ({need.origin})", flush=True)
+
+
+def _ran_on_less(run_dir, need):
+    """Whether the current run in RUN_DIR saw fewer GPUs than NEED (under NEEDS=strict it runs again)."""
+    stamp = runs.read_json(run_dir / runs.STAMP) or {}
+    return stamp.get("gpus", 0) < need.gpus
 
 
 def _refuse_changes(tree, project, tutorial, build_before, project_before):
@@ -101,23 +110,35 @@ def run_tutorials(settings, project, tutorials, environment):
     """Run each tutorial whose run is not current, one at a time; returns the labels of those that failed.
 
     A failure listed in conf.py's expected_failing_examples is stamped like a success (its page shows
-    the traceback); `abort_on_example_error` stops at the first unexpected one.
+    the traceback); `abort_on_example_error` stops at the first unexpected one. Under NEEDS=strict, a
+    tutorial this machine has too few GPUs for is not run, and the build stops once the others ran.
     """
-    failed, ran = [], 0
+    failed, unmet, ran = [], [], 0
     rerun = project.flag("run_stale_examples")
+    machine = None  # the GPUs tutorials see here, asked once, when first needed
     for tutorial in tutorials:
         run_dir = settings.tree.run_dir(tutorial.key)
         digest = source_digest(tutorial.path)
+        need = needs.of(project, tutorial)  # checked by refuse_unusable
         # A run recorded under other output limits shows more or less than they now ask for.
         limits = (runs.read_json(run_dir / "options.json") or {}).get("output_limits")
-        if not rerun and limits == asdict(settings.output_limits) and not runs.problems(run_dir, digest, environment):
+        if (not rerun and limits == asdict(settings.output_limits) and not runs.problems(run_dir, digest, environment)
+                and not (settings.enforce_needs and _ran_on_less(run_dir, need))):
             continue
+        if settings.enforce_needs and need.gpus:
+            if machine is None:
+                machine = execute.machine(isolation.tutorial_environment(os.environ, isolation.allowed(project.conf)))
+            error = need.unmet(tutorial.label, machine)
+            if error:
+                print(error, flush=True)
+                unmet.append(error)
+                continue
         timeout = execute.timeout_for(tutorial.path, settings.timeout, tutorial.label)  # checked by refuse_unusable
         print(f"[execute] {tutorial.label} (time limit {timeout:g} s)", flush=True)
         outcome = _run_isolated(settings, project, tutorial, run_dir, timeout)
         ran += 1
         if outcome.ok or (outcome.raised and project.expected_to_fail(tutorial)):
-            _stamp(tutorial, outcome, environment, digest, run_dir)
+            _stamp(tutorial, outcome, environment, digest, run_dir, need)
             if not outcome.ok:
                 print(f"[execute] {tutorial.label}: failed, as conf.py's expected_failing_examples expects", flush=True)
             continue
@@ -127,6 +148,8 @@ def run_tutorials(settings, project, tutorials, environment):
             print("[execute] abort_on_example_error: the remaining tutorials are not executed", flush=True)
             break
     print(f"[execute] executed {ran} of {len(tutorials)} tutorial(s)", flush=True)
+    if unmet:  # never run here, so no page to render: the build stops (the others' runs are kept)
+        raise Failed("[build] failed: " + "\n  ".join(failed + unmet))
     return failed
 
 
@@ -140,8 +163,8 @@ def _has_title(text):
 
 
 def refuse_unusable(project):
-    """Scripts sphinx-gallery cannot make a page of, or whose time limit is wrong, refused before anything runs,
-    naming the file and the fix.
+    """Scripts sphinx-gallery cannot make a page of, or whose time limit or needs are wrong, refused before
+    anything runs, naming the file and the fix.
 
     (sphinx-gallery itself would fail later, inside Sphinx, once per language, or name a generated file.)
     """
@@ -157,6 +180,7 @@ def refuse_unusable(project):
             execute.timeout_for(tutorial.path, None, tutorial.label)
         except ValueError as error:
             raise SiteError(str(error)) from None
+        needs.of(project, tutorial)
         try:
             _, blocks = split_code_and_text_blocks(str(tutorial.path))
             extract_intro_and_title(tutorial.path, blocks[0].content)
@@ -337,7 +361,7 @@ def html(settings, noplot=False, assemble=False):
             if failed and site.flag("abort_on_example_error"):
                 raise Failed("[build] failed: " + "\n  ".join(failed))  # and nothing rendered
         if settings.shard:
-            runs.write_json(tree.shard_record, {"shard": settings.shard, "tutorials": [t.key for t in tutorials]})
+            runs.write_json(tree.shard_record, {"shard": str(settings.shard), "tutorials": [t.key for t in tutorials]})
             if failed:
                 raise Failed("[build] failed: " + "\n  ".join(failed))
             print(f"[build] shard {settings.shard}: executed; `make assemble` renders the pages", flush=True)

@@ -42,6 +42,11 @@ def _durations(builddirs):
     print(f"durations: {len(durations)} unit(s) in {shards.DURATIONS.relative_to(ROOT)}")
 
 
+def _shard_matrix(env):
+    """CI's execute matrix, one line of JSON: the shards of each runner class (CLASS_SHARDS: the most each gets)."""
+    print(json.dumps(shards.matrix(shards.parse_counts(env.get("CLASS_SHARDS", ""))), sort_keys=True))
+
+
 def _i18n_status(settings):
     if not catalogs.status(settings.langs, strict=settings.strict):
         raise Failed("i18n-status: STRICT=1 and some translations are below 100%")
@@ -58,6 +63,7 @@ COMMANDS = {
     "assemble": lambda s, a: build.assemble(s, [Path(p).resolve() for p in a.paths or a.env.get("SHARDS", "").split()]),
     "check": lambda s, a: _check(s, _htmldir(s, a)),
     "publish": lambda s, a: _publish(_htmldir(s, a), s.pages),
+    "shard-matrix": lambda s, a: _shard_matrix(a.env),
     "durations": lambda s, a: _durations(a.paths or a.env.get("FROM", "").split() or [s.tree.root]),
     "update-po": lambda s, a: catalogs.update_po(),
     "i18n-status": lambda s, a: _i18n_status(s),
@@ -87,7 +93,7 @@ def main(argv=None):
                              "durations: build folders")
     parser.add_argument("--builddir", help="instead of BUILDDIR")
     args = parser.parse_intermixed_args(argv)
-    args.env = os.environ  # SHARDS, FROM: lists given to make as variables
+    args.env = os.environ  # SHARDS, FROM, CLASS_SHARDS: lists given to make as variables
     try:
         settings = from_environment(args.env, args.builddir)
         with _holding(settings, args):

@@ -39,6 +39,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -47,7 +48,8 @@ import psutil
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 from ..core.isolation import tutorial_environment
-from ..core.runs import RESULT, first_code_line, parse_timeout, read_json, timeout_comments, write_json
+from ..core.needs import Machine
+from ..core.runs import RESULT, first_code_line, parse_timeout, read_json, setting, write_json
 from ..core.terminal import DEFAULT_LIMITS, OutputLimits, RunOutput
 from .runner import output_rst, recorded_sizes
 
@@ -55,6 +57,12 @@ from .runner import output_rst, recorded_sizes
 _PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 _CHILD_SITE = Path(__file__).resolve().parent / "child_site"
 _SAMPLE_S = 0.05
+_PROBE_TIMEOUT_S = 300
+# What a tutorial's process sees of the GPUs, as the runner records it (runner._hardware): torch's count, in a
+# process of its own with the tutorial's environment (CUDA_VISIBLE_DEVICES included); no torch: no GPU.
+_GPU_PROBE = ("import torch\n"
+              "gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0\n"
+              "print(gpus, torch.cuda.get_device_name(0) if gpus else '')\n")
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_CHILD_SUBREAPER = 37
@@ -110,19 +118,20 @@ def timeout_for(source, default, label=None):
 
     LABEL names the file in errors (default: SOURCE).
     """
-    where = label or source
-    # Bytes that are not UTF-8 cannot be a comment of ours; the run reports them as Python does.
-    found = timeout_comments(Path(source).read_text(encoding="utf-8", errors="replace"))
-    if not found:
-        return default
-    (line, value), *others = found
-    if others:
-        raise ValueError(f"{where}:{others[0][0]}: a second tutorials-timeout line (the first is line {line}); "
-                         "keep one")
+    found = setting(source, "timeout", parse_timeout, label or str(source))
+    return default if found is None else found[1]
+
+
+def machine(env):
+    """The GPUs a tutorial started with ENV would see here: one `import torch` (seconds), asked only where a
+    tutorial's needs are enforced and it needs a GPU."""
     try:
-        return parse_timeout(value)
-    except ValueError as error:
-        raise ValueError(f"{where}:{line}: tutorials-timeout: {error}") from None
+        probe = subprocess.run([sys.executable, "-c", _GPU_PROBE], env=env, cwd=tempfile.gettempdir(),
+                               capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return Machine(0, "")
+    gpus, _, device = probe.stdout.strip().partition(" ")
+    return Machine(int(gpus), device) if probe.returncode == 0 and gpus.isdigit() else Machine(0, "")
 
 
 def _die_with_parent():

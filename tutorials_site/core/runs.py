@@ -16,8 +16,10 @@ import re
 import shutil
 import subprocess
 import tokenize
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from . import languages
 from .layout import BuildTree
@@ -25,8 +27,11 @@ from .stamps import outputs_digest, stamp_problems
 
 RESULT = "result.json"
 STAMP = "stamp.json"
-# A tutorial's own time limit, a comment line of its own in its source: `# tutorials-timeout: 120` (seconds).
-TIMEOUT_COMMENT = re.compile(r"#[ \t]*tutorials-timeout:(.*)")
+T = TypeVar("T")
+# A tutorial's own settings, each a comment line of its own in its source: `# tutorials-timeout: 120` (seconds),
+# `# tutorials-needs: gpus=2` (core.needs).
+SETTINGS = ("timeout", "needs")
+SETTING_COMMENT = re.compile(rf"#[ \t]*tutorials-({'|'.join(SETTINGS)}):(.*)")
 # The longest time limit the build accepts, from TUTORIAL_TIMEOUT or a tutorial's line: a limit is always set.
 MAX_TIMEOUT = 24 * 3600
 _SECONDS = re.compile(r"[0-9]+(\.[0-9]+)?")  # 600, 90.5: no exponent, sign, inf, nan or other digits
@@ -44,8 +49,8 @@ def parse_timeout(value: str) -> float:
     return float(value)
 
 
-def timeout_comments(text: str) -> list[tuple[int, str]]:
-    """(line, value) of each `# tutorials-timeout: N` comment standing alone on its line, in order.
+def setting_comments(text: str, name: str) -> list[tuple[int, str]]:
+    """(line, value) of each `# tutorials-NAME: value` comment standing alone on its line, in order.
 
     Python's tokenizer tells a real comment from the same characters in a docstring or string literal.
     A script it cannot read to the end (a syntax error, which the run reports) is searched up to there.
@@ -54,12 +59,31 @@ def timeout_comments(text: str) -> list[tuple[int, str]]:
     tokens = tokenize.generate_tokens(io.StringIO(text).readline)
     try:
         for token in tokens:
-            match = TIMEOUT_COMMENT.fullmatch(token.string) if token.type == tokenize.COMMENT else None
-            if match and token.line.strip() == token.string.strip():
-                found.append((token.start[0], match[1]))
+            match = SETTING_COMMENT.fullmatch(token.string) if token.type == tokenize.COMMENT else None
+            if match and match[1] == name and token.line.strip() == token.string.strip():
+                found.append((token.start[0], match[2]))
     except (tokenize.TokenError, SyntaxError):
         pass
     return found
+
+
+def setting(source: Path, name: str, parse: Callable[[str], T], label: str) -> tuple[int, T] | None:
+    """(line, parsed value) of SOURCE's `# tutorials-NAME:` line, None without one.
+
+    Raises ValueError naming LABEL and the line when there are two, or when PARSE refuses the value.
+    """
+    # Bytes that are not UTF-8 cannot be a comment of ours; the run reports them as Python does.
+    found = setting_comments(Path(source).read_text(encoding="utf-8", errors="replace"), name)
+    if not found:
+        return None
+    (line, value), *others = found
+    if others:
+        raise ValueError(f"{label}:{others[0][0]}: a second tutorials-{name} line (the first is line {line}); "
+                         "keep one")
+    try:
+        return line, parse(value)
+    except ValueError as error:
+        raise ValueError(f"{label}:{line}: tutorials-{name}: {error}") from None
 
 
 def first_code_line(block):

@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import languages, versions
+from . import languages, needs, shards, versions
 from .errors import UsageError
 from .layout import ROOT, BuildTree
 from .runs import parse_timeout
@@ -21,7 +21,8 @@ class Settings:
     langs: list
     version: str
     strict: bool
-    shard: str | None
+    shard: shards.Shard | None  # SHARD: execute this shard's tutorials only, render nothing
+    enforce_needs: bool  # NEEDS=strict: a tutorial runs only where its needs are met
     pages: Path
     jobs: int
     timeout: float  # seconds a tutorial may run (TUTORIAL_TIMEOUT), unless it sets its own
@@ -42,7 +43,7 @@ def flag(value):
 
 
 def from_environment(environ, builddir=None):
-    """Settings from a mapping of make variables (LANGUAGES, VERSION, STRICT, SHARD, BUILDDIR, PAGES,
+    """Settings from a mapping of make variables (LANGUAGES, VERSION, STRICT, SHARD, NEEDS, BUILDDIR, PAGES,
     BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM)."""
     jobs = environ.get("BUILD_JOBS", "").strip() or str(os.cpu_count() or 1)
     if not re.fullmatch(r"[1-9]\d*", jobs):
@@ -51,6 +52,11 @@ def from_environment(environ, builddir=None):
         timeout = parse_timeout(environ.get("TUTORIAL_TIMEOUT", "").strip() or str(DEFAULT_TIMEOUT))
     except ValueError as error:
         raise UsageError(f"TUTORIAL_TIMEOUT: {error}") from None
+    try:
+        enforce_needs = needs.parse_mode(environ.get("NEEDS", ""))
+    except ValueError as error:
+        raise UsageError(f"NEEDS: {error}") from None
+    shard = environ.get("SHARD", "").strip()
     output_limit = environ.get(LIMIT_VARIABLE, "").strip() or str(DEFAULT_BLOCK_LIMIT)
     block_limit = parse_size(output_limit)
     if block_limit is None:
@@ -61,7 +67,8 @@ def from_environment(environ, builddir=None):
         langs=languages.select(environ.get("LANGUAGES", "")),
         version=versions.current(environ.get("VERSION", "")),
         strict=flag(environ.get("STRICT")),
-        shard=environ.get("SHARD", "").strip() or None,
+        shard=shards.parse(shard) if shard else None,
+        enforce_needs=enforce_needs,
         pages=Path(environ.get("PAGES") or ROOT / "docs"),
         jobs=int(jobs),
         timeout=timeout,

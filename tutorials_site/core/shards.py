@@ -1,20 +1,24 @@
 """Splitting the executions over CI runners: shards, their durations, and merging their runs.
 
 The unit of work is one tutorial (its one run serves every language).
-`SHARD=i/N` gives shard i (counting from 1) its share: tutorials are dealt,
-longest first, to the shard with the least work so far (by the durations CI
-recorded, committed in .github/tutorial-durations.json), so every runner gets
-the same lists without talking to the others. Each run's duration is in its
-execution stamp; a maintainer refreshes the committed file from the shards'
-build folders (`make durations`).
+`SHARD=i/N` gives shard i (counting from 1) its share of every tutorial;
+`SHARD=<class>:i/N` its share of the tutorials of one runner class (core.needs:
+cpu, gpu, multi-gpu), so that each class's shards run on that class's runners.
+Tutorials are dealt, longest first, to the shard with the least work so far (by
+the durations CI recorded, committed in .github/tutorial-durations.json), so
+every runner gets the same lists without talking to the others. Each run's
+duration is in its execution stamp; a maintainer refreshes the committed file
+from the shards' build folders (`make durations`). `make shard-matrix` lists
+the shards of each class that has tutorials, for CI's matrix.
 """
 
 
 import json
 import re
 import shutil
+from dataclasses import dataclass
 
-from . import project, runs
+from . import needs, project, runs
 from .errors import UsageError
 from .layout import ROOT, BuildTree
 
@@ -22,11 +26,36 @@ DURATIONS = ROOT / ".github" / "tutorial-durations.json"
 DEFAULT_SECONDS = 5.0  # for a tutorial never timed
 
 
-def parse(spec):
-    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", spec or "")
-    if not match or not 1 <= int(match[1]) <= int(match[2]):
-        raise UsageError(f"SHARD: {spec!r} is not i/N with 1 <= i <= N (for example SHARD=2/4)")
-    return int(match[1]), int(match[2])
+@dataclass(frozen=True)
+class Shard:
+    index: int  # from 1
+    count: int
+    runner_class: str | None  # None: every class's tutorials
+
+    def __str__(self) -> str:
+        return f"{self.runner_class + ':' if self.runner_class else ''}{self.index}/{self.count}"
+
+
+def parse(spec: str) -> Shard:
+    match = re.fullmatch(r"\s*(?:([\w-]+)\s*:)?\s*(\d+)\s*/\s*(\d+)\s*", spec or "")
+    if not match or not 1 <= int(match[2]) <= int(match[3]):
+        raise UsageError(f"SHARD: {spec!r} is not i/N or CLASS:i/N with 1 <= i <= N (for example SHARD=2/4 or "
+                         "SHARD=gpu:2/4)")
+    if match[1] is not None and match[1] not in needs.CLASSES:
+        raise UsageError(f"SHARD: {spec!r}: {match[1]!r} is not a runner class ({', '.join(needs.CLASSES)})")
+    return Shard(int(match[2]), int(match[3]), match[1])
+
+
+def parse_counts(spec: str) -> dict[str, int]:
+    """CLASS_SHARDS, `cpu=1 gpu=4 multi-gpu=1`: the most shards each class gets (1 for a class not named)."""
+    counts = dict.fromkeys(needs.CLASSES, 1)
+    for item in spec.split():
+        name, _, count = item.partition("=")
+        if name not in needs.CLASSES or not re.fullmatch(r"[1-9][0-9]*", count):
+            raise UsageError(f"CLASS_SHARDS: {item!r} is not CLASS=N with a runner class ({', '.join(needs.CLASSES)}) "
+                             "and N >= 1 (for example CLASS_SHARDS=\"cpu=1 gpu=4 multi-gpu=1\")")
+        counts[name] = int(count)
+    return counts
 
 
 def assign(units, count, durations):
@@ -44,11 +73,29 @@ def load_durations():
     return json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
 
 
-def selection(spec):
-    """The tutorials that shard `spec` executes."""
-    index, count = parse(spec)
-    tutorials = {t.key: t for t in project.current().tutorials if t.executed}
-    return [tutorials[key] for key in sorted(assign(list(tutorials), count, load_durations())[index - 1])]
+def _by_class(site: project.Project) -> dict[str, list[project.Tutorial]]:
+    """The executed tutorials of each runner class, every class listed."""
+    found = {name: [] for name in needs.CLASSES}
+    for tutorial in (t for t in site.tutorials if t.executed):
+        found[needs.of(site, tutorial).runner_class].append(tutorial)
+    return found
+
+
+def selection(shard: Shard) -> list[project.Tutorial]:
+    """The tutorials that SHARD executes."""
+    site = project.current()
+    grouped = _by_class(site)
+    tutorials = {t.key: t for name, found in grouped.items() if shard.runner_class in (None, name) for t in found}
+    return [tutorials[key] for key in sorted(assign(list(tutorials), shard.count, load_durations())[shard.index - 1])]
+
+
+def matrix(counts: dict[str, int]) -> dict[str, list[dict]]:
+    """CI's execute matrix: the shards of each class that has tutorials, as many as COUNTS allows and never more
+    than it has tutorials. A project with none gets one shard, which executes nothing (assemble still runs)."""
+    include = [{"class": name, "shard": index, "shards": min(counts[name], len(found))}
+               for name, found in _by_class(project.current()).items()
+               for index in range(1, min(counts[name], len(found)) + 1)]
+    return {"include": include or [{"class": needs.CLASSES[0], "shard": 1, "shards": 1}]}
 
 
 def _executed(shard):

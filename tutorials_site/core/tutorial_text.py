@@ -23,6 +23,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from .errors import SiteError
+from .runs import SETTINGS
 
 # sphinx-gallery: a text block follows a line of 20+ '#' or a '# %%' line.
 BLOCK_HEADER = re.compile(r"^(#{20,}.*|# ?%%.*)$")
@@ -35,8 +36,8 @@ FIELD = re.compile(r"^\s*:[\w -]+:")
 ADMONITIONS = {"note", "warning", "tip", "important", "hint", "attention", "caution", "danger",
                "error", "seealso", "versionadded", "versionchanged", "deprecated"}
 CONFIG_LINE = re.compile(r"^\s*sphinx_gallery_\w+\s*=")
-# Comments that are configuration, not text.
-NOT_TEXT_COMMENT = re.compile(r"^#\s*(sphinx_gallery_|%%|!|-\*-|noqa|type:|pragma|fmt:)")
+# Comments that are configuration, not text (sphinx-gallery's, ours: core.runs.SETTINGS).
+NOT_TEXT_COMMENT = re.compile(rf"^#\s*(sphinx_gallery_|%%|!|-\*-|noqa|type:|pragma|fmt:|tutorials-({'|'.join(SETTINGS)}):)")
 
 
 class TutorialSyntaxError(SiteError, ValueError):

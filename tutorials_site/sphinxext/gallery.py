@@ -102,9 +102,10 @@ def render(src_file, target_dir, run_dir, conf):
     file_conf, blocks = py_source_parser.split_code_and_text_blocks(str(src_file))
     records = iter(result["blocks"])
     outputs = [(next(records, None) or {"rst": ""})["rst"] if block.type == "code" else "" for block in blocks]
-    if conf["remove_config_comments"]:  # the run's own time limit goes with sphinx-gallery's config comments
-        timeout_lines = {line for line, _ in runs.timeout_comments(src_file.read_text(encoding="utf-8"))}
-        blocks = [_without_lines(block, timeout_lines) for block in blocks]
+    if conf["remove_config_comments"]:  # the run's own settings go with sphinx-gallery's config comments
+        text = src_file.read_text(encoding="utf-8")
+        setting_lines = {line for name in runs.SETTINGS for line, _ in runs.setting_comments(text, name)}
+        blocks = [_without_lines(block, setting_lines) for block in blocks]
     # What the page shows of the script, as sphinx-gallery cleans it.
     blocks, outputs = _clean_script_blocks(conf, py_source_parser, blocks, outputs)
 

@@ -2,8 +2,8 @@
 
 Every tutorial page gets a `tutorial-provenance` directive under its intro. It
 reads the stamp of the tutorial's run (copied beside the page by
-sphinxext.gallery) and renders one line (device, torch, CUDA, commit, date)
-plus the stamp itself as a <meta> tag, which `make check` verifies. A page
+sphinxext.gallery) and renders one line (device, torch, CUDA, commit, date;
+the GPUs the tutorial is written for, when it ran on fewer) plus the stamp itself as a <meta> tag, which `make check` verifies. A page
 whose output does not come from a run of its current English source says so
 instead.
 """
@@ -56,6 +56,10 @@ def describe(stamp):
     else:
         where = [nodes.Text(_("CPU (no GPU)"))]
     parts = _fill(_("Output captured on {where}"), where=where)
+    needed = stamp.get("needs_gpus", 0)
+    if needed > stamp["gpus"]:  # run anyway on less than it declares (NEEDS=lenient): its output may differ there
+        written = _("written for {gpus} GPUs") if needed > 1 else _("written for 1 GPU")
+        parts += [nodes.Text(" · ")] + _fill(written, gpus=nodes.Text(str(needed)))
     parts += [nodes.Text(" · torch "), nodes.literal(text=stamp["torch"])]
     if stamp.get("cuda"):
         parts += [nodes.Text(" · CUDA "), nodes.literal(text=stamp["cuda"])]
