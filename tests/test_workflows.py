@@ -13,6 +13,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from tutorials_site.commands import lint
+from tutorials_site.core import needs, shards
 
 NODE_MODULES = Path(sys.prefix) / "node" / "node_modules"
 WORKFLOW = lint.WORKFLOWS / "docs.yml"
@@ -100,12 +101,14 @@ def test_third_party_actions_are_pinned_by_full_commit_sha_with_their_version(wo
         assert re.fullmatch(r"\s+# v\d+\.\d+\.\d+", comment), (action, comment)
 
 
-def _evaluate(expression, **github):
+def _evaluate(expression, matrix=None, variables=None, **github):
     """A GitHub Actions expression evaluated for one event: `&&` and `||` return an operand, as in Python."""
     python = expression.strip().removeprefix("${{").removesuffix("}}")
     python = python.replace("&&", " and ").replace("||", " or ").replace("!=", " != ")
-    python = re.sub(r"\bgithub\.(\w+)", r"github['\1']", python).replace("vars.GPU_RUNNER_LABELS", "labels")
-    return eval(python, {"fromJSON": json.loads, "startsWith": str.startswith, "github": github, "labels": None})
+    python = re.sub(r"\b(github|matrix)\.(\w+)", r"\1['\2']", python)
+    python = re.sub(r"\bvars\.(\w+)", r"vars.get('\1')", python)
+    return eval(python, {"fromJSON": json.loads, "startsWith": str.startswith, "github": github,
+                         "matrix": matrix or {}, "vars": variables or {}})
 
 
 EVENTS = {  # event, ref -> trusted: runs on the GPU runners and publishes
@@ -115,19 +118,35 @@ EVENTS = {  # event, ref -> trusted: runs on the GPU runners and publishes
     ("workflow_dispatch", "refs/heads/experiment"): False,
     ("pull_request", "refs/pull/7/merge"): False,  # from a fork or from this repository: the same ref
 }
+# Each runner class's labels on a trusted run, by default and as the repository variables set them.
+CLASS_LABELS = {"cpu": (["ubuntu-latest"], None),
+                "gpu": (["self-hosted", "linux", "gpu"], "GPU_RUNNER_LABELS"),
+                "multi-gpu": (["self-hosted", "linux", "multi-gpu"], "MULTI_GPU_RUNNER_LABELS")}
 
 
 @pytest.mark.parametrize(("event", "ref"), EVENTS)
 def test_only_trusted_refs_reach_the_gpu_runners_and_publish(workflow, event, ref):
     jobs = workflow["jobs"]
-    labels = _evaluate(jobs["execute"]["runs-on"], event_name=event, ref=ref)
-    assert labels == (["self-hosted", "linux", "gpu"] if EVENTS[event, ref] else ["ubuntu-latest"])
-    assert bool(_evaluate(jobs["stage"]["if"], event_name=event, ref=ref)) is EVENTS[event, ref]
+    trusted = EVENTS[event, ref]
+    assert set(CLASS_LABELS) == set(needs.CLASSES)
+    for runner_class, (labels, variable) in CLASS_LABELS.items():
+        matrix = {"class": runner_class}
+        assert _evaluate(jobs["execute"]["runs-on"], matrix, event_name=event, ref=ref) == (
+            labels if trusted else ["ubuntu-latest"]), runner_class
+        if variable:
+            own = {variable: '["self-hosted", "big"]'}
+            assert _evaluate(jobs["execute"]["runs-on"], matrix, own, event_name=event, ref=ref) == (
+                ["self-hosted", "big"] if trusted else ["ubuntu-latest"]), runner_class
+    # Needs are enforced on the class's runners only: a pull request's shards run every tutorial on the CPU.
+    [step] = [step for step in jobs["execute"]["steps"] if "NEEDS" in step.get("env", {})]
+    assert _evaluate(step["env"]["NEEDS"], event_name=event, ref=ref) == ("strict" if trusted else "lenient")
+    assert _evaluate(step["env"]["NEEDS"], None, {"NEEDS": "lenient"}, event_name=event, ref=ref) == "lenient"
+    assert bool(_evaluate(jobs["stage"]["if"], event_name=event, ref=ref)) is trusted
     for name, job in jobs.items():  # every other job is on a hosted runner, whatever the event
         assert name == "execute" or job["runs-on"] == "ubuntu-latest", name
     # The refs the README's runner group admits are the ones trusted here.
     assert "refs/heads/main" in jobs["stage"]["if"] and "refs/tags/v" in jobs["stage"]["if"]
-    assert jobs["stage"]["if"] in jobs["execute"]["runs-on"]
+    assert jobs["stage"]["if"] in jobs["execute"]["runs-on"] and jobs["stage"]["if"] in step["env"]["NEEDS"]
 
 
 def test_no_untrusted_value_is_spliced_into_a_shell_line(workflow):
@@ -140,9 +159,15 @@ def test_no_untrusted_value_is_spliced_into_a_shell_line(workflow):
 
 def test_shards_are_assembled_validated_and_offered_as_a_preview(workflow):
     jobs = workflow["jobs"]
-    assert jobs["execute"]["strategy"]["matrix"]["shard"] == list(range(1, len(jobs["execute"]["strategy"]["matrix"]["shard"]) + 1))
+    # The matrix is what `make shard-matrix` lists (tests/test_shards.py): each class's shards.
+    assert jobs["execute"]["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}"
+    assert jobs["execute"]["needs"] == ["plan"]
+    [plan] = [step for step in jobs["plan"]["steps"] if step.get("id") == "plan"]
+    assert "make -s shard-matrix" in plan["run"] and '"matrix=$matrix" >> "$GITHUB_OUTPUT"' in plan["run"]
+    assert shards.parse_counts(plan["env"]["CLASS_SHARDS"])  # a value `make shard-matrix` accepts
     [execute] = [step for step in jobs["execute"]["steps"] if "SHARD" in step.get("env", {})]
-    assert execute["env"]["SHARD"] == "${{ matrix.shard }}/${{ strategy.job-total }}" and execute["run"] == "make html"
+    assert execute["env"]["SHARD"] == "${{ matrix.class }}:${{ matrix.shard }}/${{ matrix.shards }}"
+    assert execute["run"] == "make html"
     assert jobs["assemble"]["needs"] == ["execute"]
     assert any("make assemble" in step.get("run", "") for step in jobs["assemble"]["steps"])
     uploads = [step["with"]["name"] for step in jobs["assemble"]["steps"] if "upload-artifact" in step.get("uses", "")]
@@ -158,7 +183,7 @@ def test_file_line_problems_become_annotations(workflow):
     for line in ("beginner_source/broken_tutorial.py:9: ERROR: tutorial failed: ZeroDivisionError: division by zero",
                  "warning: locales/ja/LC_MESSAGES/site.po:23: msgid 'x': contains an HTML tag; shown in English"):
         assert pattern.match(line), line
-    for name in ("lint", "execute", "assemble"):
+    for name in ("lint", "plan", "execute", "assemble"):
         assert any("::add-matcher::" in step.get("run", "") for step in workflow["jobs"][name]["steps"]), name
 
 
