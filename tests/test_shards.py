@@ -14,11 +14,15 @@ from tutorials_site.core.errors import UsageError
 from tutorials_site.core.project import Project, current
 
 
-def test_a_shard_spec_is_i_of_n():
-    assert shards.parse("2/4") == (2, 4)
-    for bad in ("0/2", "3/2", "2", "a/b", ""):
-        with pytest.raises(UsageError, match="is not i/N"):
+def test_a_shard_spec_is_i_of_n_of_every_tutorial_or_of_one_runner_class():
+    assert shards.parse("2/4") == shards.Shard(2, 4, None) and str(shards.parse(" 2 / 4 ")) == "2/4"
+    assert shards.parse("multi-gpu:1/3") == shards.Shard(1, 3, "multi-gpu") and str(shards.parse("gpu:2/2")) == "gpu:2/2"
+    for bad in ("0/2", "3/2", "2", "a/b", "", "gpu:", "gpu:0/1", ":1/2"):
+        with pytest.raises(UsageError, match=r"is not i/N or CLASS:i/N with 1 <= i <= N \(for example SHARD=2/4 or "
+                                             r"SHARD=gpu:2/4\)$"):
             shards.parse(bad)
+    with pytest.raises(UsageError, match=r"^SHARD: 'tpu:1/2': 'tpu' is not a runner class \(cpu, gpu, multi-gpu\)$"):
+        shards.parse("tpu:1/2")
 
 
 def test_units_are_dealt_longest_first_to_the_least_loaded_shard():
@@ -29,7 +33,7 @@ def test_units_are_dealt_longest_first_to_the_least_loaded_shard():
 
 @pytest.mark.parametrize("count", [1, 2, 3, 8])
 def test_every_tutorial_is_in_exactly_one_shard_whatever_the_languages(count):
-    chosen = [t.path for i in range(1, count + 1) for t in shards.selection(f"{i}/{count}")]
+    chosen = [t.path for i in range(1, count + 1) for t in shards.selection(shards.parse(f"{i}/{count}"))]
     assert sorted(chosen) == sorted(t.path for t in current().tutorials)
 
 
@@ -83,7 +87,7 @@ def test_assembling_without_every_shard_executes_nothing_and_says_what_is_missin
     assert result.returncode == 0
     result = assemble(project_copy, tmp_path / "assembled", tmp_path / "shard2")
     assert result.returncode != 0 and "refusing to execute anything here" in result.stderr
-    assert all(t.key in result.stderr for t in shards.selection("1/2"))  # shard 1's share
+    assert all(t.key in result.stderr for t in shards.selection(shards.parse("1/2")))  # shard 1's share
     assert not (tmp_path / "assembled" / "html").exists()
 
 
@@ -126,3 +130,80 @@ def test_assemble_takes_from_each_shard_only_the_runs_it_executed(project_copy, 
         assert result.returncode != 0 and result.stderr.strip().splitlines() == [message], result.stderr
         assert not assembled.exists()  # refused before anything is copied
     assert before == {folder: sorted(folder.rglob("*")) for folder in (shard, other)}
+
+
+# --- issue 18: shards by runner class ------------------------------------------------------------------
+
+CLASS_TUTORIAL = '''"""
+A {name} tutorial
+=================
+"""
+
+# tutorials-needs: {needs}
+print("{name} tutorial ran")
+'''
+
+
+def _by_class(project_copy):
+    """The project copy with a tutorial of each class: cpu and gpu added, multi-gpu DDP and Data Parallelism."""
+    for name, declared in (("cpu", "cpu"), ("gpu", "gpu"), ("second_gpu", "gpus=1")):
+        (project_copy / "beginner_source" / f"{name}_tutorial.py").write_text(
+            CLASS_TUTORIAL.format(name=name, needs=declared))
+    return Project.read(project_copy)
+
+
+@pytest.mark.parametrize("count", [1, 2, 3])
+def test_each_class_s_shards_hold_that_class_s_tutorials_each_once(project_copy, monkeypatch, count):
+    from tutorials_site.core import needs, project
+
+    site = _by_class(project_copy)
+    monkeypatch.setattr(project, "current", lambda root=None: site)
+    classes = {name: {t.key for t in site.tutorials if needs.of(site, t).runner_class == name} for name in needs.CLASSES}
+    assert {name: len(keys) for name, keys in classes.items()} == {"cpu": 1, "gpu": 2, "multi-gpu": 2}
+    for name, keys in classes.items():
+        chosen = [t.key for i in range(1, count + 1) for t in shards.selection(shards.parse(f"{name}:{i}/{count}"))]
+        assert sorted(chosen) == sorted(keys), name  # every tutorial of the class once, none of another class
+    # Within a class, by durations: the two GPU tutorials go to two shards when there are two.
+    assert [len(shards.selection(shards.parse(f"gpu:{i}/2"))) for i in (1, 2)] == [1, 1]
+    gpu_shards = min(count, 2)  # two tutorials: never an empty shard
+    assert shards.matrix(shards.parse_counts(f"cpu={count} gpu={count}")) == {"include": [
+        {"class": "cpu", "shard": 1, "shards": 1},
+        *({"class": "gpu", "shard": i, "shards": gpu_shards} for i in range(1, gpu_shards + 1)),
+        {"class": "multi-gpu", "shard": 1, "shards": 1}]}
+
+
+def test_a_project_without_tutorials_to_execute_still_gets_one_shard(project_copy, monkeypatch):
+    from tutorials_site.core import project
+
+    conf = project_copy / "conf.py"
+    conf.write_text(conf.read_text().replace('"filename_pattern": r"\\.py$"', '"filename_pattern": r"/plot_"'))
+    site = Project.read(project_copy)
+    assert not any(t.executed for t in site.tutorials)
+    monkeypatch.setattr(project, "current", lambda root=None: site)
+    assert shards.matrix(shards.parse_counts("")) == {"include": [{"class": "cpu", "shard": 1, "shards": 1}]}
+
+
+@pytest.mark.parametrize("spec", ["gpu", "gpu=0", "gpu=x", "tpu=2", "gpu=2,cpu=1"])
+def test_class_shards_is_class_n_pairs(spec):
+    with pytest.raises(UsageError, match="^CLASS_SHARDS: '.*' is not CLASS=N with a runner class"):
+        shards.parse_counts(spec)
+    assert shards.parse_counts("gpu=4") == {"cpu": 1, "gpu": 4, "multi-gpu": 1}
+
+
+def test_the_shards_of_every_class_assembled_give_the_whole_site(project_copy, tmp_path):
+    (project_copy / "beginner_source" / "cpu_tutorial.py").write_text(CLASS_TUTORIAL.format(name="cpu", needs="cpu"))
+    env = {"LANGUAGES": "en"}
+    folders = {}
+    for spec in ("cpu:1/1", "gpu:1/1", "multi-gpu:1/2", "multi-gpu:2/2"):
+        folders[spec] = tmp_path / spec.replace(":", "-").replace("/", "of")
+        result = build(project_copy, folders[spec], env={**env, "SHARD": spec})
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert json.loads((folders[spec] / "shard.json").read_text())["shard"] == spec
+    listed = {spec: json.loads((folder / "shard.json").read_text())["tutorials"] for spec, folder in folders.items()}
+    assert listed["cpu:1/1"] == ["beginner_source/cpu_tutorial"] and listed["gpu:1/1"] == []
+    assert sorted(listed["multi-gpu:1/2"] + listed["multi-gpu:2/2"]) == ["beginner_source/data_parallel_tutorial",
+                                                                          "beginner_source/ddp_tutorial"]
+    result = assemble(project_copy, tmp_path / "assembled", *folders.values())
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert executed(result) is None
+    assert "cpu tutorial ran" in (tmp_path / "assembled" / "html" / "en" / "beginner" / "cpu_tutorial.html").read_text()
