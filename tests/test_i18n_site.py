@@ -74,7 +74,8 @@ def test_page_and_downloads_are_translated_but_code_and_output_are_english(site,
 def test_gallery_strings_and_colab_link_are_in_the_pages_language(site, lang):
     page = (site / lang.seg / PAGE).read_text()
     for english in ("Download Jupyter notebook", "Download Python source code", "Download zipped",
-                    "Go to the end", "Total running time of the script", "Open in Colab", "Output captured on"):
+                    "Go to the end", "Total running time of the script", "Open in Colab", "Output captured on",
+                    "written for 2 GPUs"):
         assert english not in page, english
     colab = re.search(r'<a class="colab-link reference external" href="([^"]+)"', page)[1]
     assert f"/{lang.seg}/_downloads/" in colab

@@ -72,6 +72,8 @@ def test_provenance_line_says_where_and_when_it_ran(page):
     stamp = json.loads(html.unescape(re.search(r'<meta name="tutorial-execution-stamp" content="([^"]+)"', page)[1]))
     assert stamp["device"] == "CPU" and stamp["gpus"] == 0  # this machine has no GPU
     assert line.startswith("Output captured on CPU (no GPU)")
+    # It declares two GPUs (`# tutorials-needs: gpus=2`) and ran on fewer, as a lenient build runs it: the line says so.
+    assert stamp["needs_gpus"] == 2 and line.startswith("Output captured on CPU (no GPU) · written for 2 GPUs · torch")
     assert f"torch {metadata.version('torch')}" in line
     assert f"commit {stamp['commit']}" in line and re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", line)
     assert "CUDA" not in line  # a CPU build of torch has no CUDA version to report
