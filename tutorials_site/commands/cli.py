@@ -20,6 +20,9 @@ from . import audit, build, catalogs, lint
 
 
 def _check(settings, htmldir):
+    partial = checks.partial_build(htmldir)
+    if partial:
+        raise Failed(f"check: {partial}")
     problems = checks.check_stamps(htmldir, settings.langs) + checks.check_links(htmldir)
     for problem in problems:
         print(problem)
