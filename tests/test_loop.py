@@ -1,13 +1,21 @@
 """The author's fast loop: `make html TUTORIALS=...` executes only the tutorials named, and `make serve`."""
 
+import contextlib
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 
+import psutil
 import pytest
 
 from conftest import build, executed, snapshot
+from tutorials_site.commands import serve
 from tutorials_site.core.errors import UsageError
+from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import Project
 from tutorials_site.core.stamps import STAMP_META
 
@@ -127,3 +135,94 @@ def test_a_selection_shows_current_runs_of_the_others_and_never_a_stale_one(proj
     assert whole.returncode == 0 and executed(whole) == 1, whole.stdout + whole.stderr
     assert "changed" in _page(builddir, "data_parallel_tutorial")
     assert _command(project_copy, "check", str(builddir / "html")).returncode == 0
+
+
+# --- make serve ---------------------------------------------------------------------------------------
+
+def _free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _get(url):
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.read().decode()
+
+
+def _group_left(pgid):
+    """The processes still in the process group PGID."""
+    left = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, ProcessLookupError):
+            if os.getpgid(process.pid) == pgid:
+                left.append(process)
+    return left
+
+
+def test_serve_rebuilds_a_saved_tutorial_and_reloads_the_page(project_copy, tmp_path):
+    from websockets.sync.client import connect
+
+    port = _free_port()
+    log = (tmp_path / "serve.log").open("w")
+    server = subprocess.Popen([sys.executable, "-m", "tutorials_site", "serve"], cwd=project_copy, stdout=log,
+                              stderr=subprocess.STDOUT, start_new_session=True,
+                              env={**os.environ, "LANGUAGES": "en", "PORT": str(port)})
+    url = f"http://127.0.0.1:{port}/en/beginner/data_parallel_tutorial.html"
+    try:
+        deadline = time.monotonic() + 240
+        while True:  # the first build, then the server
+            with contextlib.suppress(OSError):
+                page = _get(url)
+                break
+            assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
+            time.sleep(0.5)
+        assert f'new WebSocket("ws://127.0.0.1:{port}/websocket-reload")' in page  # the reload script
+        assert "saved-while-serving" not in page
+        with connect(f"ws://127.0.0.1:{port}/websocket-reload") as reloads:
+            source = project_copy / DATA_PARALLEL
+            source.write_text(source.read_text(encoding="utf-8") + "\nprint('saved-while-serving')\n",
+                              encoding="utf-8")
+            assert reloads.recv(timeout=240) == "refresh"  # sent once the rebuild is done
+        assert "saved-while-serving" in _get(url)  # executed again: the output of the new line shows
+        out = (tmp_path / "serve.log").read_text()
+        assert "[serve] changed: beginner_source/data_parallel_tutorial.py; building" in out
+        assert out.count("[execute] beginner_source/ddp_tutorial.py (time limit") == 1  # only what changed ran
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        finally:
+            for process in _group_left(server.pid):
+                process.kill()
+            log.close()
+    assert server.returncode is not None and not _group_left(server.pid)
+
+
+@pytest.mark.parametrize("port, said", [
+    ("80x", "error: PORT: '80x' is not a port number (1 to 65535; for example PORT=8001)"),
+    ("70000", "error: PORT: '70000' is not a port number (1 to 65535; for example PORT=8001)"),
+    ("taken", "is in use (another `make serve`?); give another port, for example PORT="),
+])
+def test_serve_refuses_a_port_it_cannot_use_before_building(project_copy, port, said):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        number = str(taken.getsockname()[1]) if port == "taken" else port
+        result = _command(project_copy, "serve", PORT=number)
+    assert said in _one_line(result)
+    assert not (project_copy / "_build").exists()
+
+
+@pytest.mark.parametrize("path, rebuilds", [
+    ("beginner_source/ddp_tutorial.py", True),
+    ("locales/ko/LC_MESSAGES/beginner_source/data_parallel_tutorial.po", True),
+    ("_static/tutorials.css", True),
+    ("beginner_source/__pycache__/helper.cpython-311.pyc", False),
+    ("beginner_source/.ddp_tutorial.py.swp", False),
+    ("beginner_source/ddp_tutorial.py~", False),
+])
+def test_serve_rebuilds_for_inputs_not_for_an_editor_s_files(path, rebuilds):
+    assert serve.is_input(ROOT / path) is rebuilds
+    assert any((ROOT / path).is_relative_to(folder) for folder in serve.watched())

@@ -16,7 +16,7 @@ from ..core import build_lock, checks, publish, shards
 from ..core.errors import Failed, SiteError
 from ..core.layout import ROOT, BuildTree
 from ..core.settings import from_environment
-from . import audit, build, catalogs, lint
+from . import audit, build, catalogs, lint, serve
 
 
 def _check(settings, htmldir):
@@ -66,6 +66,7 @@ COMMANDS = {
     "i18n-status": lambda s, a: _i18n_status(s),
     "lint": lambda s, a: lint.lint(),
     "audit": lambda s, a: audit.run(s),
+    "serve": lambda s, a: serve.serve(s, a.env),  # each of its builds takes the build folder's lock itself
 }
 
 
