@@ -108,6 +108,15 @@ def test_a_fresh_clone_executes_only_the_selection_and_is_refused_until_built_wh
     assert _one_line(refused).startswith("error: refusing to publish ") and _one_line(refused).endswith(refusal)
     assert snapshot(pages) == before
 
+    # The loop: a saved change runs the tutorial again, and Sphinx reads that page alone again (a page
+    # without a run, and so without a stamp, is not read at every build).
+    source = project_copy / DATA_PARALLEL
+    source.write_text(source.read_text(encoding="utf-8") + "\nprint('edited in the loop')\n", encoding="utf-8")
+    again = build(project_copy, builddir, env={"LANGUAGES": "en", "TUTORIALS": DATA_PARALLEL})
+    assert again.returncode == 0 and executed(again) == 1, again.stdout + again.stderr
+    assert "updating environment: 0 added, 1 changed, 0 removed" in (builddir / "logs" / "en.log").read_text()
+    assert "edited in the loop" in _page(builddir, "data_parallel_tutorial")
+
     # A whole build executes what the partial one left out, and only that; then it checks.
     whole = build(project_copy, builddir, env={"LANGUAGES": "en"})
     assert whole.returncode == 0 and executed(whole) == 1, whole.stdout + whole.stderr
