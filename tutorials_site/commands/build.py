@@ -16,6 +16,7 @@ import multiprocessing
 import os
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,6 +25,7 @@ from ..core import catalogs, checks, isolation, languages, project, runs, shards
 from ..core.errors import Failed, SiteError, UsageError
 from ..core.fingerprint import environment_fingerprint, installed_version, source_digest
 from ..core.layout import PAGES, ROOT
+from ..core.settings import Settings
 from ..core.site_pages import chooser_page
 from ..core.staging import stage, working_folder
 from . import execute
@@ -97,7 +99,7 @@ def _run_isolated(settings, project, tutorial, run_dir, timeout):
     return dataclasses.replace(outcome, ok=False, raised=False, error=error, result=runs.read_json(run_dir / runs.RESULT))
 
 
-def run_is_current(settings, tutorial, environment) -> bool:
+def run_is_current(settings: Settings, tutorial: project.Tutorial, environment: str) -> bool:
     """Whether TUTORIAL's recorded run stands for its current source, in this environment, under these limits."""
     run_dir = settings.tree.run_dir(tutorial.key)
     # A run recorded under other output limits shows more or less than they now ask for.
@@ -189,7 +191,7 @@ def expectation_errors(tree, project):
     return errors
 
 
-def sphinx_args(settings, lang, src, noplot, unrun=()):
+def sphinx_args(settings, lang, src, noplot, unrun: Sequence[str] = ()):
     """The sphinx-build command line of one language; UNRUN: the keys of the tutorials whose pages show no
     output (a TUTORIALS build: the others, without a current run)."""
     command = [
@@ -416,7 +418,7 @@ def html(settings, noplot=False, assemble=False):
 
 # --- TUTORIALS: a build that executes only the tutorials named (the author's fast loop) ---
 
-def _selection(settings, site, executes_nothing):
+def _selection(settings: Settings, site: project.Project, executes_nothing: bool) -> tuple[project.Tutorial, ...]:
     """The tutorials this build may execute: those TUTORIALS names (checked before anything runs), else all."""
     if not settings.tutorials:
         return site.tutorials
@@ -424,12 +426,13 @@ def _selection(settings, site, executes_nothing):
         raise UsageError("TUTORIALS: only `make html` executes a selection of tutorials; "
                          "leave TUTORIALS out of html-noplot, assemble and SHARD builds")
     selected = site.select(settings.tutorials)
-    print(f"[build] TUTORIALS: executing only {', '.join(t.label for t in selected)} (the build is partial: "
+    print(f"[build] TUTORIALS: selected {', '.join(t.label for t in selected)} (the build is partial: "
           "`make check` and `make publish` refuse it)", flush=True)
     return selected
 
 
-def _unrun(settings, site, selected, environment):
+def _unrun(settings: Settings, site: project.Project, selected: tuple[project.Tutorial, ...],
+           environment: str) -> list[str]:
     """The keys of the tutorials a TUTORIALS build shows without output: not selected and without a current
     run (one that is current is shown, as a whole build would show it)."""
     unrun = [t for t in site.tutorials
@@ -453,7 +456,7 @@ def assemble(settings, shard_builddirs):
     print(f"[assemble] {htmldir}: every tutorial executed, every language present, every link whole")
 
 
-def write_build_info(htmldir, name, langs, executed, partial=""):
+def write_build_info(htmldir, name, langs, executed, partial: str = ""):
     """What the publish step needs to know about this build: its version entry; `partial`: the TUTORIALS
     it executed alone (`make check` and `make publish` refuse such a build)."""
     info = {

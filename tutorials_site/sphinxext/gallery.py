@@ -147,7 +147,7 @@ def render(src_file, target_dir, run_dir, conf):
     runs.write_json(marker, {"key": key, "rendered": _rendered(target)})
 
 
-def _forget_rendering(target):
+def _forget_rendering(target: Path) -> None:
     """Make sphinx-gallery write TARGET's page again, without output, where it was rendered from a run (a page
     it wrote itself, without output, is kept: that is what it would write again)."""
     marker = target.with_name(f"{target.stem}.run.json")
