@@ -15,6 +15,10 @@
 #              a tutorial may set its own with a `# tutorials-timeout: N` comment line)
 #   TUTORIAL_OUTPUT_LIMIT  characters of a code block's output a page shows (default 256K;
 #              a tutorial's pages show 8 times that in all, and 8 times as many bytes are recorded)
+#   TUTORIALS  `make html`: execute only these tutorials (paths from the project root, or patterns
+#              like 'beginner_source/*ddp*'); the others show no output unless their run is current,
+#              and `make check` and `make publish` refuse the build until a `make html` without it
+#   PORT       `make serve`: the port it serves on, at 127.0.0.1 (default 8000)
 #   SHARDS     `make assemble`: the shards' build folders
 #   CHROMIUM   the browser `make test` and `make audit` drive (default: /usr/bin/chromium)
 #   TORCH      cpu or cuda: the torch build (and lock file) the venv gets (default: cuda where
@@ -52,16 +56,19 @@ cpu_wheels = if $(1) install -q --dry-run --no-deps "$(2)" >/dev/null 2>&1; then
 LOCK_TOOLS := pip==26.3 pip-tools==7.6.2
 # Every variable reaches the commands through the environment and is quoted in the recipes
 # ("$$PY", never $(PY)), so it arrives as one argument whatever it holds: `;`, spaces, quotes.
-export LANGUAGES VERSION STRICT SHARD NEEDS CLASS_SHARDS SHARDS FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS
+export LANGUAGES VERSION STRICT SHARD NEEDS CLASS_SHARDS SHARDS TUTORIALS PORT FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS
 RUN := "$$PY" -m tutorials_site
 
-.PHONY: html html-noplot check ci-build assemble shard-matrix durations lint docs publish update-po i18n-status audit test bench clean lock
+.PHONY: html html-noplot serve check ci-build assemble shard-matrix durations lint docs publish update-po i18n-status audit test bench clean lock
 
 html: $(DEPS)  ## build every language, executing the tutorials
 	$(RUN) html
 
 html-noplot: $(DEPS)  ## build without executing anything
 	$(RUN) html-noplot
+
+serve: $(VENV)/.test-deps  ## serve BUILDDIR/html on 127.0.0.1:PORT, rebuilding on each save, the browser reloaded
+	$(RUN) serve
 
 check: $(DEPS)  ## fail unless every page shows a run of its current source, in this env, untouched
 	$(RUN) check

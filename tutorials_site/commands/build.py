@@ -16,14 +16,16 @@ import multiprocessing
 import os
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ..core import catalogs, checks, isolation, languages, needs, project, runs, shards, sphinx_warnings, translate, versions
-from ..core.errors import Failed, SiteError
+from ..core.errors import Failed, SiteError, UsageError
 from ..core.fingerprint import environment_fingerprint, installed_version, source_digest
 from ..core.layout import PAGES, ROOT
+from ..core.settings import Settings
 from ..core.site_pages import chooser_page
 from ..core.staging import stage, working_folder
 from . import execute
@@ -106,6 +108,15 @@ def _run_isolated(settings, project, tutorial, run_dir, timeout):
     return dataclasses.replace(outcome, ok=False, raised=False, error=error, result=runs.read_json(run_dir / runs.RESULT))
 
 
+def run_is_current(settings: Settings, tutorial: project.Tutorial, environment: str) -> bool:
+    """Whether TUTORIAL's recorded run stands for its current source, in this environment, under these limits."""
+    run_dir = settings.tree.run_dir(tutorial.key)
+    # A run recorded under other output limits shows more or less than they now ask for.
+    limits = (runs.read_json(run_dir / "options.json") or {}).get("output_limits")
+    return limits == asdict(settings.output_limits) and not runs.problems(run_dir, source_digest(tutorial.path),
+                                                                          environment)
+
+
 def run_tutorials(settings, project, tutorials, environment):
     """Run each tutorial whose run is not current, one at a time; returns the labels of those that failed.
 
@@ -120,9 +131,7 @@ def run_tutorials(settings, project, tutorials, environment):
         run_dir = settings.tree.run_dir(tutorial.key)
         digest = source_digest(tutorial.path)
         need = needs.of(project, tutorial)  # checked by refuse_unusable
-        # A run recorded under other output limits shows more or less than they now ask for.
-        limits = (runs.read_json(run_dir / "options.json") or {}).get("output_limits")
-        if (not rerun and limits == asdict(settings.output_limits) and not runs.problems(run_dir, digest, environment)
+        if (not rerun and run_is_current(settings, tutorial, environment)
                 and not (settings.enforce_needs and _ran_on_less(run_dir, need))):
             continue
         if settings.enforce_needs and need.gpus:
@@ -206,8 +215,9 @@ def expectation_errors(tree, project):
     return errors
 
 
-def sphinx_args(settings, lang, src, noplot):
-    """The sphinx-build command line of one language."""
+def sphinx_args(settings, lang, src, noplot, unrun: Sequence[str] = ()):
+    """The sphinx-build command line of one language; UNRUN: the keys of the tutorials whose pages show no
+    output (a TUTORIALS build: the others, without a current run)."""
     command = [
         "-b", "html", "--keep-going",
         "-c", str(ROOT),
@@ -219,6 +229,7 @@ def sphinx_args(settings, lang, src, noplot):
         # sphinx-gallery executes nothing, ever: it renders what the runner recorded (sphinxext.gallery).
         "-D", "plot_gallery=0",
         "-D", f"tutorials_runs={'' if noplot else settings.tree.runs}",
+        "-D", f"tutorials_unrun={json.dumps(sorted(unrun))}",
     ]
     if settings.strict:
         command += ["-W", "-D", "tutorials_strict=1"]
@@ -340,6 +351,7 @@ def html(settings, noplot=False, assemble=False):
     for folder in site.ignored_folders:
         print(f"warning: {folder}/: holds scripts but is no gallery section (a section is a gallery's "
               "subfolder with a GALLERY_HEADER.rst or README.txt); its scripts get no page", flush=True)
+    selected = _selection(settings, site, noplot or assemble)
     refuse_unusable(site)
     for lang in langs:
         translate.check_labels(lang)
@@ -348,7 +360,7 @@ def html(settings, noplot=False, assemble=False):
     if "plot_gallery" in site.options and not site.flag("plot_gallery"):
         noplot = True  # conf.py asks for pages without output, as sphinx-gallery gives them
     if not noplot:
-        executed = [t for t in site.tutorials if t.executed]
+        executed = [t for t in selected if t.executed]
         tutorials = shards.selection(settings.shard) if settings.shard else executed
         if assemble:
             missing = [t.key for t in tutorials
@@ -373,6 +385,10 @@ def html(settings, noplot=False, assemble=False):
             print("[build] WARNING: only_warn_on_example_error: building the pages of these failed tutorials "
                   "with their errors (make check will refuse them):\n  " + "\n  ".join(failed), flush=True)
             failed = []
+    unrun = _unrun(settings, site, selected, environment) if settings.tutorials and not noplot else []
+    if settings.tutorials:
+        # Until this build is done, nothing in its folder claims a whole site (build.json is publish's input).
+        Path(tree.html, "build.json").unlink(missing_ok=True)
     todo = []
     for lang in langs:
         src, reports = stage(tree, lang)
@@ -384,7 +400,7 @@ def html(settings, noplot=False, assemble=False):
                   flush=True)
             failed.append(lang.seg)
             continue
-        command = sphinx_args(settings, lang, src, noplot)
+        command = sphinx_args(settings, lang, src, noplot, unrun)
         up_to_date = UpToDate(tree, site, lang, command, environment)
         if up_to_date:
             print(f"[build] {lang.seg}: up to date", flush=True)
@@ -421,7 +437,34 @@ def html(settings, noplot=False, assemble=False):
     Path(tree.html, "versions.json").write_text(json.dumps(local, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
     if failed:  # the tutorials' errors again, at the end, where they are seen; a language: its log above
         raise Failed("[build] failed: " + "\n  ".join(failed))
-    write_build_info(tree.html, settings.version, langs, executed=not noplot)
+    write_build_info(tree.html, settings.version, langs, executed=not noplot, partial=" ".join(settings.tutorials))
+
+
+# --- TUTORIALS: a build that executes only the tutorials named (the author's fast loop) ---
+
+def _selection(settings: Settings, site: project.Project, executes_nothing: bool) -> tuple[project.Tutorial, ...]:
+    """The tutorials this build may execute: those TUTORIALS names (checked before anything runs), else all."""
+    if not settings.tutorials:
+        return site.tutorials
+    if executes_nothing or settings.shard:
+        raise UsageError("TUTORIALS: only `make html` executes a selection of tutorials; "
+                         "leave TUTORIALS out of html-noplot, assemble and SHARD builds")
+    selected = site.select(settings.tutorials)
+    print(f"[build] TUTORIALS: selected {', '.join(t.label for t in selected)} (the build is partial: "
+          "`make check` and `make publish` refuse it)", flush=True)
+    return selected
+
+
+def _unrun(settings: Settings, site: project.Project, selected: tuple[project.Tutorial, ...],
+           environment: str) -> list[str]:
+    """The keys of the tutorials a TUTORIALS build shows without output: not selected and without a current
+    run (one that is current is shown, as a whole build would show it)."""
+    unrun = [t for t in site.tutorials
+             if t.executed and t not in selected and not run_is_current(settings, t, environment)]
+    if unrun:
+        print(f"[build] TUTORIALS: {len(unrun)} other tutorial(s) without a current run, shown without output",
+              flush=True)
+    return [t.key for t in unrun]
 
 
 def assemble(settings, shard_builddirs):
@@ -437,12 +480,13 @@ def assemble(settings, shard_builddirs):
     print(f"[assemble] {htmldir}: every tutorial executed, every language present, every link whole")
 
 
-def write_build_info(htmldir, name, langs, executed):
-    """What the publish step needs to know about this build: its version entry."""
+def write_build_info(htmldir, name, langs, executed, partial: str = ""):
+    """What the publish step needs to know about this build: its version entry; `partial`: the TUTORIALS
+    it executed alone (`make check` and `make publish` refuse such a build)."""
     info = {
         "name": name, "label": name, "release": versions.is_release(name),
         "torch": installed_version("torch"), "languages": [lang.seg for lang in langs],
         "built": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "path": f"{name}/",
-        "executed": executed,
+        "executed": executed, "partial": partial,
     }
     Path(htmldir, "build.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")

@@ -16,10 +16,13 @@ from ..core import build_lock, checks, publish, shards
 from ..core.errors import Failed, SiteError
 from ..core.layout import ROOT, BuildTree
 from ..core.settings import from_environment
-from . import audit, build, catalogs, lint
+from . import audit, build, catalogs, lint, serve
 
 
 def _check(settings, htmldir):
+    partial = checks.partial_build(htmldir)
+    if partial:
+        raise Failed(f"check: {partial}")
     problems = checks.check_stamps(htmldir, settings.langs) + checks.check_links(htmldir)
     for problem in problems:
         print(problem)
@@ -69,6 +72,7 @@ COMMANDS = {
     "i18n-status": lambda s, a: _i18n_status(s),
     "lint": lambda s, a: lint.lint(),
     "audit": lambda s, a: audit.run(s),
+    "serve": lambda s, a: serve.serve(s, a.env),  # each of its builds takes the build folder's lock itself
 }
 
 

@@ -16,6 +16,7 @@ from urllib.parse import unquote, urlsplit
 
 from . import project
 from .fingerprint import environment_fingerprint, source_digest
+from .runs import read_json
 from .stamps import STAMP_META, outputs_digest, stamp_problems
 
 
@@ -68,6 +69,16 @@ def check_stamps(htmldir, langs):
             problems += [f"{where}: {problem}"
                          for problem in stamp_problems(json.loads(raw), source_digest(source), environment, shown)]
     return problems
+
+
+def partial_build(htmldir) -> str | None:
+    """Why a build is not the whole site, in one line: a TUTORIALS build (its build.json names the selection)
+    executed only those tutorials; None for any other build."""
+    selection = (read_json(Path(htmldir, "build.json")) or {}).get("partial")
+    if not selection:
+        return None
+    return (f"{htmldir}: built with TUTORIALS={selection}, the other tutorials not executed; "
+            "build the whole site with `make html` (no TUTORIALS), then check or publish it")
 
 
 def not_executed():

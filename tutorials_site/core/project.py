@@ -16,6 +16,8 @@ pages sphinx-gallery renders:
   does not is shown without output, as sphinx-gallery shows it.
 """
 
+import fnmatch
+import os
 import re
 import runpy
 from collections.abc import Mapping
@@ -24,7 +26,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .errors import SiteError
+from .errors import SiteError, UsageError
 from .layout import ROOT
 
 # The names sphinx-gallery looks for a gallery header under, in its order (.txt, then the source suffixes sorted).
@@ -206,6 +208,24 @@ class Project:
                 if folder not in shown and "__pycache__" not in folder.parts and self.scripts(folder):
                     found.add(folder.relative_to(self.root).as_posix())
         return tuple(sorted(found))
+
+    def select(self, patterns: tuple[str, ...]) -> tuple[Tutorial, ...]:
+        """The tutorials TUTORIALS names: each a script's path from the project root (or an absolute one inside
+        it) or a pattern of them (`*` matches across folders too); one that names none is an error."""
+        chosen: set[Tutorial] = set()
+        for pattern in patterns:
+            path = Path(pattern)
+            if path.is_absolute() and path.resolve().is_relative_to(self.root.resolve()):
+                pattern = path.resolve().relative_to(self.root.resolve()).as_posix()
+            pattern = PurePosixPath(os.path.normpath(pattern)).as_posix()
+            matched = {t for t in self.tutorials if fnmatch.fnmatchcase(t.label, pattern)}
+            if not matched:
+                folders = " ".join(f"{g.examples_dir}/" for g in self.galleries)
+                raise UsageError(f"TUTORIALS: {pattern!r} matches no tutorial of conf.py's galleries ({folders}); "
+                                 "name a script by its path from the project root (beginner_source/ddp_tutorial.py) "
+                                 f"or by a pattern ('beginner_source/*ddp*'): `ls {folders}` shows the scripts")
+            chosen |= matched
+        return tuple(t for t in self.tutorials if t in chosen)
 
     def tutorial_of_page(self, docname: str) -> Tutorial | None:
         return next((t for t in self.tutorials if t.page == docname), None)

@@ -46,6 +46,9 @@ def validate(htmldir):
         raise PublishError(f"{htmldir}: no build.json: not a complete `make html` output")
     info = json.loads(info_path.read_text())
     versions.check_name(info["name"])
+    partial = checks.partial_build(htmldir)
+    if partial:
+        raise PublishError(f"refusing to publish {partial}")
     problems = []
     if not info.get("executed"):
         problems.append("built without executing the tutorials (html-noplot)")

@@ -28,6 +28,9 @@ class Settings:
     timeout: float  # seconds a tutorial may run (TUTORIAL_TIMEOUT), unless it sets its own
     output_limits: OutputLimits  # how much of a tutorial's output is recorded and shown (TUTORIAL_OUTPUT_LIMIT)
     chromium: str  # the browser `make audit` drives (CHROMIUM)
+    # TUTORIALS: paths or patterns of the only tutorials `make html` executes (empty: all); resolved
+    # against conf.py's galleries by Project.select.
+    tutorials: tuple[str, ...] = ()
 
     @property
     def published(self):
@@ -44,7 +47,7 @@ def flag(value):
 
 def from_environment(environ, builddir=None):
     """Settings from a mapping of make variables (LANGUAGES, VERSION, STRICT, SHARD, NEEDS, BUILDDIR, PAGES,
-    BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM)."""
+    BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM, TUTORIALS)."""
     jobs = environ.get("BUILD_JOBS", "").strip() or str(os.cpu_count() or 1)
     if not re.fullmatch(r"[1-9]\d*", jobs):
         raise UsageError(f"BUILD_JOBS: {jobs!r} is not a positive number of processes")
@@ -74,4 +77,5 @@ def from_environment(environ, builddir=None):
         timeout=timeout,
         output_limits=OutputLimits.of_block_limit(block_limit),
         chromium=environ.get("CHROMIUM", "").strip() or DEFAULT_CHROMIUM,
+        tutorials=tuple(environ.get("TUTORIALS", "").split()),
     )

@@ -58,9 +58,13 @@ def render_galleries(app):
     if app.config.tutorials_show_memory:
         conf = {**conf, "show_memory": True}
     runs_root = Path(app.config.tutorials_runs)
+    unrun = set(json.loads(app.config.tutorials_unrun))
     for tutorial in site_project(app.config).tutorials:
         if not tutorial.executed:
             continue  # not matched by filename_pattern: sphinx-gallery shows it without output
+        if tutorial.key in unrun:
+            _forget_rendering(Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.rel))
+            continue  # a TUTORIALS build left it unexecuted: sphinx-gallery shows it without output
         run_dir = runs_root / tutorial.key
         if runs.read_json(run_dir / runs.RESULT) is None:
             raise ExtensionError(f"{tutorial.label}: no run in {run_dir}; "
@@ -144,6 +148,15 @@ def render(src_file, target_dir, run_dir, conf):
     runs.write_json(marker, {"key": key, "rendered": _rendered(target)})
 
 
+def _forget_rendering(target: Path) -> None:
+    """Make sphinx-gallery write TARGET's page again, without output, where it was rendered from a run (a page
+    it wrote itself, without output, is kept: that is what it would write again)."""
+    marker = target.with_name(f"{target.stem}.run.json")
+    if marker.exists():
+        for path in (Path(f"{target}.md5"), stamp_path(target), marker):
+            path.unlink(missing_ok=True)
+
+
 def take_show_memory(app, config):
     """`show_memory` shows the peak memory the supervisor measured (the tutorial's whole process tree).
 
@@ -213,6 +226,8 @@ def drop_unused_css(app, pagename, templatename, context, doctree):
 
 def setup(app):
     app.add_config_value("tutorials_runs", "", "env", types=[str])
+    # The keys of the tutorials shown without output (a JSON list; a TUTORIALS build sets it).
+    app.add_config_value("tutorials_unrun", "[]", "env", types=[str])
     app.add_config_value("tutorials_show_memory", False, "env", types=[bool])  # set from show_memory, below
     app.connect("html-page-context", drop_unused_css)
     # After sphinx-gallery's own builder-inited setup (priority 10), before it generates the galleries (500).

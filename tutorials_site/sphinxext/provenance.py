@@ -73,7 +73,10 @@ class ProvenanceDirective(SphinxDirective):
 
     def run(self):
         target = Path(self.env.srcdir, self.env.docname + ".py")
-        self.env.note_dependency(str(stamp_path(target)))
+        if stamp_path(target).exists():
+            # Not a missing one: Sphinx reads a page with a missing dependency again at every build (a
+            # page without a run, shown without output). A stamp comes only with a page rendered again.
+            self.env.note_dependency(str(stamp_path(target)))
         stamp = read_stamp(target)
         # Every language's page shows the run of the repository's English script.
         tutorial = example_of(self.config, self.env.docname)

@@ -1,0 +1,115 @@
+"""`make serve`: the built site on 127.0.0.1, built again whenever an input is saved, and the browser reloaded.
+
+sphinx-autobuild's pieces do the serving: its RebuildServer watches the inputs (watchfiles) and, after each
+rebuild, tells every open page through a websocket to reload; its middleware adds that script to each HTML
+page; Starlette's StaticFiles serves BUILDDIR/html under uvicorn. Its own command runs a single sphinx-build,
+whereas a build here is `python -m tutorials_site html` (the stale tutorials executed, then every language
+rendered): that is what each change runs, with the make variables serve was given (TUTORIALS, LANGUAGES...),
+so only what changed is executed again (the runs' stamps decide) and rendered again.
+"""
+
+import errno
+import re
+import socket
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core import project
+from ..core.errors import Failed, UsageError
+from ..core.layout import PAGES, ROOT, STATIC
+from ..core.settings import Settings
+
+HOST = "127.0.0.1"  # the author's own machine only: a preview is nobody else's to reach
+DEFAULT_PORT = 8000
+# What a build reads besides the galleries: conf.py, the hand-written pages, templates, static files, catalogs.
+INPUTS = ("conf.py", *PAGES, "_templates", STATIC, "locales")
+# Files an editor or a run writes beside what it saves, which change no page.
+_NOT_INPUTS = re.compile(r"(^\.|~$|\.sw[a-p]$|\.py[cod]$|^4913$)")
+
+
+def port_of(environ: Mapping[str, str]) -> int:
+    value = environ.get("PORT", "").strip() or str(DEFAULT_PORT)
+    if not re.fullmatch(r"[0-9]{1,5}", value) or not 0 < int(value) < 65536:
+        raise UsageError(f"PORT: {value!r} is not a port number (1 to 65535; for example PORT=8001)")
+    return int(value)
+
+
+def watched() -> list[Path]:
+    """The project's inputs that exist: a save to any of them rebuilds."""
+    galleries = [gallery.examples_dir for gallery in project.current().galleries]
+    return [ROOT / name for name in (*INPUTS, *galleries) if (ROOT / name).exists()]
+
+
+def is_input(path: str | Path) -> bool:
+    """Whether a changed path is a file a build reads (not __pycache__, an editor's swap or backup file)."""
+    path = Path(path)
+    return "__pycache__" not in path.parts and not _NOT_INPUTS.search(path.name)
+
+
+@dataclass(frozen=True)
+class Rebuild:
+    """The build, run again by sphinx-autobuild's watcher after each batch of saves (in a process of its own)."""
+
+    builddir: Path
+
+    def __call__(self, changed_paths: Sequence[Path] = ()) -> None:
+        if changed_paths:
+            names = ", ".join(sorted({_shown(path) for path in changed_paths}))
+            print(f"[serve] changed: {names}; building", flush=True)
+        done = subprocess.run([sys.executable, "-m", "tutorials_site", "html", "--builddir", str(self.builddir)],
+                              cwd=ROOT)
+        if done.returncode:
+            print("[serve] the build failed (above): fix it and save again; the pages reload after each build",
+                  flush=True)
+        else:
+            print("[serve] built; the open pages reload", flush=True)
+
+
+def _shown(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+
+
+def _refuse_taken(port: int) -> None:
+    """Say so now, in one line, when the port is taken (uvicorn would after the first build, in a traceback)."""
+    with socket.socket() as probe:
+        try:
+            probe.bind((HOST, port))
+        except OSError as error:
+            if error.errno != errno.EADDRINUSE:
+                raise
+            raise UsageError(f"PORT={port}: {HOST}:{port} is in use (another `make serve`?); "
+                             f"give another port, for example PORT={port + 1 if port < 65535 else 8001}") from None
+
+
+def serve(settings: Settings, environ: Mapping[str, str]) -> None:
+    """Build once, then serve BUILDDIR/html on 127.0.0.1:PORT until interrupted, rebuilding on each save."""
+    try:
+        import uvicorn
+        from sphinx_autobuild.middleware import JavascriptInjectorMiddleware
+        from sphinx_autobuild.server import RebuildServer
+        from starlette.applications import Starlette
+        from starlette.middleware import Middleware
+        from starlette.routing import Mount, WebSocketRoute
+        from starlette.staticfiles import StaticFiles
+    except ImportError as error:
+        raise Failed(f"serve: {error.name} is not installed: `make serve` installs the test requirements "
+                     "(requirements-test.lock) first; run it through make") from None
+    port = port_of(environ)
+    _refuse_taken(port)
+    rebuild = Rebuild(settings.tree.root)
+    rebuild()  # the first build, before anything is served
+    htmldir = settings.tree.html
+    htmldir.mkdir(parents=True, exist_ok=True)  # where even the first build failed early: served empty
+    watcher = RebuildServer(watched(), lambda path: not is_input(path), change_callback=rebuild)
+    app = Starlette(
+        routes=[WebSocketRoute("/websocket-reload", watcher, name="reload"),
+                Mount("/", app=StaticFiles(directory=htmldir, html=True), name="static")],
+        middleware=[Middleware(JavascriptInjectorMiddleware, ws_url=f"{HOST}:{port}")],
+        lifespan=watcher.lifespan,
+    )
+    print(f"[serve] http://{HOST}:{port}/ serves {htmldir}; saving a tutorial, catalog, template, static file "
+          "or conf.py rebuilds it (Ctrl-C stops)", flush=True)
+    uvicorn.run(app, host=HOST, port=port, log_level="warning")
