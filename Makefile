@@ -6,6 +6,8 @@
 #   BUILDDIR   where builds go (default: _build)
 #   PAGES      the published tree `make publish` writes into and `make audit` measures (default: docs)
 #   SHARD      i/N: execute only shard i of N of the tutorials, render nothing (CI)
+#   REUSE      a build folder (another BUILDDIR, or the runs CI kept): a tutorial whose run there is current
+#              (same source, same environment) gets a copy of it instead of executing
 #   TUTORIAL_TIMEOUT  seconds a tutorial may run before it is killed (default 1800, at most 86400;
 #              a tutorial may set its own with a `# tutorials-timeout: N` comment line)
 #   TUTORIAL_OUTPUT_LIMIT  characters of a code block's output a page shows (default 256K;
@@ -47,7 +49,7 @@ cpu_wheels = if $(1) install -q --dry-run --no-deps "$(2)" >/dev/null 2>&1; then
 LOCK_TOOLS := pip==26.3 pip-tools==7.6.2
 # Every variable reaches the commands through the environment and is quoted in the recipes
 # ("$$PY", never $(PY)), so it arrives as one argument whatever it holds: `;`, spaces, quotes.
-export LANGUAGES VERSION STRICT SHARD SHARDS FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS
+export LANGUAGES VERSION STRICT SHARD REUSE SHARDS FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS
 RUN := "$$PY" -m tutorials_site
 
 .PHONY: html html-noplot check ci-build assemble durations lint docs publish update-po i18n-status audit test bench clean lock

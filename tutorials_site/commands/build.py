@@ -97,25 +97,41 @@ def _run_isolated(settings, project, tutorial, run_dir, timeout):
     return dataclasses.replace(outcome, ok=False, raised=False, error=error, result=runs.read_json(run_dir / runs.RESULT))
 
 
-def run_tutorials(settings, project, tutorials, environment):
-    """Run each tutorial whose run is not current, one at a time; returns the labels of those that failed.
+def _current(run_dir, digest, environment, output_limits):
+    """Whether the run in RUN_DIR stands for source DIGEST in ENVIRONMENT and shows what OUTPUT_LIMITS ask for."""
+    # A run recorded under other output limits shows more or less than they now ask for.
+    limits = (runs.read_json(run_dir / "options.json") or {}).get("output_limits")
+    return limits == asdict(output_limits) and not runs.problems(run_dir, digest, environment)
 
+
+def run_tutorials(settings, project, tutorials, environment):
+    """Run each tutorial whose run is not current, one at a time; returns the labels of those that failed and the
+    keys of those run.
+
+    A run not current here but current in REUSE's build folder is copied from there instead of run.
     A failure listed in conf.py's expected_failing_examples is stamped like a success (its page shows
     the traceback); `abort_on_example_error` stops at the first unexpected one.
     """
-    failed, ran = [], 0
+    failed, ran, taken = [], [], 0
     rerun = project.flag("run_stale_examples")
+    reuse = settings.reuse
+    if reuse and not reuse.root.exists():
+        print(f"[execute] REUSE={reuse.root}: no such folder, no runs to take from it", flush=True)
+        reuse = None
     for tutorial in tutorials:
         run_dir = settings.tree.run_dir(tutorial.key)
         digest = source_digest(tutorial.path)
-        # A run recorded under other output limits shows more or less than they now ask for.
-        limits = (runs.read_json(run_dir / "options.json") or {}).get("output_limits")
-        if not rerun and limits == asdict(settings.output_limits) and not runs.problems(run_dir, digest, environment):
+        if not rerun and _current(run_dir, digest, environment, settings.output_limits):
+            continue
+        kept = reuse.run_dir(tutorial.key) if reuse else None
+        if not rerun and kept and _current(kept, digest, environment, settings.output_limits):
+            runs.restore(kept, run_dir)
+            taken += 1
             continue
         timeout = execute.timeout_for(tutorial.path, settings.timeout, tutorial.label)  # checked by refuse_unusable
         print(f"[execute] {tutorial.label} (time limit {timeout:g} s)", flush=True)
         outcome = _run_isolated(settings, project, tutorial, run_dir, timeout)
-        ran += 1
+        ran.append(tutorial.key)
         if outcome.ok or (outcome.raised and project.expected_to_fail(tutorial)):
             _stamp(tutorial, outcome, environment, digest, run_dir)
             if not outcome.ok:
@@ -126,8 +142,9 @@ def run_tutorials(settings, project, tutorials, environment):
         if project.flag("abort_on_example_error"):
             print("[execute] abort_on_example_error: the remaining tutorials are not executed", flush=True)
             break
-    print(f"[execute] executed {ran} of {len(tutorials)} tutorial(s)", flush=True)
-    return failed
+    print(f"[execute] executed {len(ran)} of {len(tutorials)} tutorial(s)"
+          + (f"; took {taken} current run(s) from REUSE={reuse.root}" if reuse else ""), flush=True)
+    return failed, ran
 
 
 def _has_title(text):
@@ -320,7 +337,7 @@ def html(settings, noplot=False, assemble=False):
     for lang in langs:
         translate.check_labels(lang)
     environment = environment_fingerprint()
-    failed = []
+    failed, ran = [], []
     if "plot_gallery" in site.options and not site.flag("plot_gallery"):
         noplot = True  # conf.py asks for pages without output, as sphinx-gallery gives them
     if not noplot:
@@ -333,11 +350,13 @@ def html(settings, noplot=False, assemble=False):
                 raise Failed("[assemble] refusing to execute anything here; no current shard output for:\n  "
                              + "\n  ".join(missing))
         else:
-            failed = run_tutorials(settings, site, tutorials, environment)
+            failed, ran = run_tutorials(settings, site, tutorials, environment)
             if failed and site.flag("abort_on_example_error"):
                 raise Failed("[build] failed: " + "\n  ".join(failed))  # and nothing rendered
         if settings.shard:
-            runs.write_json(tree.shard_record, {"shard": settings.shard, "tutorials": [t.key for t in tutorials]})
+            # Its tutorials' runs, executed or taken from REUSE; durations count the executed ones only.
+            runs.write_json(tree.shard_record, {"shard": settings.shard, "tutorials": [t.key for t in tutorials],
+                                                "executed": ran})
             if failed:
                 raise Failed("[build] failed: " + "\n  ".join(failed))
             print(f"[build] shard {settings.shard}: executed; `make assemble` renders the pages", flush=True)

@@ -27,6 +27,7 @@ class Settings:
     timeout: float  # seconds a tutorial may run (TUTORIAL_TIMEOUT), unless it sets its own
     output_limits: OutputLimits  # how much of a tutorial's output is recorded and shown (TUTORIAL_OUTPUT_LIMIT)
     chromium: str  # the browser `make audit` drives (CHROMIUM)
+    reuse: BuildTree | None = None  # a build folder whose current runs are taken instead of executed (REUSE)
 
     @property
     def published(self):
@@ -43,7 +44,7 @@ def flag(value):
 
 def from_environment(environ, builddir=None):
     """Settings from a mapping of make variables (LANGUAGES, VERSION, STRICT, SHARD, BUILDDIR, PAGES,
-    BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM)."""
+    BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM, REUSE)."""
     jobs = environ.get("BUILD_JOBS", "").strip() or str(os.cpu_count() or 1)
     if not re.fullmatch(r"[1-9]\d*", jobs):
         raise UsageError(f"BUILD_JOBS: {jobs!r} is not a positive number of processes")
@@ -56,8 +57,9 @@ def from_environment(environ, builddir=None):
     if block_limit is None:
         raise UsageError(f"{LIMIT_VARIABLE}: {output_limit!r} is not a positive number of characters "
                          "(a number, or with K or M: 256K)")
+    tree = BuildTree(Path(builddir or environ.get("BUILDDIR") or ROOT / "_build").resolve())
     return Settings(
-        tree=BuildTree(Path(builddir or environ.get("BUILDDIR") or ROOT / "_build").resolve()),
+        tree=tree,
         langs=languages.select(environ.get("LANGUAGES", "")),
         version=versions.current(environ.get("VERSION", "")),
         strict=flag(environ.get("STRICT")),
@@ -67,4 +69,19 @@ def from_environment(environ, builddir=None):
         timeout=timeout,
         output_limits=OutputLimits.of_block_limit(block_limit),
         chromium=environ.get("CHROMIUM", "").strip() or DEFAULT_CHROMIUM,
+        reuse=_reuse(environ.get("REUSE", "").strip(), tree),
     )
+
+
+def _reuse(value: str, tree: BuildTree) -> BuildTree | None:
+    """REUSE's build folder. One that does not exist is no error: CI names where its cache of runs is
+    restored to, and there is none before main's first build (the build says it found nothing)."""
+    if not value:
+        return None
+    reuse = BuildTree(Path(value).resolve())
+    if reuse.root == tree.root:
+        raise UsageError(f"REUSE={value}: the folder being built into; give another build folder (or no REUSE)")
+    if reuse.root.exists() and not reuse.runs.is_dir():
+        raise UsageError(f"REUSE={value}: not a build folder (no runs/ in it); give the folder that holds runs/, "
+                         "such as another BUILDDIR or the folder CI restores its kept runs into")
+    return reuse

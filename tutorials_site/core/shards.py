@@ -97,11 +97,17 @@ def merge(shard_builddirs, tree):
 
 
 def record(builddirs):
-    """The run times in the execution stamps under the build folders, by tutorial."""
+    """The run times in the execution stamps under the build folders, by tutorial.
+
+    Of a shard's folder, only the runs it executed: one it took from REUSE was timed by the build that ran it.
+    """
     durations = {}
     for tree in map(BuildTree, builddirs):
+        shard = runs.read_json(tree.shard_record)
+        executed = shard.get("executed") if isinstance(shard, dict) else None
         for stamp_file in sorted(tree.runs.rglob(runs.STAMP)):
+            key = stamp_file.parent.relative_to(tree.runs).as_posix()
             stamp = runs.read_json(stamp_file)
-            if stamp:
-                durations[stamp_file.parent.relative_to(tree.runs).as_posix()] = stamp["seconds"]
+            if stamp and (executed is None or key in executed):
+                durations[key] = stamp["seconds"]
     return durations
