@@ -25,11 +25,9 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from tutorials_site.core import shards  # noqa: E402
-from tutorials_site.core.project import Project  # noqa: E402
+from tutorials_site.core import shards
+from tutorials_site.core.layout import ROOT
+from tutorials_site.core.project import Project
 
 WORKFLOW = ROOT / ".github" / "workflows" / "docs.yml"
 COUNT = 20

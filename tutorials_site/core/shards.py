@@ -7,6 +7,11 @@ recorded, committed in .github/tutorial-durations.json), so every runner gets
 the same lists without talking to the others. Each run's duration is in its
 execution stamp; a maintainer refreshes the committed file from the shards'
 build folders (`make durations`).
+
+The deal does not depend on which runs are current: a shard given REUSE (in CI,
+the runs main kept) copies the current ones of its share instead of executing
+them, and hands them over with the ones it executed, so every shard's share is
+the same whatever cache entry each one restored.
 """
 
 
@@ -52,7 +57,8 @@ def selection(spec):
 
 
 def _executed(shard):
-    """The tutorials a shard's build folder says it executed (its shard.json), checked against its runs."""
+    """The tutorials a shard's build folder has the runs of (its shard.json: executed there or taken from REUSE),
+    checked against its runs."""
     record = runs.read_json(shard.shard_record)
     if not isinstance(record, dict) or not isinstance(record.get("tutorials"), list):
         raise UsageError(f"SHARDS: {shard.root}: not a shard's build folder (no readable shard.json in it); "
