@@ -187,7 +187,8 @@ def _copy(source: Path, target: Path) -> None:
 
 
 class Player:
-    """Plays CI runs of the repository at `repo` in folders under `work`; `site` is the stand-in torch's folder."""
+    """Plays CI runs, as a push to main plays them (its steps that keep the runs included), in folders under
+    `work`; `site` is the stand-in torch's folder, the same for every run."""
 
     def __init__(self, work: Path, site: Path) -> None:
         self.work, self.site = work, site
