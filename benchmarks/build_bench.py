@@ -9,7 +9,10 @@
   for a 0.5 s script that does not import torch (target: <= +0.3 s) and for one that
   does (target: <= +0.3 s beyond its own `import torch`), and for each real tutorial;
 - no-op rebuild, and the rebuild after one translation changed (target: executes nothing);
-- peak memory: the largest process of the build, and each run's process tree (its stamp).
+- peak memory: the largest process of the build, and each run's process tree (its stamp);
+- two CI runs in a row (benchmarks/ci_runs.py: the workflow's shards and assemble, its cache carried
+  from the first run to the second) on a generated repository of small tutorials, for each change
+  between them: the tutorials the second run executes (targets: the issue's) and what it took.
 
 Figures are medians of --repeat runs.
 """
@@ -30,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import ci_runs  # noqa: E402
 from tutorials_site.commands.execute import RunOptions, run_tutorial  # noqa: E402
 from tutorials_site.core import languages, project  # noqa: E402
 from tutorials_site.core.layout import BuildTree  # noqa: E402
@@ -142,6 +146,25 @@ def catalog_change(tmp):
     return seconds, re.findall(r"^\[build\] (\S+): sphinx-build", output, re.M), executed
 
 
+def kept_runs(tmp):
+    """The first CI run of a generated repository, then for each change a second run from the runs it kept."""
+    work = Path(tmp)
+    repo = ci_runs.generate(work / "repo")
+    site = work / "torch-site"
+    first, kept = ci_runs.Player(work / "first", site).play(repo, "first", None, ci_runs.torch_version())
+    seconds = []
+    for n, change in enumerate(ci_runs.CHANGES):
+        changed = ci_runs.changed(repo, work / f"repo-{n}", change)
+        player = ci_runs.Player(work / f"second-{n}", site)
+        seconds.append((change, player.play(changed, "second", kept, ci_runs.torch_version() + change.torch_suffix)[0]))
+    return first, seconds
+
+
+def _ci_run(run):
+    return (f"shards {run.shard_seconds:6.2f} s (the tutorials' runs {run.run_seconds:5.2f} s), "
+            f"assemble {run.assemble_seconds:5.2f} s")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=2)
@@ -159,6 +182,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         catalog_s, rebuilt, executed = catalog_change(tmp)
     peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    with tempfile.TemporaryDirectory() as tmp:
+        first_run, second_runs = kept_runs(tmp)
 
     print(f"median of {args.repeat} runs; {os.cpu_count()} CPUs")
     print(f"executions per clean build     English alone {runs['en']}, all four languages {runs['all']} (target: equal)")
@@ -176,6 +201,11 @@ def main():
     print(f"peak memory: largest build process {peak_mib:.0f} MiB; each run's process tree: "
           + ", ".join(f"{stamp['peak_rss_mb']:.0f} MB" for stamp in stamps)
           + "".join(f"; GPU {stamp['gpu_peak_mb']} MB" for stamp in stamps if stamp["gpu_peak_mb"]))
+    print(f"two CI runs in a row, {ci_runs.COUNT} small tutorials in {ci_runs.SHARDS} shards (LANGUAGES={ci_runs.LANGUAGES}); "
+          "the second restores the runs the first kept")
+    print(f"  {'first run, nothing kept':<37} executed {first_run.executed:2d}              {_ci_run(first_run)}")
+    for change, run in second_runs:
+        print(f"  {'then ' + change.what:<37} executed {run.executed:2d} (target {change.target:2d})  {_ci_run(run)}")
 
 
 if __name__ == "__main__":

@@ -97,7 +97,7 @@ def test_third_party_actions_are_pinned_by_full_commit_sha_with_their_version(wo
     uses = re.findall(r"uses: (\S+)(.*)", WORKFLOW.read_text())
     assert uses
     for action, comment in uses:
-        assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", action), action
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+(/[\w.-]+)*@[0-9a-f]{40}", action), action  # owner/repo[/path]@sha
         assert re.fullmatch(r"\s+# v\d+\.\d+\.\d+", comment), (action, comment)
 
 
@@ -255,3 +255,65 @@ def test_ci_installs_only_from_the_locks_with_hashes(workflow):
     # CI reaches pip through make only: neither the workflow nor .ci/run installs a package itself.
     for text in [step.get("run", "") for _, step in _steps(workflow)] + [(lint.ROOT / ".ci" / "run").read_text()]:
         assert not re.search(r"\bpip3? install|-m pip\b", text), text
+
+
+# --- issue 18: runs kept across CI runs (actions/cache) ---------------------------------------------------
+
+def _cache_steps(workflow):
+    """(job, step) of every step that uses GitHub's cache."""
+    return [(name, step) for name, step in _steps(workflow) if step.get("uses", "").startswith("actions/cache")]
+
+
+def _condition(step, event, ref):
+    """A step's `if`, evaluated for one event (a run that was not cancelled)."""
+    expression = step["if"].replace("!cancelled()", "True").replace("!startsWith", "not startsWith")
+    return bool(_evaluate(expression, event_name=event, ref=ref))
+
+
+def test_only_main_saves_the_runs_and_only_its_shards_and_pull_requests_restore_them(workflow):
+    steps = {step["uses"].split("@")[0]: (job, step) for job, step in _cache_steps(workflow)}
+    # The save and restore halves, never actions/cache itself, whose post step would save in every run.
+    assert sorted(steps) == ["actions/cache/restore", "actions/cache/save"]
+    (restore_job, restore), (save_job, save) = steps["actions/cache/restore"], steps["actions/cache/save"]
+    assert (restore_job, save_job) == ("execute", "assemble")
+    for (event, ref), trusted in EVENTS.items():
+        # A pull request (a fork's too) runs at refs/pull/N/merge: it saves nothing, so main never restores its
+        # entries (GitHub scopes them to the pull request anyway); it restores main's.
+        assert _condition(save, event, ref) is (trusted and ref == "refs/heads/main"), (event, ref)
+        # A release is executed whole: no cache entry reaches what it publishes.
+        assert _condition(restore, event, ref) is (not ref.startswith("refs/tags/")), (event, ref)
+    # What is saved is found again: the same path (part of the cache's version), keys under the prefix restored.
+    assert restore["with"]["path"] == save["with"]["path"]
+    prefix = restore["with"]["restore-keys"]
+    assert save["with"]["key"].startswith(prefix) and restore["with"]["key"].startswith(prefix)
+    # Entries are immutable: each run attempt saves its own, and the newest under the prefix is restored.
+    assert "${{ github.run_id }}-${{ github.run_attempt }}" in save["with"]["key"]
+
+
+def test_shards_take_the_kept_runs_and_assemble_keeps_what_it_merged(workflow):
+    jobs = workflow["jobs"]
+    execute_steps, assemble_steps = jobs["execute"]["steps"], jobs["assemble"]["steps"]
+    [restore] = [step for step in execute_steps if step.get("uses", "").startswith("actions/cache/restore@")]
+    [shard] = [step for step in execute_steps if "SHARD" in step.get("env", {})]
+    # Restored before the shard runs, into the build folder REUSE names (make html takes the current ones).
+    assert execute_steps.index(restore) < execute_steps.index(shard)
+    assert Path(restore["with"]["path"]) == Path(shard["env"]["REUSE"]) / "runs"
+    # The shard uploads its runs, taken or executed, as before: assemble refuses a tutorial without one.
+    assert not any(step.get("uses", "").startswith("actions/cache/save@") for step in execute_steps)
+    [save] = [step for step in assemble_steps if step.get("uses", "").startswith("actions/cache/save@")]
+    [merge] = [step for step in assemble_steps if "make assemble" in step.get("run", "")]
+    gather = assemble_steps[assemble_steps.index(merge) + 1:assemble_steps.index(save)]
+    gathering = [step for step in gather if "run" in step]
+    assert [step["run"] for step in gathering] == [f"mkdir -p {Path(save['with']['path']).parent} && "
+                                                   f"cp -a _build/runs {save['with']['path']}"]
+    assert all(step["if"] == save["if"] for step in gathering)
+
+
+def test_the_linters_flag_a_cache_that_a_release_would_restore_and_any_run_would_save(tmp_path):
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    text = WORKFLOW.read_text()
+    assert "uses: actions/cache/restore@" in text
+    (workflows / "docs.yml").write_text(text.replace("uses: actions/cache/restore@", "uses: actions/cache@"))
+    code, output = lint.zizmor(workflows)
+    assert code != 0 and "cache-poisoning" in output, output

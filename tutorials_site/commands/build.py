@@ -108,31 +108,51 @@ def _run_isolated(settings, project, tutorial, run_dir, timeout):
     return dataclasses.replace(outcome, ok=False, raised=False, error=error, result=runs.read_json(run_dir / runs.RESULT))
 
 
-def run_is_current(settings: Settings, tutorial: project.Tutorial, environment: str) -> bool:
-    """Whether TUTORIAL's recorded run stands for its current source, in this environment, under these limits."""
-    run_dir = settings.tree.run_dir(tutorial.key)
+def _current(run_dir, digest, environment, output_limits):
+    """Whether the run in RUN_DIR stands for source DIGEST in ENVIRONMENT and shows what OUTPUT_LIMITS ask for."""
     # A run recorded under other output limits shows more or less than they now ask for.
     limits = (runs.read_json(run_dir / "options.json") or {}).get("output_limits")
-    return limits == asdict(settings.output_limits) and not runs.problems(run_dir, source_digest(tutorial.path),
-                                                                          environment)
+    return limits == asdict(output_limits) and not runs.problems(run_dir, digest, environment)
+
+
+def _usable(settings, run_dir, digest, environment, need):
+    """Whether the run in RUN_DIR is current and, under NEEDS=strict, ran on the GPUs NEED declares."""
+    return (_current(run_dir, digest, environment, settings.output_limits)
+            and not (settings.enforce_needs and _ran_on_less(run_dir, need)))
+
+
+def run_is_current(settings: Settings, tutorial: project.Tutorial, environment: str) -> bool:
+    """Whether TUTORIAL's recorded run stands for its current source, in this environment, under these limits."""
+    return _current(settings.tree.run_dir(tutorial.key), source_digest(tutorial.path), environment,
+                    settings.output_limits)
 
 
 def run_tutorials(settings, project, tutorials, environment):
-    """Run each tutorial whose run is not current, one at a time; returns the labels of those that failed.
+    """Run each tutorial whose run is not current, one at a time; returns the labels of those that failed and the
+    keys of those run.
 
+    A run not current here but current in REUSE's build folder is copied from there instead of run.
     A failure listed in conf.py's expected_failing_examples is stamped like a success (its page shows
     the traceback); `abort_on_example_error` stops at the first unexpected one. Under NEEDS=strict, a
     tutorial this machine has too few GPUs for is not run, and the build stops once the others ran.
     """
-    failed, unmet, ran = [], [], 0
+    failed, unmet, ran, taken = [], [], [], 0
     rerun = project.flag("run_stale_examples")
     machine = None  # the GPUs tutorials see here, asked once, when first needed
+    reuse = settings.reuse
+    if reuse and not reuse.root.exists():
+        print(f"[execute] REUSE={reuse.root}: no such folder, no runs to take from it", flush=True)
+        reuse = None
     for tutorial in tutorials:
         run_dir = settings.tree.run_dir(tutorial.key)
         digest = source_digest(tutorial.path)
         need = needs.of(project, tutorial)  # checked by refuse_unusable
-        if (not rerun and run_is_current(settings, tutorial, environment)
-                and not (settings.enforce_needs and _ran_on_less(run_dir, need))):
+        if not rerun and _usable(settings, run_dir, digest, environment, need):
+            continue
+        kept = reuse.run_dir(tutorial.key) if reuse else None
+        if not rerun and kept and _usable(settings, kept, digest, environment, need):
+            runs.restore(kept, run_dir)
+            taken += 1
             continue
         if settings.enforce_needs and need.gpus:
             if machine is None:
@@ -145,7 +165,7 @@ def run_tutorials(settings, project, tutorials, environment):
         timeout = execute.timeout_for(tutorial.path, settings.timeout, tutorial.label)  # checked by refuse_unusable
         print(f"[execute] {tutorial.label} (time limit {timeout:g} s)", flush=True)
         outcome = _run_isolated(settings, project, tutorial, run_dir, timeout)
-        ran += 1
+        ran.append(tutorial.key)
         if outcome.ok or (outcome.raised and project.expected_to_fail(tutorial)):
             _stamp(tutorial, outcome, environment, digest, run_dir, need)
             if not outcome.ok:
@@ -156,10 +176,11 @@ def run_tutorials(settings, project, tutorials, environment):
         if project.flag("abort_on_example_error"):
             print("[execute] abort_on_example_error: the remaining tutorials are not executed", flush=True)
             break
-    print(f"[execute] executed {ran} of {len(tutorials)} tutorial(s)", flush=True)
+    print(f"[execute] executed {len(ran)} of {len(tutorials)} tutorial(s)"
+          + (f"; took {taken} current run(s) from REUSE={reuse.root}" if reuse else ""), flush=True)
     if unmet:  # never run here, so no page to render: the build stops (the others' runs are kept)
         raise Failed("[build] failed: " + "\n  ".join(failed + unmet))
-    return failed
+    return failed, ran
 
 
 def _has_title(text):
@@ -356,7 +377,7 @@ def html(settings, noplot=False, assemble=False):
     for lang in langs:
         translate.check_labels(lang)
     environment = environment_fingerprint()
-    failed = []
+    failed, ran = [], []
     if "plot_gallery" in site.options and not site.flag("plot_gallery"):
         noplot = True  # conf.py asks for pages without output, as sphinx-gallery gives them
     if not noplot:
@@ -369,11 +390,13 @@ def html(settings, noplot=False, assemble=False):
                 raise Failed("[assemble] refusing to execute anything here; no current shard output for:\n  "
                              + "\n  ".join(missing))
         else:
-            failed = run_tutorials(settings, site, tutorials, environment)
+            failed, ran = run_tutorials(settings, site, tutorials, environment)
             if failed and site.flag("abort_on_example_error"):
                 raise Failed("[build] failed: " + "\n  ".join(failed))  # and nothing rendered
         if settings.shard:
-            runs.write_json(tree.shard_record, {"shard": str(settings.shard), "tutorials": [t.key for t in tutorials]})
+            # Its tutorials' runs, executed or taken from REUSE; durations count the executed ones only.
+            runs.write_json(tree.shard_record, {"shard": str(settings.shard), "tutorials": [t.key for t in tutorials],
+                                                "executed": ran})
             if failed:
                 raise Failed("[build] failed: " + "\n  ".join(failed))
             print(f"[build] shard {settings.shard}: executed; `make assemble` renders the pages", flush=True)

@@ -157,3 +157,13 @@ def origin(root):
     if git("status", "--porcelain", "--untracked-files=no"):
         commit += "+changes"
     return {"commit": commit, "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
+
+
+def restore(kept: Path, run_dir: Path) -> None:
+    """Put a copy of the run in KEPT (another build folder's) in place of RUN_DIR's.
+
+    The stamp goes last: a copy cut short has none, so it is never taken for current.
+    """
+    shutil.rmtree(run_dir, ignore_errors=True)
+    shutil.copytree(kept, run_dir, ignore=lambda folder, names: [STAMP] if Path(folder) == Path(kept) else [])
+    shutil.copy2(Path(kept, STAMP), run_dir / STAMP)

@@ -31,6 +31,7 @@ class Settings:
     # TUTORIALS: paths or patterns of the only tutorials `make html` executes (empty: all); resolved
     # against conf.py's galleries by Project.select.
     tutorials: tuple[str, ...] = ()
+    reuse: BuildTree | None = None  # a build folder whose current runs are taken instead of executed (REUSE)
 
     @property
     def published(self):
@@ -47,7 +48,7 @@ def flag(value):
 
 def from_environment(environ, builddir=None):
     """Settings from a mapping of make variables (LANGUAGES, VERSION, STRICT, SHARD, NEEDS, BUILDDIR, PAGES,
-    BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM, TUTORIALS)."""
+    BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM, TUTORIALS, REUSE)."""
     jobs = environ.get("BUILD_JOBS", "").strip() or str(os.cpu_count() or 1)
     if not re.fullmatch(r"[1-9]\d*", jobs):
         raise UsageError(f"BUILD_JOBS: {jobs!r} is not a positive number of processes")
@@ -65,8 +66,9 @@ def from_environment(environ, builddir=None):
     if block_limit is None:
         raise UsageError(f"{LIMIT_VARIABLE}: {output_limit!r} is not a positive number of characters "
                          "(a number, or with K or M: 256K)")
+    tree = BuildTree(Path(builddir or environ.get("BUILDDIR") or ROOT / "_build").resolve())
     return Settings(
-        tree=BuildTree(Path(builddir or environ.get("BUILDDIR") or ROOT / "_build").resolve()),
+        tree=tree,
         langs=languages.select(environ.get("LANGUAGES", "")),
         version=versions.current(environ.get("VERSION", "")),
         strict=flag(environ.get("STRICT")),
@@ -78,4 +80,19 @@ def from_environment(environ, builddir=None):
         output_limits=OutputLimits.of_block_limit(block_limit),
         chromium=environ.get("CHROMIUM", "").strip() or DEFAULT_CHROMIUM,
         tutorials=tuple(environ.get("TUTORIALS", "").split()),
+        reuse=_reuse(environ.get("REUSE", "").strip(), tree),
     )
+
+
+def _reuse(value: str, tree: BuildTree) -> BuildTree | None:
+    """REUSE's build folder. One that does not exist is no error: CI names where its cache of runs is
+    restored to, and there is none before main's first build (the build says it found nothing)."""
+    if not value:
+        return None
+    reuse = BuildTree(Path(value).resolve())
+    if reuse.root == tree.root:
+        raise UsageError(f"REUSE={value}: the folder being built into; give another build folder (or no REUSE)")
+    if reuse.root.exists() and not reuse.runs.is_dir():
+        raise UsageError(f"REUSE={value}: not a build folder (no runs/ in it); give the folder that holds runs/, "
+                         "such as another BUILDDIR or the folder CI restores its kept runs into")
+    return reuse

@@ -10,6 +10,11 @@ every runner gets the same lists without talking to the others. Each run's
 duration is in its execution stamp; a maintainer refreshes the committed file
 from the shards' build folders (`make durations`). `make shard-matrix` lists
 the shards of each class that has tutorials, for CI's matrix.
+
+The deal does not depend on which runs are current: a shard given REUSE (in CI,
+the runs main kept) copies the current ones of its share instead of executing
+them, and hands them over with the ones it executed, so every shard's share is
+the same whatever cache entry each one restored.
 """
 
 
@@ -99,7 +104,8 @@ def matrix(counts: dict[str, int]) -> dict[str, list[dict]]:
 
 
 def _executed(shard):
-    """The tutorials a shard's build folder says it executed (its shard.json), checked against its runs."""
+    """The tutorials a shard's build folder has the runs of (its shard.json: executed there or taken from REUSE),
+    checked against its runs."""
     record = runs.read_json(shard.shard_record)
     if not isinstance(record, dict) or not isinstance(record.get("tutorials"), list):
         raise UsageError(f"SHARDS: {shard.root}: not a shard's build folder (no readable shard.json in it); "
@@ -144,11 +150,17 @@ def merge(shard_builddirs, tree):
 
 
 def record(builddirs):
-    """The run times in the execution stamps under the build folders, by tutorial."""
+    """The run times in the execution stamps under the build folders, by tutorial.
+
+    Of a shard's folder, only the runs it executed: one it took from REUSE was timed by the build that ran it.
+    """
     durations = {}
     for tree in map(BuildTree, builddirs):
+        shard = runs.read_json(tree.shard_record)
+        executed = shard.get("executed") if isinstance(shard, dict) else None
         for stamp_file in sorted(tree.runs.rglob(runs.STAMP)):
+            key = stamp_file.parent.relative_to(tree.runs).as_posix()
             stamp = runs.read_json(stamp_file)
-            if stamp:
-                durations[stamp_file.parent.relative_to(tree.runs).as_posix()] = stamp["seconds"]
+            if stamp and (executed is None or key in executed):
+                durations[key] = stamp["seconds"]
     return durations

@@ -1,0 +1,256 @@
+"""CI runs played on this machine: docs.yml's execute and assemble jobs on a generated git repository.
+
+The steps played are the workflow's own, read from it: each shard, in a fresh clone, gets the kept runs
+where its actions/cache/restore step unpacks them (a copy of the folder the last run saved), runs its
+execute step's command with that step's environment, and hands over the paths its upload step names;
+assemble, in another clone, runs its command and then the steps that gather the runs to keep, and its
+actions/cache/save step becomes a copy of that path. `make bench` prints the figures;
+tests/test_kept_runs.py checks them against the targets.
+
+The repository holds COUNT tutorials that each print a line, and every run sees a stand-in torch
+distribution on PYTHONPATH (metadata only), so that a change of torch's version is a change of
+what the fingerprint reads, made without installing anything.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import yaml
+
+from tutorials_site.core import shards
+from tutorials_site.core.layout import ROOT
+from tutorials_site.core.project import Project
+
+WORKFLOW = ROOT / ".github" / "workflows" / "docs.yml"
+COUNT = 20
+SHARDS = 2
+LANGUAGES = "en"  # executing is the same for every language; rendering one keeps each run short
+VENV = Path(sys.executable).parent.parent  # the environment running this, for make's VENV
+_COPIED = shutil.ignore_patterns(".git", ".venv", "_build", "_kept", "docs", "__pycache__", ".pytest_cache")
+TUTORIAL = '''"""
+Small tutorial {n}
+==================
+
+It prints one line.
+"""
+
+print("small tutorial {n} ran")
+'''
+TRANSLATED = 3  # the tutorial with a Korean catalog
+CATALOG = '''msgid ""
+msgstr ""
+"Language: ko\\n"
+"MIME-Version: 1.0\\n"
+"Content-Type: text/plain; charset=utf-8\\n"
+"Content-Transfer-Encoding: 8bit\\n"
+
+msgid "Small tutorial {n}"
+msgstr "{text}"
+'''
+
+
+def tutorial_name(n: int) -> str:
+    return f"small_{n:02d}"
+
+
+class StepFailed(Exception):
+    """A played step exited non-zero; the message holds its command and output."""
+
+
+@dataclass(frozen=True)
+class CIRun:
+    """What one played CI run cost."""
+
+    executed: int  # tutorials the shards executed
+    shard_seconds: float  # the shards' execute steps added up: the runner time the run paid for
+    run_seconds: float  # of it, the executed tutorials' own runs (their stamps)
+    assemble_seconds: float
+
+
+@dataclass(frozen=True)
+class Change:
+    """A change between two CI runs, and what the issue sets as the second run's executions."""
+
+    what: str
+    target: int
+    edit: Callable[[Path], None]  # applied to a clone of the repository, then committed
+    torch_suffix: str = ""  # added to torch's version for the second run
+
+
+def _append(relative: str, text: str) -> Callable[[Path], None]:
+    def edit(repo: Path) -> None:
+        with open(repo / relative, "a", encoding="utf-8") as file:
+            file.write(text)
+    return edit
+
+
+def _retitle(relative: str, old: str, new: str) -> Callable[[Path], None]:
+    def edit(repo: Path) -> None:
+        path = repo / relative
+        text = path.read_text(encoding="utf-8")
+        assert old in text, (path, old)
+        path.write_text(text.replace(old, new), encoding="utf-8")
+    return edit
+
+
+GALLERY = "beginner_source"
+CATALOG_PATH = f"locales/ko/LC_MESSAGES/{GALLERY}/{tutorial_name(TRANSLATED)}.po"
+CHANGES = (
+    Change("nothing", 0, lambda repo: None),
+    Change("one tutorial", 1, _retitle(f"{GALLERY}/{tutorial_name(7)}.py", "ran\")", "ran, changed\")")),
+    Change("a translation (.po)", 0, _retitle(CATALOG_PATH, "작은 튜토리얼", "작은 예제")),
+    Change("a template (_templates)", 0, _append("_templates/layout.html", "{#- a template changed #}\n")),
+    Change("CSS (_static)", 0, _append("_static/tutorials.css", "/* a stylesheet changed */\n")),
+    Change("the audit (core/audit.py)", 0, _append("tutorials_site/core/audit.py", "# the audit changed\n")),
+    Change("the runner (commands/runner.py)", COUNT, _append("tutorials_site/commands/runner.py", "# the runner changed\n")),
+    Change("torch's version", COUNT, lambda repo: None, torch_suffix=".post1"),
+)
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=ci", "-c", "user.email=ci@example.invalid", *args], cwd=repo,
+                          check=True, capture_output=True, text=True).stdout
+
+
+def generate(target: Path, count: int = COUNT) -> Path:
+    """A git repository: this project with `count` small tutorials in place of its own, one translated."""
+    shutil.copytree(ROOT, target, ignore=_COPIED)
+    for tutorial in Project.read(target).tutorials:
+        tutorial.path.unlink()
+    for catalogs in target.glob(f"locales/*/LC_MESSAGES/{GALLERY}"):
+        shutil.rmtree(catalogs)
+    for n in range(1, count + 1):
+        Path(target, GALLERY, f"{tutorial_name(n)}.py").write_text(TUTORIAL.format(n=f"{n:02d}"), encoding="utf-8")
+    catalog = target / CATALOG_PATH
+    catalog.parent.mkdir(parents=True)
+    catalog.write_text(CATALOG.format(n=f"{TRANSLATED:02d}", text=f"작은 튜토리얼 {TRANSLATED:02d}"), encoding="utf-8")
+    git(target, "init", "-q", "-b", "main")
+    git(target, "add", "-A")
+    git(target, "commit", "-q", "-m", "generated tutorials")
+    return target
+
+
+def changed(base: Path, target: Path, change: Change) -> Path:
+    """A clone of `base` with `change` committed (a change of torch's version is none of the repository's)."""
+    git(base.parent, "clone", "-q", str(base), str(target))
+    change.edit(target)
+    git(target, "commit", "-q", "--allow-empty", "-am", change.what)
+    return target
+
+
+def write_torch(site: Path, version: str) -> None:
+    """The stand-in torch distribution, metadata only, in `site` (put first on PYTHONPATH)."""
+    shutil.rmtree(site, ignore_errors=True)
+    info = site / f"torch-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n", encoding="utf-8")
+
+
+def torch_version() -> str:
+    """The installed torch's release (no local label, after which a suffix would be part of the label)."""
+    return metadata.version("torch").split("+", 1)[0]
+
+
+def _workflow() -> dict:
+    return yaml.safe_load(WORKFLOW.read_text())
+
+
+def _step(steps: list[dict], test: Callable[[dict], bool]) -> dict:
+    [step] = [step for step in steps if test(step)]
+    return step
+
+
+def _uses(action: str) -> Callable[[dict], bool]:
+    return lambda step: step.get("uses", "").split("@")[0] == action
+
+
+def _expand(value: str, known: dict[str, str]) -> str:
+    """A workflow value with the expressions the played step uses replaced; any other is an error."""
+    for expression, replacement in known.items():
+        value = value.replace("${{ " + expression + " }}", replacement)
+    if "${{" in value:
+        raise ValueError(f"{WORKFLOW.name}: {value!r}: an expression the player does not know")
+    return value
+
+
+def _copy(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    (shutil.copytree if source.is_dir() else shutil.copy2)(source, target)
+
+
+class Player:
+    """Plays CI runs, as a push to main plays them (its steps that keep the runs included), in folders under
+    `work`; `site` is the stand-in torch's folder, the same for every run."""
+
+    def __init__(self, work: Path, site: Path) -> None:
+        self.work, self.site = work, site
+        jobs = _workflow()["jobs"]
+        execute, assemble = jobs["execute"]["steps"], jobs["assemble"]["steps"]
+        self.restore = _step(execute, _uses("actions/cache/restore"))["with"]["path"]
+        self.execute = _step(execute, lambda step: "SHARD" in step.get("env", {}))
+        self.upload = _step(execute, _uses("actions/upload-artifact"))["with"]["path"].split()
+        self.download = _step(assemble, _uses("actions/download-artifact"))["with"]["path"]
+        self.assemble = _step(assemble, lambda step: "make assemble" in step.get("run", ""))
+        save = _step(assemble, _uses("actions/cache/save"))
+        self.save = save["with"]["path"]
+        between = assemble[assemble.index(self.assemble) + 1:assemble.index(save)]
+        self.gather = [step for step in between if "run" in step]
+
+    @property
+    def pythonpath(self) -> str:
+        return os.pathsep.join(filter(None, [str(self.site), os.environ.get("PYTHONPATH")]))
+
+    def _clone(self, repo: Path, name: str) -> Path:
+        clone = self.work / name
+        git(self.work, "clone", "-q", str(repo), str(clone))
+        # A clone's files are newer than the venv's stamp: make would install the venv again.
+        for lock in clone.glob("requirements-*.lock"):
+            os.utime(lock, (0, 0))
+        return clone
+
+    def _run(self, clone: Path, step: dict, known: dict[str, str]) -> tuple[float, str]:
+        env = {**os.environ, "LANGUAGES": LANGUAGES, "VENV": str(VENV), "PYTHONPATH": self.pythonpath,
+               **{name: _expand(str(value), known) for name, value in (step.get("env") or {}).items()}}
+        started = time.perf_counter()
+        result = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=clone, env=env, capture_output=True, text=True)
+        seconds = time.perf_counter() - started
+        if result.returncode:
+            raise StepFailed(f"{clone}: {step['run']}: exit status {result.returncode}\n{result.stdout}{result.stderr}")
+        return seconds, result.stdout
+
+    def play(self, repo: Path, name: str, kept: Path | None, torch: str) -> tuple[CIRun, Path]:
+        """One CI run of `repo`'s HEAD, named `name`, restoring `kept` (None: nothing kept yet) with torch at
+        version `torch`; returns what it cost and the folder its save step kept."""
+        self.work.mkdir(parents=True, exist_ok=True)
+        write_torch(self.site, torch)
+        executed, shard_seconds, run_seconds = 0, 0.0, 0.0
+        artifacts = self.work / f"{name}-artifacts"
+        for i in range(1, SHARDS + 1):
+            clone = self._clone(repo, f"{name}-shard{i}")
+            if kept is not None:
+                _copy(kept, clone / self.restore)
+            seconds, out = self._run(clone, self.execute, {"matrix.shard": str(i), "strategy.job-total": str(SHARDS)})
+            executed += sum(map(int, re.findall(r"^\[execute\] executed (\d+) of", out, re.M)))
+            shard_seconds += seconds
+            # upload-artifact keeps the paths below their common folder; download-artifact puts each
+            # artifact in a folder of its name.
+            common = Path(os.path.commonpath(self.upload))
+            for path in self.upload:
+                _copy(clone / path, artifacts / f"shard-{i}" / Path(path).relative_to(common))
+            run_seconds += sum(shards.record([artifacts / f"shard-{i}"]).values())
+        clone = self._clone(repo, f"{name}-assemble")
+        _copy(artifacts, clone / self.download)
+        assemble_seconds, _ = self._run(clone, self.assemble, {})
+        for step in self.gather:
+            self._run(clone, step, {})
+        saved = self.work / f"{name}-cache"
+        _copy(clone / self.save, saved)
+        return CIRun(executed, shard_seconds, run_seconds, assemble_seconds), saved
