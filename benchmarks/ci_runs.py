@@ -12,6 +12,7 @@ distribution on PYTHONPATH (metadata only), so that a change of torch's version 
 what the fingerprint reads, made without installing anything.
 """
 
+import json
 import os
 import re
 import shutil
@@ -32,6 +33,9 @@ from tutorials_site.core.project import Project
 WORKFLOW = ROOT / ".github" / "workflows" / "docs.yml"
 COUNT = 20
 SHARDS = 2
+# What the steps' expressions the player does not evaluate give on a push to main (tests/test_workflows.py
+# evaluates them per event), and the plan step's count of shards for the generated tutorials' class.
+PUSH_TO_MAIN = {"NEEDS": "strict", "CLASS_SHARDS": f"cpu={SHARDS}"}
 LANGUAGES = "en"  # executing is the same for every language; rendering one keeps each run short
 VENV = Path(sys.executable).parent.parent  # the environment running this, for make's VENV
 _COPIED = shutil.ignore_patterns(".git", ".venv", "_build", "_kept", "docs", "__pycache__", ".pytest_cache")
@@ -42,6 +46,7 @@ Small tutorial {n}
 It prints one line.
 """
 
+# tutorials-needs: cpu
 print("small tutorial {n} ran")
 '''
 TRANSLATED = 3  # the tutorial with a Korean catalog
@@ -194,6 +199,7 @@ class Player:
         self.work, self.site = work, site
         jobs = _workflow()["jobs"]
         execute, assemble = jobs["execute"]["steps"], jobs["assemble"]["steps"]
+        self.plan = _step(jobs["plan"]["steps"], lambda step: "shard-matrix" in step.get("run", ""))
         self.restore = _step(execute, _uses("actions/cache/restore"))["with"]["path"]
         self.execute = _step(execute, lambda step: "SHARD" in step.get("env", {}))
         self.upload = _step(execute, _uses("actions/upload-artifact"))["with"]["path"].split()
@@ -218,7 +224,9 @@ class Player:
 
     def _run(self, clone: Path, step: dict, known: dict[str, str]) -> tuple[float, str]:
         env = {**os.environ, "LANGUAGES": LANGUAGES, "VENV": str(VENV), "PYTHONPATH": self.pythonpath,
-               **{name: _expand(str(value), known) for name, value in (step.get("env") or {}).items()}}
+               "GITHUB_OUTPUT": str(clone / ".github-output"),
+               **{name: PUSH_TO_MAIN.get(name) or _expand(str(value), known)
+                  for name, value in (step.get("env") or {}).items()}}
         started = time.perf_counter()
         result = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=clone, env=env, capture_output=True, text=True)
         seconds = time.perf_counter() - started
@@ -233,11 +241,15 @@ class Player:
         write_torch(self.site, torch)
         executed, shard_seconds, run_seconds = 0, 0.0, 0.0
         artifacts = self.work / f"{name}-artifacts"
-        for i in range(1, SHARDS + 1):
+        clone = self._clone(repo, f"{name}-plan")
+        self._run(clone, self.plan, {})
+        output = (clone / ".github-output").read_text(encoding="utf-8")
+        matrix = json.loads(re.search(r"^matrix=(.*)$", output, re.M)[1])["include"]
+        for i, entry in enumerate(matrix, 1):
             clone = self._clone(repo, f"{name}-shard{i}")
             if kept is not None:
                 _copy(kept, clone / self.restore)
-            seconds, out = self._run(clone, self.execute, {"matrix.shard": str(i), "strategy.job-total": str(SHARDS)})
+            seconds, out = self._run(clone, self.execute, {f"matrix.{key}": str(value) for key, value in entry.items()})
             executed += sum(map(int, re.findall(r"^\[execute\] executed (\d+) of", out, re.M)))
             shard_seconds += seconds
             # upload-artifact keeps the paths below their common folder; download-artifact puts each
