@@ -8,7 +8,6 @@
 """
 
 import html
-import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -16,6 +15,7 @@ from urllib.parse import unquote, urlsplit
 
 from . import project
 from .fingerprint import environment_fingerprint, source_digest
+from .records import RecordError, Stamp
 from .stamps import STAMP_META, outputs_digest, stamp_problems
 
 
@@ -64,9 +64,14 @@ def check_stamps(htmldir, langs):
             if raw is None:
                 problems.append(f"{where}: no execution stamp (the tutorial was not executed)")
                 continue
+            try:
+                stamp = Stamp.from_json(raw, f"its {STAMP_META} <meta>")
+            except RecordError as error:
+                problems.append(f"{where}: {error}; build it again")
+                continue
             shown = shown_outputs(page, parsed, source.stem)
-            problems += [f"{where}: {problem}"
-                         for problem in stamp_problems(json.loads(raw), source_digest(source), environment, shown)]
+            problems += [f"{where}: {problem}" for problem in
+                         stamp_problems(stamp, source_digest(source, tutorial.label), environment, shown)]
     return problems
 
 

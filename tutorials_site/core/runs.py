@@ -21,12 +21,16 @@ from pathlib import Path
 
 from . import languages
 from .layout import BuildTree
+from .records import RecordError, RunRecord, Stamp
 from .stamps import outputs_digest, stamp_problems
 
 RESULT = "result.json"
 STAMP = "stamp.json"
 # A tutorial's own time limit, a comment line of its own in its source: `# tutorials-timeout: 120` (seconds).
 TIMEOUT_COMMENT = re.compile(r"#[ \t]*tutorials-timeout:(.*)")
+# Files a tutorial reads, whose changes make it run again (core.fingerprint.source_digest): a comment line of
+# its own, `# tutorials-reads: data/*.csv extra.json`, paths relative to its folder, globs allowed.
+READS_COMMENT = re.compile(r"#[ \t]*tutorials-reads:(.*)")
 # The longest time limit the build accepts, from TUTORIAL_TIMEOUT or a tutorial's line: a limit is always set.
 MAX_TIMEOUT = 24 * 3600
 _SECONDS = re.compile(r"[0-9]+(\.[0-9]+)?")  # 600, 90.5: no exponent, sign, inf, nan or other digits
@@ -44,8 +48,8 @@ def parse_timeout(value: str) -> float:
     return float(value)
 
 
-def timeout_comments(text: str) -> list[tuple[int, str]]:
-    """(line, value) of each `# tutorials-timeout: N` comment standing alone on its line, in order.
+def config_comments(text: str, pattern: re.Pattern[str]) -> list[tuple[int, str]]:
+    """(line, value) of each comment matching PATTERN (one group: the value) standing alone on its line, in order.
 
     Python's tokenizer tells a real comment from the same characters in a docstring or string literal.
     A script it cannot read to the end (a syntax error, which the run reports) is searched up to there.
@@ -54,12 +58,22 @@ def timeout_comments(text: str) -> list[tuple[int, str]]:
     tokens = tokenize.generate_tokens(io.StringIO(text).readline)
     try:
         for token in tokens:
-            match = TIMEOUT_COMMENT.fullmatch(token.string) if token.type == tokenize.COMMENT else None
+            match = pattern.fullmatch(token.string) if token.type == tokenize.COMMENT else None
             if match and token.line.strip() == token.string.strip():
                 found.append((token.start[0], match[1]))
     except (tokenize.TokenError, SyntaxError):
         pass
     return found
+
+
+def timeout_comments(text: str) -> list[tuple[int, str]]:
+    """(line, value) of each `# tutorials-timeout: N` line."""
+    return config_comments(text, TIMEOUT_COMMENT)
+
+
+def reads_comments(text: str) -> list[tuple[int, str]]:
+    """(line, patterns) of each `# tutorials-reads: PATTERN ...` line."""
+    return config_comments(text, READS_COMMENT)
 
 
 def first_code_line(block):
@@ -83,21 +97,26 @@ def write_json(path, data):
     os.replace(tmp, path)
 
 
-def outputs(run_dir, result):
+def outputs(run_dir: Path, result: RunRecord) -> str:
     """The outputs digest of a run: its blocks' text and its figures' bytes, in order."""
-    images = [Path(run_dir, "page", name).read_bytes() for block in result["blocks"] for name in block["images"]]
-    return outputs_digest([text for block in result["blocks"] for text in block["texts"]], images)
+    images = [Path(run_dir, "page", name).read_bytes() for block in result.blocks for name in block.images]
+    return outputs_digest([text for block in result.blocks for text in block.texts], images)
 
 
-def problems(run_dir, source_digest, environment):
-    """Why the run in `run_dir` does not stand for `source_digest` in `environment` (empty: it does)."""
-    stamp, result = read_json(Path(run_dir, STAMP)), read_json(Path(run_dir, RESULT))
-    if stamp is None or result is None:
-        return ["not executed"]
+def problems(run_dir: Path, source_digest: str, environment: str) -> list[str]:
+    """Why the run in `run_dir` does not stand for `source_digest` in `environment` (empty: it does).
+
+    A record that is damaged or of another format does not: the tutorial runs again.
+    """
     try:
+        stamp, result = Stamp.read(Path(run_dir, STAMP)), RunRecord.read(Path(run_dir, RESULT))
+        if stamp is None or result is None:
+            return ["not executed"]
         shown = outputs(run_dir, result)
-    except (OSError, KeyError, TypeError):
-        return ["the run's record is damaged"]
+    except RecordError as error:
+        return [f"its record cannot be used ({error})"]
+    except OSError:
+        return ["the run's record is damaged (a figure is missing)"]
     return stamp_problems(stamp, source_digest, environment, shown)
 
 
@@ -123,8 +142,8 @@ def discard(tree: BuildTree, keys: list[str], changed: list[Path]) -> None:
             shutil.rmtree(tree.doctrees(lang), ignore_errors=True)
 
 
-def origin(root):
-    """The commit the run comes from (+changes when the work tree differs) and the date."""
+def origin(root: Path) -> dict[str, str]:
+    """The commit the run comes from (+changes when the work tree differs) and the date: {"commit", "date"}."""
     def git(*args):
         out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
         return out.stdout.strip() if out.returncode == 0 else ""

@@ -17,6 +17,7 @@ import shutil
 from . import project, runs
 from .errors import UsageError
 from .layout import ROOT, BuildTree
+from .records import RecordError, ShardRecord, Stamp
 
 DURATIONS = ROOT / ".github" / "tutorial-durations.json"
 DEFAULT_SECONDS = 5.0  # for a tutorial never timed
@@ -53,11 +54,15 @@ def selection(spec):
 
 def _executed(shard):
     """The tutorials a shard's build folder says it executed (its shard.json), checked against its runs."""
-    record = runs.read_json(shard.shard_record)
-    if not isinstance(record, dict) or not isinstance(record.get("tutorials"), list):
-        raise UsageError(f"SHARDS: {shard.root}: not a shard's build folder (no readable shard.json in it); "
+    try:
+        record = ShardRecord.read(shard.shard_record)
+    except RecordError as error:
+        raise UsageError(f"SHARDS: {error}: give the folders `make html SHARD=i/N` made with this version of the "
+                         "project") from None
+    if record is None:
+        raise UsageError(f"SHARDS: {shard.root}: not a shard's build folder (no shard.json in it); "
                          "give the folders `make html SHARD=i/N` made")
-    listed = [str(key) for key in record["tutorials"]]
+    listed = list(record.tutorials)
     for stamp in sorted(shard.runs.rglob(runs.STAMP)):
         key = stamp.parent.relative_to(shard.runs).as_posix()
         if key not in listed:
@@ -101,7 +106,10 @@ def record(builddirs):
     durations = {}
     for tree in map(BuildTree, builddirs):
         for stamp_file in sorted(tree.runs.rglob(runs.STAMP)):
-            stamp = runs.read_json(stamp_file)
+            try:
+                stamp = Stamp.read(stamp_file)
+            except RecordError:
+                continue  # of another format: its tutorial runs again, and is timed then
             if stamp:
-                durations[stamp_file.parent.relative_to(tree.runs).as_posix()] = stamp["seconds"]
+                durations[stamp_file.parent.relative_to(tree.runs).as_posix()] = stamp.seconds
     return durations
