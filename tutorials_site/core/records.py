@@ -49,7 +49,7 @@ def _decode(kind: Any, value: Any, where: str) -> Any:
         return float(value)
     if isinstance(kind, type) and type(value) is kind:
         return value
-    raise RecordError(f"{where}: {value!r} is not a {getattr(kind, '__name__', kind)}")
+    raise RecordError(f"{where}: {value!r} is not of type {getattr(kind, '__name__', kind)}")
 
 
 def _fields(cls: type, data: dict[str, Any], where: str) -> Any:
@@ -85,7 +85,7 @@ class Record:
         try:
             data = json.loads(text)
         except ValueError as error:
-            raise RecordError(f"{where}: not a {cls.NAME} (damaged: {error})") from None
+            raise RecordError(f"{where}: damaged, not JSON ({error})") from None
         if not isinstance(data, dict) or data.get("format") != cls.FORMAT:
             found = data.get("format", "none") if isinstance(data, dict) else "none"
             raise RecordError(f"{where}: a {cls.NAME} of format {found}; this build reads format {cls.FORMAT}")
