@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import build
+from conftest import build, executed
 from tutorials_site.core import fingerprint, project
 from tutorials_site.core.errors import SiteError
 from tutorials_site.core.layout import ROOT
@@ -181,3 +181,8 @@ def test_a_build_refuses_a_tutorial_whose_declared_file_is_missing_before_runnin
     assert result.returncode == 0, result.stdout + result.stderr
     page = Path(project_copy / "_build" / "html" / "en" / "beginner" / "data_parallel_tutorial.html").read_text()
     assert "tutorials-reads" not in page
+    # A change to the file runs that tutorial again, and it alone.
+    (project_copy / "beginner_source" / "data" / "inputs.csv").write_text("a,b\n1,2\n")
+    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en"})
+    assert result.returncode == 0 and executed(result) == 1, result.stdout + result.stderr
+    assert "[execute] beginner_source/data_parallel_tutorial.py (time limit" in result.stdout
