@@ -262,7 +262,7 @@ def _supervise(source, rundir, workdir, env, own, *, timeout, label):
     try:
         result = RunRecord.read(rundir / RESULT)
     except RecordError:
-        result = None  # cut short while the runner wrote it (it writes atomically): as if it never did
+        result = None  # damaged (the runner writes it whole, so by the tutorial): as if never written
     if not timed_out and result is not None and status == (1 if result.error else 0):
         result = replace(result, seconds=seconds)
         result.write(rundir / RESULT)
