@@ -18,7 +18,6 @@ Figures are medians of --repeat runs.
 """
 
 import argparse
-import json
 import os
 import re
 import resource
@@ -37,6 +36,7 @@ from benchmarks import ci_runs  # noqa: E402
 from tutorials_site.commands.execute import RunOptions, run_tutorial  # noqa: E402
 from tutorials_site.core import languages, project  # noqa: E402
 from tutorials_site.core.layout import BuildTree  # noqa: E402
+from tutorials_site.core.records import Stamp  # noqa: E402
 
 COPY = shutil.ignore_patterns(".git", ".venv", "_build", "docs", "__pycache__")
 
@@ -176,7 +176,7 @@ def main():
     with tempfile.TemporaryDirectory() as builddir:
         build(builddir)
         noop_s = statistics.median(build(builddir)[0] for _ in range(args.repeat))
-        stamps = [json.loads((BuildTree(Path(builddir)).run_dir(t.key) / "stamp.json").read_text())
+        stamps = [Stamp.read(BuildTree(Path(builddir)).run_dir(t.key) / "stamp.json")
                   for t in project.current().tutorials]
     overhead = process_overhead(args.repeat)
     with tempfile.TemporaryDirectory() as tmp:
@@ -199,8 +199,8 @@ def main():
     print(f"one ja translation changed     {catalog_s:7.2f} s   rebuilt: {' '.join(rebuilt) or 'nothing'}; "
           f"tutorials executed: {executed} (target: 0)")
     print(f"peak memory: largest build process {peak_mib:.0f} MiB; each run's process tree: "
-          + ", ".join(f"{stamp['peak_rss_mb']:.0f} MB" for stamp in stamps)
-          + "".join(f"; GPU {stamp['gpu_peak_mb']} MB" for stamp in stamps if stamp["gpu_peak_mb"]))
+          + ", ".join(f"{stamp.peak_rss_mb:.0f} MB" for stamp in stamps)
+          + "".join(f"; GPU {list(stamp.gpu_peak_mb)} MB" for stamp in stamps if stamp.gpu_peak_mb))
     print(f"two CI runs in a row, {ci_runs.COUNT} small tutorials in {ci_runs.SHARDS} shards (LANGUAGES={ci_runs.LANGUAGES}); "
           "the second restores the runs the first kept")
     print(f"  {'first run, nothing kept':<37} executed {first_run.executed:2d}              {_ci_run(first_run)}")

@@ -47,12 +47,20 @@ def test_no_op_rebuild_executes_nothing_and_each_trigger_re_executes(project_cop
         page.write("\nOne more sentence.\n")
     assert executed(build(project_copy, builddir)) == 0
 
+    # conf.py: a setting no run reads changes no run; one the runner reads changes every run.
     with open(project_copy / "conf.py", "a") as conf:
-        conf.write("\n# a change to the configuration\n")
+        conf.write("\n# a change to the configuration\nhtml_title = 'Another title'\n")
+    assert executed(build(project_copy, builddir)) == 0
+    with open(project_copy / "conf.py", "a") as conf:
+        conf.write('\nsphinx_gallery_conf["capture_repr"] = ("__repr__",)\n')
     assert executed(build(project_copy, builddir)) == every
 
-    with open(project_copy / "tutorials_site" / "layout.py", "a") as module:
-        module.write("\n# a change to the project's own package\n")
+    # The package: code no run imports changes no run; the runner's code changes every run.
+    with open(project_copy / "tutorials_site" / "commands" / "audit.py", "a") as module:
+        module.write("\n# a change to the audit\n")
+    assert executed(build(project_copy, builddir)) == 0
+    with open(project_copy / "tutorials_site" / "core" / "terminal.py", "a") as module:
+        module.write("\n# a change to a module the runner imports\n")
     assert executed(build(project_copy, builddir)) == every
 
     # Another torch version: a dist-info first on the path is what importlib.metadata reports.

@@ -1,7 +1,6 @@
 """Several galleries, nested sections and conf.py's options, end to end on copies of the project."""
 
 import html
-import json
 import os
 import re
 import shutil
@@ -16,6 +15,7 @@ from conftest import build, copy_project
 from tutorials_site.commands.execute import RunOptions, run_tutorial
 from tutorials_site.core.checks import output_texts
 from tutorials_site.core.layout import ROOT
+from tutorials_site.core.records import RunRecord, Stamp
 from tutorials_site.sphinxext.gallery import refuse_own_execution
 
 TWO_LANGUAGES = {"LANGUAGES": "en ko"}
@@ -228,8 +228,8 @@ def _printed(source: Path, tmp_path: Path) -> str:
     work.mkdir()
     outcome = run_tutorial(source, tmp_path / f"{source.stem}-run", work, options, timeout=60, label=source.name)
     assert outcome.ok, outcome.error
-    result = json.loads((tmp_path / f"{source.stem}-run" / "result.json").read_text())
-    return "".join(text for block in result["blocks"] for text in block["texts"]).strip()
+    result = RunRecord.read(tmp_path / f"{source.stem}-run" / "result.json")
+    return "".join(text for block in result.blocks for text in block.texts).strip()
 
 
 def test_runner_imports_torch_only_for_a_script_that_does(tmp_path: Path) -> None:
@@ -334,6 +334,6 @@ def test_show_memory_shows_the_peak_the_supervisor_measured(project_copy: Path) 
     """No memory_profiler needed (it is not installed): the stamp's peak memory, on the page, without a warning."""
     builddir, result, output = built_in_english(project_copy, 'sphinx_gallery_conf["show_memory"] = True')
     assert result.returncode == 0 and "memory_profiler" not in output, output
-    stamp = json.loads((builddir / "runs" / "beginner_source" / "data_parallel_tutorial" / "stamp.json").read_text())
+    stamp = Stamp.read(builddir / "runs" / "beginner_source" / "data_parallel_tutorial" / "stamp.json")
     page = (builddir / "html" / "en" / "beginner" / "data_parallel_tutorial.html").read_text()
-    assert f"Estimated memory usage:</strong> {stamp['peak_rss_mb']: .0f} MB" in page  # sphinx-gallery's format
+    assert f"Estimated memory usage:</strong> {stamp.peak_rss_mb: .0f} MB" in page  # sphinx-gallery's format

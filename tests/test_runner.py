@@ -21,6 +21,7 @@ import psutil
 import pytest
 
 from tutorials_site.commands.execute import RunOptions, run_tutorial, timeout_for
+from tutorials_site.core.records import RunError
 from tutorials_site.core.runs import MAX_TIMEOUT, parse_timeout, setting_comments
 from tutorials_site.core.terminal import OutputLimits
 
@@ -45,7 +46,7 @@ def line_of(path, text):
 def outputs(outcome):
     """What each block's output shows: its printed text (and the repr of a last expression, after a newline),
     then the traceback of a block that raised."""
-    return ["".join(block["texts"]) for block in outcome.result["blocks"]]
+    return ["".join(block.texts) for block in outcome.result.blocks]
 
 
 def live(pids):
@@ -192,7 +193,7 @@ def test_a_hanging_tutorial_is_killed_with_all_its_processes(tmp_path, run):
     assert not outcome.ok
     assert outcome.error == f"beginner_source/demo.py:{line}: ERROR: tutorial timed out after 3 s"
     assert outputs(outcome) == ["started\n", ""]
-    assert outcome.result["error"] == {"line": line, "block_line": line, "message": "tutorial timed out after 3 s"}
+    assert outcome.result.error == RunError(line=line, block_line=line, message="tutorial timed out after 3 s")
     pids = [int(pid) for pid in (tmp_path / "pids.txt").read_text().split()]
     assert [pid for pid in pids if psutil.pid_exists(pid)] == []  # gone by the time run_tutorial returns
 
@@ -207,7 +208,7 @@ def test_a_crash_is_reported_with_the_running_block(tmp_path, run, code, message
     line = line_of(path, code.splitlines()[0])
     assert outcome.error == f"beginner_source/demo.py:{line}: ERROR: {message}"
     assert outputs(outcome)[0] == "fine\n"
-    assert [block["line"] for block in outcome.result["blocks"]] == [line_of(path, "fine"), line]
+    assert [block.line for block in outcome.result.blocks] == [line_of(path, "fine"), line]
 
 
 def test_terminating_a_worker_ends_only_it_and_sigterm_to_the_runner_ends_the_group(tmp_path, run):
@@ -272,8 +273,7 @@ def test_an_exception_stops_the_tutorial_and_names_its_line(tmp_path, run):
     outcome = run(path)
     raised, block = line_of(path, "return a / b"), line_of(path, "dividing")
     assert outcome.error == f"beginner_source/demo.py:{raised}: ERROR: tutorial failed: ZeroDivisionError: division by zero"
-    assert outcome.result["error"] == {"line": raised, "block_line": block,
-                                       "message": "ZeroDivisionError: division by zero"}
+    assert outcome.result.error == RunError(line=raised, block_line=block, message="ZeroDivisionError: division by zero")
     first, failing = outputs(outcome)  # the last block did not run
     # As sphinx-gallery shows a failed block: its traceback alone; what it printed stays in the run's out/.
     assert failing.startswith("Traceback (most recent call last):\n")
@@ -293,7 +293,7 @@ def test_sys_exit_ends_the_tutorial(tmp_path, run, code, error):
     line = line_of(path, code)
     assert outcome.error == (error and f"beginner_source/demo.py:{line}: ERROR: {error}")
     assert outcome.ok == (error is None)
-    assert len(outcome.result["blocks"]) == 2
+    assert len(outcome.result.blocks) == 2
 
 
 def test_last_expressions_figures_and_the_main_module(tmp_path, run):
@@ -317,13 +317,13 @@ def test_last_expressions_figures_and_the_main_module(tmp_path, run):
     assert outcome.ok, outcome.error
     # A last expression's repr follows what the block printed, as sphinx-gallery shows it; None shows nothing.
     assert outputs(outcome) == [f"__main__ {path} {[str(path)]}\n{HEADER.strip()[3:-3]!r}\n", "\n2", "\n'two figures'", ""]
-    images = [block["images"] for block in outcome.result["blocks"]]
+    images = [list(block.images) for block in outcome.result.blocks]
     figures = [f"beginner/images/sphx_glr_demo_00{n}.png" for n in (1, 2, 3)]
     assert images == [[], figures[:1], figures[1:], []]
     for name in figures:
         assert (tmp_path / "run-demo" / "page" / name).read_bytes().startswith(b"\x89PNG")
     assert (tmp_path / "run-demo" / "runner.log").read_text() == ""
-    assert len(outcome.result["gpu_peak_bytes"]) == outcome.result["hardware"]["gpus"]
+    assert len(outcome.result.gpu_peak_bytes) == outcome.result.hardware.gpus
 
 
 def test_each_tutorial_starts_from_a_clean_state(tmp_path, run):
@@ -500,10 +500,10 @@ def test_an_html_repr_over_the_limit_is_shown_as_its_text_repr_within_the_limit(
     limits = OutputLimits.of_block_limit(4096)
     outcome = run(path, options=RunOptions.defaults(ROOT, "beginner/images", limits))
     assert outcome.ok, outcome.error
-    small, large = outcome.result["blocks"]
-    assert "<table><tr><td>cell</td></tr><tr><td>cell</td></tr></table>" in small["rst"]  # as HTML, as stock
-    assert "<table>" not in large["rst"] and "[output truncated: " in large["texts"][0] and len(large["rst"]) < 2 * 4096
-    assert large["texts"][0].lstrip("\n").startswith("row 0\nrow 1\n") and len(large["texts"][0]) < 4096 + 1000
+    small, large = outcome.result.blocks
+    assert "<table><tr><td>cell</td></tr><tr><td>cell</td></tr></table>" in small.rst  # as HTML, as stock
+    assert "<table>" not in large.rst and "[output truncated: " in large.texts[0] and len(large.rst) < 2 * 4096
+    assert large.texts[0].lstrip("\n").startswith("row 0\nrow 1\n") and len(large.texts[0]) < 4096 + 1000
 
 
 def test_a_tutorial_printing_until_its_time_limit_fills_neither_disk_nor_page(tmp_path, run):

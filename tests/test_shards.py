@@ -12,6 +12,7 @@ from conftest import build, executed
 from tutorials_site.core import shards
 from tutorials_site.core.errors import UsageError
 from tutorials_site.core.project import Project, current
+from tutorials_site.core.records import Stamp
 
 
 def test_a_shard_spec_is_i_of_n_of_every_tutorial_or_of_one_runner_class():
@@ -98,8 +99,8 @@ def test_make_durations_records_each_tutorial_s_run_time(project_copy, tmp_path)
     result = make(project_copy, "durations", FROM=str(tmp_path / "shard1"))
     assert result.returncode == 0, result.stdout + result.stderr
     durations = json.loads((project_copy / ".github" / "tutorial-durations.json").read_text())
-    stamp = json.loads((tmp_path / "shard1" / "runs" / "beginner_source" / "data_parallel_tutorial" / "stamp.json").read_text())
-    assert durations["beginner_source/data_parallel_tutorial"] == stamp["seconds"] > 0
+    stamp = Stamp.read(tmp_path / "shard1" / "runs" / "beginner_source" / "data_parallel_tutorial" / "stamp.json")
+    assert durations["beginner_source/data_parallel_tutorial"] == stamp.seconds > 0
 
 
 def test_assemble_takes_from_each_shard_only_the_runs_it_executed(project_copy, tmp_path):
@@ -121,7 +122,7 @@ def test_assemble_takes_from_each_shard_only_the_runs_it_executed(project_copy, 
         (shard, shard): f"error: SHARDS: {shard}/shard.json: lists {record['tutorials'][0]}, which "
                         f"{shard}/shard.json lists too; give each shard of one SHARD=i/N split once",
         (assembled,): f"error: SHARDS: {assembled}: the folder being assembled into; assemble into another BUILDDIR",
-        (tmp_path,): f"error: SHARDS: {tmp_path}: not a shard's build folder (no readable shard.json in it); "
+        (tmp_path,): f"error: SHARDS: {tmp_path}: not a shard's build folder (no shard.json in it); "
                      "give the folders `make html SHARD=i/N` made",
     }
     before = {folder: sorted(folder.rglob("*")) for folder in (shard, other)}

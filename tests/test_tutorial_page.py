@@ -70,7 +70,7 @@ def test_figure_is_on_the_page_and_the_gallery_thumbnail(site, page):
 def test_provenance_line_says_where_and_when_it_ran(page):
     line = html.unescape(re.sub(r"<[^>]+>", "", re.search(r'<div class="tutorial-provenance[^"]*">\s*<p>(.*?)</p>', page, re.S)[1]))
     stamp = json.loads(html.unescape(re.search(r'<meta name="tutorial-execution-stamp" content="([^"]+)"', page)[1]))
-    assert stamp["device"] == "CPU" and stamp["gpus"] == 0  # this machine has no GPU
+    assert stamp["hardware"]["device"] == "CPU" and stamp["hardware"]["gpus"] == 0  # this machine has no GPU
     assert line.startswith("Output captured on CPU (no GPU)")
     # It declares two GPUs (`# tutorials-needs: gpus=2`) and ran on fewer, as a lenient build runs it: the line says so.
     assert stamp["needs_gpus"] == 2 and line.startswith("Output captured on CPU (no GPU) · written for 2 GPUs · torch")

@@ -23,38 +23,42 @@ from pathlib import Path
 
 from ..core import catalogs, checks, isolation, languages, needs, project, runs, shards, sphinx_warnings, translate, versions
 from ..core.errors import Failed, SiteError, UsageError
-from ..core.fingerprint import environment_fingerprint, installed_version, source_digest
+from ..core.fingerprint import declared_reads, environment_fingerprint, installed_version, source_digest
 from ..core.layout import PAGES, ROOT
+from ..core.records import BuildInfo, RecordError, RunRecord, ShardRecord, Stamp
 from ..core.settings import Settings
 from ..core.site_pages import chooser_page
 from ..core.staging import stage, working_folder
 from . import execute
 
-# Besides the staged sources, the runs and the environment fingerprint (conf.py,
-# this package, installed versions), what a build reads from the project root.
+# Besides the staged sources, the runs, conf.py and the environment fingerprint, what a build reads from the
+# project root.
 CONF_INPUTS = ("_templates", "_static")
 MB = 2**20
 
 
 def _stamp(tutorial, outcome, environment, digest, run_dir, need):
     result = outcome.result
-    stamp = {"source": digest, "environment": environment, "outputs": runs.outputs(run_dir, result),
-             "seconds": outcome.seconds, "failed": not outcome.ok,
-             "peak_rss_mb": round(outcome.peak_rss_bytes / MB, 1),
-             "gpu_peak_mb": [round(b / MB, 1) for b in result["gpu_peak_bytes"]],
-             "needs_gpus": need.gpus, **result["hardware"], **runs.origin(ROOT)}
-    runs.write_json(run_dir / runs.STAMP, stamp)
-    print(f"[execute] {tutorial.label}: {stamp['seconds']:.1f} s, peak memory {stamp['peak_rss_mb']:.0f} MB"
-          + "".join(f", GPU {i}: {mb:.0f} MB" for i, mb in enumerate(stamp["gpu_peak_mb"])), flush=True)
-    if stamp["gpus"] < need.gpus:  # NEEDS=lenient (the default): it ran anyway, and its page says so
-        print(f"[execute] {tutorial.label}: note: ran on {needs.describe_gpus(stamp['gpus'])}, written for "
+    stamp = Stamp(source=digest, environment=environment, outputs=runs.outputs(run_dir, result),
+                  seconds=outcome.seconds, failed=not outcome.ok, peak_rss_mb=round(outcome.peak_rss_bytes / MB, 1),
+                  gpu_peak_mb=tuple(round(b / MB, 1) for b in result.gpu_peak_bytes),
+                  hardware=result.hardware, needs_gpus=need.gpus,
+                  **runs.origin(ROOT))  # a stamped run finished: it has its hardware
+    stamp.write(run_dir / runs.STAMP)
+    print(f"[execute] {tutorial.label}: {stamp.seconds:.1f} s, peak memory {stamp.peak_rss_mb:.0f} MB"
+          + "".join(f", GPU {i}: {mb:.0f} MB" for i, mb in enumerate(stamp.gpu_peak_mb)), flush=True)
+    if stamp.hardware.gpus < need.gpus:  # NEEDS=lenient (the default): it ran anyway, and its page says so
+        print(f"[execute] {tutorial.label}: note: ran on {needs.describe_gpus(stamp.hardware.gpus)}, written for "
               f"{needs.describe_gpus(need.gpus)} ({need.origin})", flush=True)
 
 
 def _ran_on_less(run_dir, need):
     """Whether the current run in RUN_DIR saw fewer GPUs than NEED (under NEEDS=strict it runs again)."""
-    stamp = runs.read_json(run_dir / runs.STAMP) or {}
-    return stamp.get("gpus", 0) < need.gpus
+    try:
+        stamp = Stamp.read(run_dir / runs.STAMP)
+    except RecordError:
+        return True  # of another format: not current anyway
+    return stamp is None or stamp.hardware.gpus < need.gpus
 
 
 def _refuse_changes(tree, project, tutorial, build_before, project_before):
@@ -105,7 +109,7 @@ def _run_isolated(settings, project, tutorial, run_dir, timeout):
     error = (f"{tutorial.label}:{leaks[0][0]}: ERROR: its output shows the value of {names}, withheld from tutorials "
              "(its output is redacted, the run not stamped): print no secret; a variable that is none and that "
              f"tutorials need goes in conf.py's {isolation.SETTING}")
-    return dataclasses.replace(outcome, ok=False, raised=False, error=error, result=runs.read_json(run_dir / runs.RESULT))
+    return dataclasses.replace(outcome, ok=False, raised=False, error=error, result=RunRecord.read(run_dir / runs.RESULT))
 
 
 def _current(run_dir, digest, environment, output_limits):
@@ -145,7 +149,7 @@ def run_tutorials(settings, project, tutorials, environment):
         reuse = None
     for tutorial in tutorials:
         run_dir = settings.tree.run_dir(tutorial.key)
-        digest = source_digest(tutorial.path)
+        digest = source_digest(tutorial.path, tutorial.label)
         need = needs.of(project, tutorial)  # checked by refuse_unusable
         if not rerun and _usable(settings, run_dir, digest, environment, need):
             continue
@@ -211,6 +215,7 @@ def refuse_unusable(project):
         except ValueError as error:
             raise SiteError(str(error)) from None
         needs.of(project, tutorial)
+        declared_reads(tutorial.path, tutorial.label)  # each `# tutorials-reads:` line names files that exist
         try:
             _, blocks = split_code_and_text_blocks(str(tutorial.path))
             extract_intro_and_title(tutorial.path, blocks[0].content)
@@ -229,8 +234,11 @@ def expectation_errors(tree, project):
     """Tutorials listed as expected to fail whose current run passed (sphinx-gallery fails those too)."""
     errors = []
     for tutorial in project.tutorials:
-        stamp = runs.read_json(tree.run_dir(tutorial.key) / runs.STAMP)
-        if tutorial.executed and stamp and project.expected_to_fail(tutorial) and not stamp.get("failed"):
+        try:
+            stamp = Stamp.read(tree.run_dir(tutorial.key) / runs.STAMP)
+        except RecordError:
+            continue  # not a current run: never rendered as one
+        if tutorial.executed and stamp and project.expected_to_fail(tutorial) and not stamp.failed:
             errors.append(f"{tutorial.label}:1: ERROR: listed in conf.py's expected_failing_examples, but ran "
                           "without error; remove it from the list")
     return errors
@@ -385,7 +393,7 @@ def html(settings, noplot=False, assemble=False):
         tutorials = shards.selection(settings.shard) if settings.shard else executed
         if assemble:
             missing = [t.key for t in tutorials
-                       if runs.problems(tree.run_dir(t.key), source_digest(t.path), environment)]
+                       if runs.problems(tree.run_dir(t.key), source_digest(t.path, t.label), environment)]
             if missing:
                 raise Failed("[assemble] refusing to execute anything here; no current shard output for:\n  "
                              + "\n  ".join(missing))
@@ -395,8 +403,8 @@ def html(settings, noplot=False, assemble=False):
                 raise Failed("[build] failed: " + "\n  ".join(failed))  # and nothing rendered
         if settings.shard:
             # Its tutorials' runs, executed or taken from REUSE; durations count the executed ones only.
-            runs.write_json(tree.shard_record, {"shard": str(settings.shard), "tutorials": [t.key for t in tutorials],
-                                                "executed": ran})
+            ShardRecord(shard=str(settings.shard), tutorials=tuple(t.key for t in tutorials),
+                        executed=tuple(ran)).write(tree.shard_record)
             if failed:
                 raise Failed("[build] failed: " + "\n  ".join(failed))
             print(f"[build] shard {settings.shard}: executed; `make assemble` renders the pages", flush=True)
@@ -506,10 +514,6 @@ def assemble(settings, shard_builddirs):
 def write_build_info(htmldir, name, langs, executed, partial: str = ""):
     """What the publish step needs to know about this build: its version entry; `partial`: the TUTORIALS
     it executed alone (`make check` and `make publish` refuse such a build)."""
-    info = {
-        "name": name, "label": name, "release": versions.is_release(name),
-        "torch": installed_version("torch"), "languages": [lang.seg for lang in langs],
-        "built": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "path": f"{name}/",
-        "executed": executed, "partial": partial,
-    }
-    Path(htmldir, "build.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
+    BuildInfo(name=name, label=name, release=versions.is_release(name), torch=installed_version("torch"),
+              languages=tuple(lang.seg for lang in langs), built=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+              path=f"{name}/", executed=executed, partial=partial).write(Path(htmldir, "build.json"))

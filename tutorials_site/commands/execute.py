@@ -17,18 +17,9 @@ RUNDIR/options.json, written here for the runner: what it needs of conf.py's
 sphinx_gallery_conf without evaluating conf.py, and the output limits (see
 RunOptions).
 
-RUNDIR/result.json, written by the runner, or here from what it left when it
-died or was killed:
-    {"blocks": [{"line": int,          one per code block that ran
-                 "texts": [str],       the text of each output block the page shows under it
-                 "images": [str],      its figures, relative to RUNDIR/page/
-                 "rst": str}, ...],    sphinx-gallery's reST of all that
-     "images_total": int,              figures saved (sphinx_gallery_thumbnail_number = -1 counts from it)
-     "code_objects": {name: [...]},    the names the code uses, for code links and backreferences
-     "error": null or {"line": int, "block_line": int, "message": str},
-     "hardware": {"device", "gpus", "machine", "torch", "cuda"}  ({} when the runner did not finish),
-     "gpu_peak_bytes": [int per GPU]}
-The run's time is the wall time of the runner's process, measured here (Outcome.seconds).
+RUNDIR/result.json (core.records.RunRecord), written by the runner, or here
+from what it left when it died or was killed. The run's time is the wall time
+of the runner's process, measured here (Outcome.seconds) and added to it.
 """
 
 import contextlib
@@ -41,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import psutil
@@ -49,7 +40,8 @@ from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 from ..core.isolation import tutorial_environment
 from ..core.needs import Machine
-from ..core.runs import RESULT, first_code_line, parse_timeout, read_json, setting, write_json
+from ..core.records import BlockRecord, RecordError, RunError, RunRecord
+from ..core.runs import RESULT, first_code_line, parse_timeout, read_json, setting
 from ..core.terminal import DEFAULT_LIMITS, OutputLimits, RunOutput
 from .runner import output_rst, recorded_sizes
 
@@ -108,7 +100,7 @@ class Outcome:
     ok: bool
     error: str | None  # one line, `<label>:<line>: ERROR: ...`; None when ok
     raised: bool  # the tutorial raised (not: timed out, died, exited), as an expected failure does
-    result: dict  # the content of result.json
+    result: RunRecord
     seconds: float  # wall time of the whole process, as measured here: the run's time
     peak_rss_bytes: int  # peak of the summed RSS of the runner and all its descendants
 
@@ -213,10 +205,9 @@ def _unfinished_result(source, rundir, progress, error, seconds):
         for k, sizes in enumerate(recorded_sizes(rundir / "out", progress["block"] + 1, limits)):
             text = shown.block().show_file(rundir / "out" / f"{k}.txt", *sizes)
             # Which block saved which figure is only in result.json: none are claimed here.
-            blocks.append({"line": lines[k], "texts": [text] if text.strip() else [], "images": [],
-                           "rst": output_rst(text)})
-    return {"blocks": blocks, "images_total": 0, "code_objects": {}, "error": error, "seconds": seconds, "hardware": {},
-            "gpu_peak_bytes": []}
+            blocks.append(BlockRecord(line=lines[k], texts=(text,) if text.strip() else (), images=(),
+                                      rst=output_rst(text)))
+    return RunRecord(blocks=tuple(blocks), error=error, hardware=None, seconds=seconds)
 
 
 def run_tutorial(source, rundir, workdir, options, *, timeout, label, env=None):
@@ -277,15 +268,18 @@ def _supervise(source, rundir, workdir, env, own, *, timeout, label):
         psutil.wait_procs(list(seen.values()), timeout=5)
 
     status = process.returncode
-    result = read_json(rundir / RESULT)
-    if not timed_out and result is not None and status == (1 if result["error"] else 0):
-        result["seconds"] = seconds
-        write_json(rundir / RESULT, result)
-        error = result["error"]
+    try:
+        result = RunRecord.read(rundir / RESULT)
+    except RecordError:
+        result = None  # damaged (the runner writes it whole, so by the tutorial): as if never written
+    if not timed_out and result is not None and status == (1 if result.error else 0):
+        result = replace(result, seconds=seconds)
+        result.write(rundir / RESULT)
+        error = result.error
         if error is None:
             return Outcome(True, None, False, result, seconds, peak)
-        message = f"tutorial failed: {error['message']}"
-        return Outcome(False, f"{label}:{error['line']}: ERROR: {message}", True, result, seconds, peak)
+        message = f"tutorial failed: {error.message}"
+        return Outcome(False, f"{label}:{error.line}: ERROR: {message}", True, result, seconds, peak)
 
     if timed_out:
         message = f"tutorial timed out after {timeout:g} s"
@@ -297,8 +291,8 @@ def _supervise(source, rundir, workdir, env, own, *, timeout, label):
         message = f"tutorial exited with status {status} (os._exit, or see runner.log)"
     progress = read_json(rundir / "progress.json")
     line = progress["line"] if progress else 1
-    error = {"line": line, "block_line": line, "message": message}
-    result = {**result, "error": error, "seconds": seconds} if result else _unfinished_result(
+    error = RunError(line=line, block_line=line, message=message)
+    result = replace(result, error=error, seconds=seconds) if result else _unfinished_result(
         source, rundir, progress, error, seconds)
-    write_json(rundir / RESULT, result)  # the page still shows what the tutorial printed
+    result.write(rundir / RESULT)  # the page still shows what the tutorial printed
     return Outcome(False, f"{label}:{line}: ERROR: {message}", False, result, seconds, peak)

@@ -15,7 +15,7 @@ execute.py) written. What it leaves in RUNDIR:
     page/           the figures sphinx-gallery's scrapers saved, where the page wants
                     them: page/<gallery>/<section>/images/sphx_glr_<stem>_<NNN>.png
     progress.json   {"block": k, "line": lineno} of the block now running
-    result.json     the summary, written last (its format: see execute.py)
+    result.json     the summary, written last (core.records.RunRecord)
 
 The texts shown (result.json's and the reST's) are rendered as a terminal shows
 them and kept within the limits (core.terminal), with a marker where output
@@ -56,6 +56,7 @@ from pathlib import Path
 from sphinx_gallery.py_source_parser import extract_file_config, split_code_and_text_blocks
 
 from ..core import project
+from ..core.records import BlockRecord, Hardware, RunError, RunRecord
 from ..core.runs import first_code_line, read_json, write_json
 from ..core.terminal import BlockOutput, OutputLimits, RunOutput, render
 
@@ -360,7 +361,7 @@ def _describe(exc, source, block_line, root):
     return text, line, (summary.strip().splitlines() or [type(exc).__name__])[0]
 
 
-def _block_shown(block: BlockOutput, printed_file: Path, sizes: tuple[int, int], record: dict) -> dict:
+def _block_shown(block: BlockOutput, printed_file: Path, sizes: tuple[int, int], record: dict) -> BlockRecord:
     """result.json's record of a block that ran to its end: what it printed, then its last expression's text."""
     printed = block.show_file(printed_file, *sizes)
     method, repr_text = record["repr"]
@@ -368,8 +369,8 @@ def _block_shown(block: BlockOutput, printed_file: Path, sizes: tuple[int, int],
     if as_text:
         repr_text = block.show_text(repr_text)
     shown = f"{printed}\n{repr_text}" if as_text and repr_text else printed
-    return {"line": record["line"], "texts": [shown] if shown.strip() else [], "images": record["images"],
-            "rst": output_rst(printed, record["images_rst"], method, repr_text)}
+    return BlockRecord(line=record["line"], texts=(shown,) if shown.strip() else (), images=tuple(record["images"]),
+                       rst=output_rst(printed, record["images_rst"], method, repr_text))
 
 
 def _wait_for_children():
@@ -382,21 +383,20 @@ def _wait_for_children():
         child.join(max(0.0, deadline - time.monotonic()))
 
 
-def _hardware():
+def _hardware() -> tuple[Hardware, list[int]]:
     """Where the tutorial ran, and the peak GPU memory it allocated on each device."""
-    record = {"device": "CPU", "gpus": 0, "machine": platform.machine(), "torch": None, "cuda": None}
     torch = sys.modules.get("torch")
     if torch is None:  # a tutorial that never imported torch ran on the CPU; importing it now costs seconds
         from importlib import metadata
 
+        version = None
         with contextlib.suppress(metadata.PackageNotFoundError):
-            record["torch"] = metadata.version("torch")
-        return record, []
+            version = metadata.version("torch")
+        return Hardware(device="CPU", gpus=0, machine=platform.machine(), torch=version, cuda=None), []
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    record.update(gpus=gpus, torch=torch.__version__, cuda=torch.version.cuda)
-    if gpus:
-        record["device"] = torch.cuda.get_device_name(0)
-    return record, [torch.cuda.max_memory_allocated(device) for device in range(gpus)]
+    hardware = Hardware(device=torch.cuda.get_device_name(0) if gpus else "CPU", gpus=gpus, machine=platform.machine(),
+                        torch=str(torch.__version__), cuda=torch.version.cuda)
+    return hardware, [torch.cuda.max_memory_allocated(device) for device in range(gpus)]
 
 
 def main(argv):
@@ -442,7 +442,7 @@ def main(argv):
                 break  # a clean sys.exit() ends a script successfully
             text, failed_at, message = _describe(exc, source, line, options["root"])
             record["traceback"] = text
-            error = {"line": failed_at, "block_line": line, "message": message}
+            error = RunError(line=failed_at, block_line=line, message=message)
             break
         finally:
             record["images"] = gallery.images(before)
@@ -461,19 +461,11 @@ def main(argv):
             blocks_out.append(_block_shown(block, out / f"{k}.txt", sizes, record))
         else:  # as sphinx-gallery shows a failed block: its traceback alone (what it printed is in out/)
             traceback_text = block.show_text(record["traceback"])
-            blocks_out.append({"line": record["line"], "texts": [traceback_text], "images": record["images"],
-                               "rst": _error_rst(traceback_text)})
-    write_json(
-        rundir / "result.json",
-        {
-            "blocks": blocks_out,
-            "code_objects": _code_objects(options, blocks, tree, namespace),
-            "images_total": len(gallery.vars["image_path_iterator"]),
-            "error": error,
-            "hardware": hardware,
-            "gpu_peak_bytes": gpu_peaks,
-        },
-    )
+            blocks_out.append(BlockRecord(line=record["line"], texts=(traceback_text,), images=tuple(record["images"]),
+                                          rst=_error_rst(traceback_text)))
+    RunRecord(blocks=tuple(blocks_out), error=error, hardware=hardware, gpu_peak_bytes=tuple(gpu_peaks),
+              code_objects=_code_objects(options, blocks, tree, namespace),
+              images_total=len(gallery.vars["image_path_iterator"])).write(rundir / "result.json")
     _flush()
     # Skip interpreter shutdown: it would wait for non-daemon children the tutorial left running
     # (or crash in an extension's teardown) after the result is already complete.

@@ -8,7 +8,6 @@
 """
 
 import html
-import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -16,7 +15,7 @@ from urllib.parse import unquote, urlsplit
 
 from . import project
 from .fingerprint import environment_fingerprint, source_digest
-from .runs import read_json
+from .records import BuildInfo, RecordError, Stamp
 from .stamps import STAMP_META, outputs_digest, stamp_problems
 
 
@@ -65,19 +64,27 @@ def check_stamps(htmldir, langs):
             if raw is None:
                 problems.append(f"{where}: no execution stamp (the tutorial was not executed)")
                 continue
+            try:
+                stamp = Stamp.from_json(raw, f"its {STAMP_META} <meta>")
+            except RecordError as error:
+                problems.append(f"{where}: {error}; build it again")
+                continue
             shown = shown_outputs(page, parsed, source.stem)
-            problems += [f"{where}: {problem}"
-                         for problem in stamp_problems(json.loads(raw), source_digest(source), environment, shown)]
+            problems += [f"{where}: {problem}" for problem in
+                         stamp_problems(stamp, source_digest(source, tutorial.label), environment, shown)]
     return problems
 
 
 def partial_build(htmldir) -> str | None:
     """Why a build is not the whole site, in one line: a TUTORIALS build (its build.json names the selection)
     executed only those tutorials; None for any other build."""
-    selection = (read_json(Path(htmldir, "build.json")) or {}).get("partial")
-    if not selection:
+    try:
+        info = BuildInfo.read(Path(htmldir, "build.json"))
+    except RecordError as error:
+        return f"{error}: build it again with `make html`"
+    if info is None or not info.partial:
         return None
-    return (f"{htmldir}: built with TUTORIALS={selection}, the other tutorials not executed; "
+    return (f"{htmldir}: built with TUTORIALS={info.partial}, the other tutorials not executed; "
             "build the whole site with `make html` (no TUTORIALS), then check or publish it")
 
 

@@ -1,55 +1,85 @@
-"""What a tutorial's output depends on besides its own source.
+"""What a tutorial's run depends on, as two digests a run's stamp records.
 
-sphinx-gallery re-runs a tutorial only when the tutorial file changes. The
-environment fingerprint covers the rest: conf.py, this package, and the
-installed versions of everything requirements.txt names (torch first of all),
-read with importlib.metadata so that no build pays for `import torch`.
+The environment fingerprint (environment_fingerprint), the same for every tutorial:
 
-It covers what Python runs at every start-up too: each site-packages folder's
-`.pth` files and any `sitecustomize` / `usercustomize` module, which a
-tutorial (or anything else) could have added to the environment.
+- the code that runs a tutorial: the modules of this package that the
+  supervisor (commands/execute.py), the runner (commands/runner.py), the output
+  guard and the tutorial's start-up hooks (commands/child_site/) import,
+  directly or through each other, found by reading their imports (run_code):
+  the rest of the package (the build's orchestration, Sphinx extensions, the
+  audit, lint, catalogs, checks, publishing) is not in it;
+- Python's major.minor version;
+- every distribution installed where the run imports from (site-packages and
+  PYTHONPATH), by name and release version without its local label (torch
+  2.13.0+cpu and 2.13.0+cu130 are both 2.13.0), except the installer (pip);
+  the accelerator runtime that only the CUDA lock installs (nvidia-*, triton,
+  ...) enters by its pins in requirements-cuda.lock, whatever is installed, so
+  that a GPU shard's runs are current on the CPU machine that assembles the
+  site from them (where a run happened is in its provenance);
+- what every Python start-up runs: each site-packages folder's `.pth` files and
+  any `sitecustomize` / `usercustomize` module;
+- what conf.py decides of a run (run_configuration): the sphinx_gallery_conf
+  options the runner reads (RUN_OPTIONS), Sphinx's `default_role` (code links)
+  and the variables tutorials get (`tutorials_environment`); not the theme,
+  the templates, the languages or any other setting.
 
-It describes software, not hardware: Python's major.minor version and release
-versions without their local label (torch 2.13.0+cpu and 2.13.0+cu128 are both
-2.13.0), so that a GPU runner's outputs are current on the CPU runner that
-assembles the site from them. Where a run happened is in its provenance.
+Not in it: the values of environment variables (the machine's own), the
+hardware, the build folder's layout, and modules of the project that conf.py
+names as callables (name them so their module is hashed with a tutorial, or
+re-run with run_stale_examples).
+
+The source digest (source_digest), per tutorial: its script, the files it
+declares it reads (`# tutorials-reads: PATTERN ...` comment lines, core.runs),
+and the modules beside it that it imports (helper modules, found as above).
+Both are read without importing anything, so no build pays for `import torch`.
 """
 
+import ast
 import hashlib
+import json
+import os
 import re
-import site
 import sys
+from collections.abc import Iterable
 from importlib import metadata
 from importlib.machinery import PathFinder
 from pathlib import Path
+from typing import Any
 
+from . import project, runs
+from .errors import SiteError
+from .isolation import SETTING, site_folders
 from .layout import ROOT
 
-PACKAGE_DIR = Path(__file__).resolve().parents[1]  # tutorials_site/, every part of it
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # tutorials_site/
+# Where a run starts: the supervisor the build calls, the processes it starts by module name (also
+# found by run_code in the strings of these files), and the hooks on the tutorial's PYTHONPATH.
+RUN_ENTRIES = ("commands/execute.py", "commands/runner.py", "commands/output_guard.py", "commands/child_site")
+# sphinx_gallery_conf's options that change what a run records (commands/execute.py's RunOptions and,
+# with callables of conf.py's own, sphinx-gallery's scrapers and module resets in the runner).
+RUN_OPTIONS = ("capture_repr", "ignore_repr_types", "image_scrapers", "reset_argv", "reset_modules",
+               "reset_modules_order", "inspect_global_variables", "image_srcset", "matplotlib_animations")
+# The two torch builds' locks: what only the CUDA one installs is the accelerator runtime.
+TORCH_LOCKS = ("requirements-cpu.lock", "requirements-cuda.lock")
+INSTALLERS = frozenset({"pip"})  # the venv's own installer, bundled by Python's patch release; no run imports it
+_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)", re.M)
 
 
-def requirement_names(requirements):
-    names = []
-    for line in Path(requirements).read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line and not line.startswith("-"):
-            names.append(re.split(r"[\s\[<>=!~;@]", line, maxsplit=1)[0])
-    return names
-
-
-def installed_version(name):
+def installed_version(name: str) -> str:
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return "not installed"
 
 
-def site_folders() -> list[Path]:
-    """The site-packages folders a Python started as this one processes at start-up (their .pth files)."""
-    folders = list(site.getsitepackages())
-    if site.ENABLE_USER_SITE:
-        folders.append(site.getusersitepackages())
-    return [Path(folder) for folder in dict.fromkeys(folders) if Path(folder).is_dir()]
+def canonical_name(name: str) -> str:
+    """A distribution's name as pip compares them (PEP 503): Foo_Bar and foo-bar are one."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def release(version: str) -> str:
+    """A version without its local label: the software, not the build it was made for."""
+    return version.split("+", 1)[0]
 
 
 def startup_hooks() -> list[Path]:
@@ -62,22 +92,137 @@ def startup_hooks() -> list[Path]:
     return hooks
 
 
-def environment_fingerprint(root=ROOT):
+def _module_file(base: Path, dotted: str) -> Path | None:
+    path = base.joinpath(*dotted.split("."))
+    return next((p for p in (path.with_suffix(".py"), path / "__init__.py") if p.is_file()), None)
+
+
+def _names(node: ast.AST, package: tuple[str, ...]) -> list[str]:
+    """The modules an import statement (or a string naming one, as `python -m NAME` takes it) may load."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom):
+        prefix = package[:len(package) - node.level + 1] if node.level else ()
+        module = ".".join([*prefix, *filter(None, (node.module or "").split("."))])
+        return [module, *(f"{module}.{alias.name}" for alias in node.names)]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"\w+(\.\w+)+", node.value):
+        return [node.value]
+    return []
+
+
+def imported_files(entries: Iterable[Path], base: Path, within: Path | None = None) -> list[Path]:
+    """The entries and the modules they import from BASE (as sys.path finds them there), directly or through
+    each other, each package's __init__.py on the way included; only those in WITHIN (default: BASE). Read,
+    not imported: an import inside a function counts too."""
+    within = Path(within or base)
+    todo, seen = [Path(entry) for entry in entries], set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            tree = ast.parse(path.read_bytes(), str(path))
+        except (SyntaxError, ValueError):
+            continue  # the run reports it
+        package = path.relative_to(base).parent.parts
+        for node in ast.walk(tree):
+            for name in _names(node, package):
+                parts = name.split(".")
+                found = (_module_file(base, ".".join(parts[:i])) for i in range(1, len(parts) + 1))
+                todo += [path for path in found if path and path.is_relative_to(within)]
+    return sorted(seen)
+
+
+def run_code() -> list[Path]:
+    """This package's files that run a tutorial (see RUN_ENTRIES)."""
+    entries = [path for name in RUN_ENTRIES
+               for path in (sorted((PACKAGE_DIR / name).glob("*.py")) if (PACKAGE_DIR / name).is_dir()
+                            else [PACKAGE_DIR / name])]
+    return imported_files(entries, PACKAGE_DIR.parent, PACKAGE_DIR)
+
+
+def _pins(lock: Path) -> dict[str, str]:
+    return {canonical_name(name): version for name, version in _PIN.findall(lock.read_text())} if lock.exists() else {}
+
+
+def accelerator_pins(root: Path = ROOT) -> dict[str, str]:
+    """The distributions only the CUDA build of torch installs, with their pins in its lock."""
+    cpu, cuda = (_pins(Path(root) / name) for name in TORCH_LOCKS)
+    return {name: release(version) for name, version in cuda.items() if name not in cpu} if cpu else {}
+
+
+def distributions(root: Path = ROOT) -> list[tuple[str, str]]:
+    """(name, release version) of every distribution a run can import, the accelerator runtime as locked."""
+    accelerator = accelerator_pins(root)
+    folders = [*map(str, site_folders()), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    found = {(canonical_name(dist.metadata["Name"]), release(dist.version))
+             for dist in metadata.distributions(path=folders) if dist.metadata["Name"]}
+    return sorted({(name, version) for name, version in found if name not in accelerator and name not in INSTALLERS}
+                  | set(accelerator.items()))
+
+
+def _named(value: Any) -> str:
+    """A callable by its import path (an address would differ in every process), anything else by its repr."""
+    if callable(value) and hasattr(value, "__qualname__"):
+        return f"{getattr(value, '__module__', '')}.{value.__qualname__}"
+    return repr(value)
+
+
+def run_configuration(root: Path = ROOT) -> str:
+    """What conf.py decides of a run, as canonical JSON."""
+    site_project = project.current(Path(root))
+    chosen = {"sphinx_gallery_conf": {key: site_project.options[key] for key in RUN_OPTIONS
+                                      if key in site_project.options},
+              "default_role": site_project.conf.get("default_role"), SETTING: site_project.conf.get(SETTING)}
+    return json.dumps(chosen, sort_keys=True, default=_named)
+
+
+def environment_fingerprint(root: Path = ROOT) -> str:
     digest = hashlib.sha256()
 
-    def add(label, data):
+    def add(label: str, data: bytes) -> None:
         digest.update(label.encode() + b"\0" + data + b"\0")
 
     add("python", f"{sys.version_info.major}.{sys.version_info.minor}".encode())
-    add("conf.py", (Path(root) / "conf.py").read_bytes())
-    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+    for path in run_code():
         add(path.relative_to(PACKAGE_DIR).as_posix(), path.read_bytes())
-    for name in requirement_names(Path(root) / "requirements.txt"):
-        add(name, installed_version(name).split("+", 1)[0].encode())
+    for name, version in distributions(root):
+        add(name, version.encode())
     for path in startup_hooks():
         add(path.name, path.read_bytes())
+    add("conf.py", run_configuration(root).encode())
     return digest.hexdigest()
 
 
-def source_digest(path):
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+def declared_reads(source: Path, label: str) -> list[Path]:
+    """The files SOURCE's `# tutorials-reads:` lines name (a folder: every file in it), sorted.
+
+    Raises SiteError naming LABEL and the line when a pattern matches nothing or leaves the project.
+    """
+    folder, found = Path(source).parent, set()
+    text = Path(source).read_text(encoding="utf-8", errors="replace")
+    for line, patterns in runs.setting_comments(text, "reads"):
+        if not patterns.split():
+            raise SiteError(f"{label}:{line}: tutorials-reads: no path given; write paths relative to the "
+                            "tutorial's folder, globs allowed (# tutorials-reads: data/*.csv)")
+        for pattern in patterns.split():
+            matched = [] if Path(pattern).is_absolute() else sorted(folder.glob(pattern))
+            files = [f for m in matched for f in ([m] if m.is_file() else sorted(m.rglob("*"))) if f.is_file()]
+            if not files:
+                raise SiteError(f"{label}:{line}: tutorials-reads: {pattern!r} matches no file; paths are relative "
+                                "to the tutorial's folder (globs allowed): add the file or fix the line")
+            found.update(files)
+    return sorted(found)
+
+
+def source_digest(path: Path, label: str | None = None) -> str:
+    """The digest of what a tutorial brings to its run: its script, the files it declares it reads and the
+    modules beside it that it imports (found in their imports). LABEL names the script in errors."""
+    path = Path(path)
+    folder = path.parent
+    digest = hashlib.sha256(path.read_bytes())
+    helpers = [p for p in imported_files([path], folder) if p != path]
+    for other in [*helpers, *declared_reads(path, label or str(path))]:
+        digest.update(b"\0" + os.path.relpath(other, folder).encode() + b"\0" + other.read_bytes())
+    return digest.hexdigest()

@@ -16,6 +16,7 @@
 import json
 import os
 import re
+import site
 import stat
 import sys
 from collections.abc import Iterable, Mapping
@@ -24,7 +25,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from .errors import SiteError
-from .fingerprint import site_folders
+from .records import RunRecord
 
 # conf.py's list of further variables (names, or fnmatch patterns such as "WANDB_*") tutorials get.
 SETTING = "tutorials_environment"
@@ -55,6 +56,14 @@ SECRET_NAME = re.compile(r"TOKEN|SECRET|PASS|KEY|AUTH|CRED|PRIVATE|COOKIE|SESSIO
 RANDOM_VALUE = re.compile(r"(?=.*[A-Za-z])(?=.*\d)\S{16,}")
 URL_WITH_CREDENTIALS = re.compile(r"[A-Za-z][\w+.-]*://[^/\s@]+@")
 SHOWN_CHANGES = 8  # files named in a message; the rest are counted
+
+
+def site_folders() -> list[Path]:
+    """The site-packages folders a Python started as this one processes at start-up (their .pth files)."""
+    folders = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        folders.append(site.getusersitepackages())
+    return [Path(folder) for folder in dict.fromkeys(folders) if Path(folder).is_dir()]
 
 
 def allowed(conf: Mapping[str, object]) -> tuple[str, ...]:
@@ -93,12 +102,12 @@ def withheld(builder: Mapping[str, str], given: Mapping[str, str]) -> dict[str, 
     return secrets
 
 
-def leaks(result: Mapping, secrets: Mapping[str, str]) -> list[tuple[int, str]]:
+def leaks(result: RunRecord, secrets: Mapping[str, str]) -> list[tuple[int, str]]:
     """(line of the block, variable name) for each output block of a run's result that shows a secret's value."""
     found = []
-    shown = [(block["line"], "\n".join(block["texts"])) for block in result["blocks"]]
-    if result.get("error"):
-        shown.append((result["error"]["line"], result["error"]["message"]))
+    shown = [(block.line, "\n".join(block.texts)) for block in result.blocks]
+    if result.error:
+        shown.append((result.error.line, result.error.message))
     for line, text in shown:
         found += [(line, name) for name, value in secrets.items() if value in text and (line, name) not in found]
     return found

@@ -27,6 +27,7 @@ from pathlib import Path
 from . import checks, languages, versions
 from .errors import SiteError
 from .layout import ROOT
+from .records import BuildInfo, RecordError
 from .site_pages import chooser_page, not_found_page
 
 STAGING = ".publish-"
@@ -41,25 +42,27 @@ def _step(name):
 
 
 def validate(htmldir):
-    info_path = Path(htmldir, "build.json")
-    if not info_path.exists():
+    try:
+        info = BuildInfo.read(Path(htmldir, "build.json"))
+    except RecordError as error:
+        raise PublishError(f"{error}: build it again with `make html`") from None
+    if info is None:
         raise PublishError(f"{htmldir}: no build.json: not a complete `make html` output")
-    info = json.loads(info_path.read_text())
-    versions.check_name(info["name"])
+    versions.check_name(info.name)
     partial = checks.partial_build(htmldir)
     if partial:
         raise PublishError(f"refusing to publish {partial}")
     problems = []
-    if not info.get("executed"):
+    if not info.executed:
         problems.append("built without executing the tutorials (html-noplot)")
-    missing = [lang.seg for lang in languages.ALL if lang.seg not in info["languages"]
+    missing = [lang.seg for lang in languages.ALL if lang.seg not in info.languages
                or not Path(htmldir, lang.seg, "index.html").exists()]
     if missing:
         problems.append(f"language(s) missing: {' '.join(missing)}")
     present = [lang for lang in languages.ALL if Path(htmldir, lang.seg).is_dir()]
     problems += checks.check_stamps(htmldir, present) + checks.check_links(htmldir)
     if problems:
-        raise PublishError(f"refusing to publish {htmldir} as {info['name']}:\n  " + "\n  ".join(problems))
+        raise PublishError(f"refusing to publish {htmldir} as {info.name}:\n  " + "\n  ".join(problems))
     return info
 
 
@@ -174,9 +177,9 @@ def _publish_locked(htmldir, pages, info):
         shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
     _step("start")
 
-    name = info["name"]
+    name = info.name
     _install(htmldir, pages / name, pages)
-    entry = {key: info[key] for key in versions.ENTRY_KEYS}
+    entry = {key: value for key, value in info.to_dict().items() if key in versions.ENTRY_KEYS}
     new = versions.manifest([e for e in current["versions"] if e["name"] != name] + [entry])
     if new["stable"] == name or new["stable"] != current.get("stable") or not (pages / "stable").exists():
         _install(pages / new["stable"], pages / "stable", pages)

@@ -23,14 +23,16 @@ from typing import TypeVar
 
 from . import languages
 from .layout import BuildTree
+from .records import RecordError, RunRecord, Stamp
 from .stamps import outputs_digest, stamp_problems
 
 RESULT = "result.json"
 STAMP = "stamp.json"
 T = TypeVar("T")
 # A tutorial's own settings, each a comment line of its own in its source: `# tutorials-timeout: 120` (seconds),
-# `# tutorials-needs: gpus=2` (core.needs).
-SETTINGS = ("timeout", "needs")
+# `# tutorials-needs: gpus=2` (core.needs), `# tutorials-reads: data/*.csv extra.json` (files whose changes make it
+# run again, relative to its folder, globs allowed: core.fingerprint.source_digest).
+SETTINGS = ("timeout", "needs", "reads")
 SETTING_COMMENT = re.compile(rf"#[ \t]*tutorials-({'|'.join(SETTINGS)}):(.*)")
 # The longest time limit the build accepts, from TUTORIAL_TIMEOUT or a tutorial's line: a limit is always set.
 MAX_TIMEOUT = 24 * 3600
@@ -107,21 +109,26 @@ def write_json(path, data):
     os.replace(tmp, path)
 
 
-def outputs(run_dir, result):
+def outputs(run_dir: Path, result: RunRecord) -> str:
     """The outputs digest of a run: its blocks' text and its figures' bytes, in order."""
-    images = [Path(run_dir, "page", name).read_bytes() for block in result["blocks"] for name in block["images"]]
-    return outputs_digest([text for block in result["blocks"] for text in block["texts"]], images)
+    images = [Path(run_dir, "page", name).read_bytes() for block in result.blocks for name in block.images]
+    return outputs_digest([text for block in result.blocks for text in block.texts], images)
 
 
-def problems(run_dir, source_digest, environment):
-    """Why the run in `run_dir` does not stand for `source_digest` in `environment` (empty: it does)."""
-    stamp, result = read_json(Path(run_dir, STAMP)), read_json(Path(run_dir, RESULT))
-    if stamp is None or result is None:
-        return ["not executed"]
+def problems(run_dir: Path, source_digest: str, environment: str) -> list[str]:
+    """Why the run in `run_dir` does not stand for `source_digest` in `environment` (empty: it does).
+
+    A record that is damaged or of another format does not: the tutorial runs again.
+    """
     try:
+        stamp, result = Stamp.read(Path(run_dir, STAMP)), RunRecord.read(Path(run_dir, RESULT))
+        if stamp is None or result is None:
+            return ["not executed"]
         shown = outputs(run_dir, result)
-    except (OSError, KeyError, TypeError):
-        return ["the run's record is damaged"]
+    except RecordError as error:
+        return [f"its record cannot be used ({error})"]
+    except OSError:
+        return ["the run's record is damaged (a figure is missing)"]
     return stamp_problems(stamp, source_digest, environment, shown)
 
 
@@ -147,8 +154,8 @@ def discard(tree: BuildTree, keys: list[str], changed: list[Path]) -> None:
             shutil.rmtree(tree.doctrees(lang), ignore_errors=True)
 
 
-def origin(root):
-    """The commit the run comes from (+changes when the work tree differs) and the date."""
+def origin(root: Path) -> dict[str, str]:
+    """The commit the run comes from (+changes when the work tree differs) and the date: {"commit", "date"}."""
     def git(*args):
         out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
         return out.stdout.strip() if out.returncode == 0 else ""

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from . import needs, project, runs
 from .errors import UsageError
 from .layout import ROOT, BuildTree
+from .records import RecordError, ShardRecord, Stamp
 
 DURATIONS = ROOT / ".github" / "tutorial-durations.json"
 DEFAULT_SECONDS = 5.0  # for a tutorial never timed
@@ -106,11 +107,15 @@ def matrix(counts: dict[str, int]) -> dict[str, list[dict]]:
 def _executed(shard):
     """The tutorials a shard's build folder has the runs of (its shard.json: executed there or taken from REUSE),
     checked against its runs."""
-    record = runs.read_json(shard.shard_record)
-    if not isinstance(record, dict) or not isinstance(record.get("tutorials"), list):
-        raise UsageError(f"SHARDS: {shard.root}: not a shard's build folder (no readable shard.json in it); "
+    try:
+        record = ShardRecord.read(shard.shard_record)
+    except RecordError as error:
+        raise UsageError(f"SHARDS: {error}: give the folders `make html SHARD=i/N` made with this version of the "
+                         "project") from None
+    if record is None:
+        raise UsageError(f"SHARDS: {shard.root}: not a shard's build folder (no shard.json in it); "
                          "give the folders `make html SHARD=i/N` made")
-    listed = [str(key) for key in record["tutorials"]]
+    listed = list(record.tutorials)
     for stamp in sorted(shard.runs.rglob(runs.STAMP)):
         key = stamp.parent.relative_to(shard.runs).as_posix()
         if key not in listed:
@@ -156,11 +161,17 @@ def record(builddirs):
     """
     durations = {}
     for tree in map(BuildTree, builddirs):
-        shard = runs.read_json(tree.shard_record)
-        executed = shard.get("executed") if isinstance(shard, dict) else None
+        try:
+            shard = ShardRecord.read(tree.shard_record)
+        except RecordError:
+            shard = None  # of another format: its runs are timed by the build that runs them again
+        executed = shard.executed if shard else None  # None: not a shard's folder, all its runs were executed there
         for stamp_file in sorted(tree.runs.rglob(runs.STAMP)):
             key = stamp_file.parent.relative_to(tree.runs).as_posix()
-            stamp = runs.read_json(stamp_file)
+            try:
+                stamp = Stamp.read(stamp_file)
+            except RecordError:
+                continue  # of another format: its tutorial runs again, and is timed then
             if stamp and (executed is None or key in executed):
-                durations[key] = stamp["seconds"]
+                durations[key] = stamp.seconds
     return durations

@@ -1,8 +1,9 @@
 """Execution stamps: what vouches that a page's output comes from a run of its current source."""
 
 import hashlib
-import json
 from pathlib import Path
+
+from .records import RecordError, Stamp
 
 # The <meta> name under which every tutorial page carries its stamp (checked by `make check`).
 STAMP_META = "tutorial-execution-stamp"
@@ -14,10 +15,11 @@ def stamp_path(target_file):
     return target_file.with_name(target_file.stem + ".stamp.json")
 
 
-def read_stamp(target_file):
+def read_stamp(target_file) -> Stamp | None:
+    """The stamp copied beside a page's script; None when there is none, or none this build can read."""
     try:
-        return json.loads(stamp_path(target_file).read_text())
-    except (OSError, ValueError):
+        return Stamp.read(stamp_path(target_file))
+    except RecordError:
         return None
 
 
@@ -44,18 +46,20 @@ def outputs_digest(outputs, images):
     return digest.hexdigest()
 
 
-def stamp_problems(stamp, source_digest, environment, outputs=None):
+def stamp_problems(stamp: Stamp, source_digest: str, environment: str, outputs: str | None = None) -> list[str]:
     """Why a stamp does not vouch for the output of `source_digest` run in `environment` (empty: it does).
 
     `outputs`: the outputs digest of what is shown, when known (it must be the one the run stamped).
     """
     problems = []
-    if outputs is not None and stamp.get("outputs") != outputs:
+    if outputs is not None and stamp.outputs != outputs:
         problems.append("the output shown is not what the run produced (edited after the run?)")
-    if stamp["source"] != source_digest:
-        problems.append("output comes from another version of the source")
-    if stamp["environment"] != environment:
-        problems.append("executed in another environment (conf.py, tutorials_site or installed packages changed since)")
-    if not stamp["seconds"] > 0:
+    if stamp.source != source_digest:
+        problems.append("output comes from another version of the source (the script, a file it reads or a module "
+                        "beside it it imports)")
+    if stamp.environment != environment:
+        problems.append("executed in another environment (the runner's code, Python, installed packages or conf.py's "
+                        "run settings changed since)")
+    if not stamp.seconds > 0:
         problems.append("zero-time run")
     return problems

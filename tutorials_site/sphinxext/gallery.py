@@ -29,6 +29,7 @@ from sphinx_gallery.utils import get_md5sum, zip_files
 
 from ..core import project, runs
 from ..core.layout import ROOT, figure_files
+from ..core.records import RecordError, RunRecord, Stamp
 from ..core.stamps import stamp_path
 
 logger = logging.getLogger(__name__)
@@ -66,11 +67,18 @@ def render_galleries(app):
             _forget_rendering(Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.rel))
             continue  # a TUTORIALS build left it unexecuted: sphinx-gallery shows it without output
         run_dir = runs_root / tutorial.key
-        if runs.read_json(run_dir / runs.RESULT) is None:
+        try:
+            result = RunRecord.read(run_dir / runs.RESULT)
+            stamp = Stamp.read(run_dir / runs.STAMP)
+        except RecordError as error:
+            raise ExtensionError(f"{tutorial.label}: {error}; build again with `python -m tutorials_site html`, "
+                                 "which runs it again") from None
+        if result is None:
             raise ExtensionError(f"{tutorial.label}: no run in {run_dir}; "
                                  "tutorials are executed by `python -m tutorials_site html`, never inside Sphinx")
         src_file = Path(app.srcdir, tutorial.gallery.examples_dir, tutorial.rel)
-        render(src_file, Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.section), run_dir, conf)
+        render(src_file, Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.section), result, stamp, run_dir,
+               conf)
 
 
 def _without_lines(block, lines):
@@ -82,16 +90,14 @@ def _without_lines(block, lines):
     return py_source_parser.Block(block.type, "".join(kept), block.lineno)
 
 
-def render(src_file, target_dir, run_dir, conf):
-    result_bytes = (run_dir / runs.RESULT).read_bytes()
-    stamp = runs.read_json(run_dir / runs.STAMP)
+def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | None, run_dir: Path, conf) -> None:
     target = target_dir / src_file.name
-    key = hashlib.sha256(src_file.read_bytes() + b"\0" + result_bytes + b"\0" + json.dumps(stamp).encode()).hexdigest()
+    key = hashlib.sha256(src_file.read_bytes() + b"\0" + result.to_json().encode() + b"\0"
+                         + (stamp.to_json() if stamp else "").encode()).hexdigest()
     marker = target.with_name(f"{target.stem}.run.json")
     if runs.read_json(marker) == {"key": key, "rendered": _rendered(target)} and Path(f"{target}.md5").exists():
         return  # rendered from this run and this script, and untouched since
     logger.info("[gallery] %s: rendering the run's output", target.name)
-    result = json.loads(result_bytes)
     images = target_dir / "images"
     images.mkdir(parents=True, exist_ok=True)
     for old in figure_files(images, target.stem):
@@ -104,8 +110,8 @@ def render(src_file, target_dir, run_dir, conf):
     shutil.copyfile(src_file, target)
 
     file_conf, blocks = py_source_parser.split_code_and_text_blocks(str(src_file))
-    records = iter(result["blocks"])
-    outputs = [(next(records, None) or {"rst": ""})["rst"] if block.type == "code" else "" for block in blocks]
+    records = iter(result.blocks)
+    outputs = [getattr(next(records, None), "rst", "") if block.type == "code" else "" for block in blocks]
     if conf["remove_config_comments"]:  # the run's own settings go with sphinx-gallery's config comments
         text = src_file.read_text(encoding="utf-8")
         setting_lines = {line for name in runs.SETTINGS for line, _ in runs.setting_comments(text, name)}
@@ -113,18 +119,18 @@ def render(src_file, target_dir, run_dir, conf):
     # What the page shows of the script, as sphinx-gallery cleans it.
     blocks, outputs = _clean_script_blocks(conf, py_source_parser, blocks, outputs)
 
-    seconds = result["seconds"]
-    memory = (stamp or {}).get("peak_rss_mb", 0.0)
+    seconds = result.seconds
+    memory = stamp.peak_rss_mb if stamp else 0.0
     # "Python": the language sphinx-gallery names .py examples in, which their code blocks are highlighted as.
     example_rst = rst_blocks(blocks, outputs, file_conf, conf, language="Python")
     save_rst_example(example_rst, target, seconds, memory, conf, language="Python", file_conf=file_conf)
     template = str(images / f"sphx_glr_{target.stem}_{{0:03}}.png")
     produced = ImagePathIterator(template)
-    for _ in range(result.get("images_total", 0)):
+    for _ in range(result.images_total):
         next(produced)
     script_vars = {"image_path_iterator": produced}
-    if result["error"]:
-        script_vars["formatted_exception"] = result["error"]["message"]
+    if result.error:
+        script_vars["formatted_exception"] = result.error.message
     save_thumbnail(template, src_file, script_vars, file_conf, conf)
     files = [target]
     if target.suffix in conf["notebook_extensions"]:
@@ -135,14 +141,14 @@ def render(src_file, target_dir, run_dir, conf):
     # sphinx-gallery's caches: the names for code links and backreferences, the cost it reports for a
     # skipped example, and the md5 that makes it skip.
     code_objects = target.with_name(f"{target.stem}.codeobj.json")
-    if result.get("code_objects"):
-        code_objects.write_text(json.dumps(result["code_objects"], sort_keys=True))
+    if result.code_objects:
+        code_objects.write_text(json.dumps(result.code_objects, sort_keys=True))
     else:
         code_objects.unlink(missing_ok=True)
     target.with_name(f"{target.stem}.cost.json").write_text(json.dumps({"time": seconds, "memory": memory}))
     Path(f"{target}.md5").write_text(get_md5sum(target, mode="t"))
     if stamp is not None:
-        runs.write_json(stamp_path(target), stamp)
+        stamp.write(stamp_path(target))
     else:
         stamp_path(target).unlink(missing_ok=True)
     runs.write_json(marker, {"key": key, "rendered": _rendered(target)})

@@ -8,7 +8,6 @@ whose output does not come from a run of its current English source says so
 instead.
 """
 
-import json
 import re
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from sphinx.locale import get_translation
 from sphinx.util.docutils import SphinxDirective
 
 from ..core.fingerprint import source_digest
+from ..core.records import Stamp
 from ..core.stamps import STAMP_META, read_stamp, stamp_path
 from .gallery import example_of
 
@@ -48,23 +48,24 @@ def _fill(template, **values):
     return parts
 
 
-def describe(stamp):
+def describe(stamp: Stamp) -> list[nodes.Node]:
     """The provenance line; values from the machine (names, versions, hashes) are set as code."""
-    if stamp["gpus"]:
-        template = _("{device} ({gpus} GPUs)") if stamp["gpus"] > 1 else _("{device} (1 GPU)")
-        where = _fill(template, device=nodes.literal(text=stamp["device"]), gpus=nodes.Text(str(stamp["gpus"])))
+    hardware = stamp.hardware
+    if hardware.gpus:
+        template = _("{device} ({gpus} GPUs)") if hardware.gpus > 1 else _("{device} (1 GPU)")
+        where = _fill(template, device=nodes.literal(text=hardware.device), gpus=nodes.Text(str(hardware.gpus)))
     else:
         where = [nodes.Text(_("CPU (no GPU)"))]
     parts = _fill(_("Output captured on {where}"), where=where)
-    needed = stamp.get("needs_gpus", 0)
-    if needed > stamp["gpus"]:  # run anyway on less than it declares (NEEDS=lenient): its output may differ there
+    needed = stamp.needs_gpus
+    if needed > hardware.gpus:  # run anyway on less than it declares (NEEDS=lenient): its output may differ there
         written = _("written for {gpus} GPUs") if needed > 1 else _("written for 1 GPU")
         parts += [nodes.Text(" · ")] + _fill(written, gpus=nodes.Text(str(needed)))
-    parts += [nodes.Text(" · torch "), nodes.literal(text=stamp["torch"])]
-    if stamp.get("cuda"):
-        parts += [nodes.Text(" · CUDA "), nodes.literal(text=stamp["cuda"])]
-    parts += [nodes.Text(" · ")] + _fill(_("commit {commit}"), commit=nodes.literal(text=stamp["commit"]))
-    parts += [nodes.Text(" · "), nodes.literal(text=stamp["date"])]
+    parts += [nodes.Text(" · torch "), nodes.literal(text=hardware.torch or "-")]
+    if hardware.cuda:
+        parts += [nodes.Text(" · CUDA "), nodes.literal(text=hardware.cuda)]
+    parts += [nodes.Text(" · ")] + _fill(_("commit {commit}"), commit=nodes.literal(text=stamp.commit))
+    parts += [nodes.Text(" · "), nodes.literal(text=stamp.date)]
     return parts
 
 
@@ -80,8 +81,8 @@ class ProvenanceDirective(SphinxDirective):
         stamp = read_stamp(target)
         # Every language's page shows the run of the repository's English script.
         tutorial = example_of(self.config, self.env.docname)
-        if stamp and stamp["source"] == source_digest(tutorial.path):
-            self.env.metadata[self.env.docname][STAMP_META] = json.dumps(stamp, sort_keys=True)
+        if stamp and stamp.source == source_digest(tutorial.path, tutorial.label):
+            self.env.metadata[self.env.docname][STAMP_META] = stamp.to_json()
             box = nodes.container(classes=["tutorial-provenance"])
             box += nodes.paragraph("", "", *describe(stamp))
             return [box]

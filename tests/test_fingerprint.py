@@ -1,0 +1,188 @@
+"""The fingerprint covers exactly what a run depends on: the runner's code, Python, the installed
+distributions, start-up hooks and conf.py's run settings; per tutorial, its script, the files it
+declares it reads and its helper modules."""
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import build, executed
+from tutorials_site.core import fingerprint, project
+from tutorials_site.core.errors import SiteError
+from tutorials_site.core.layout import ROOT
+
+
+def test_the_run_code_is_what_the_supervisor_and_runner_import_and_nothing_else():
+    files = {path.relative_to(fingerprint.PACKAGE_DIR).as_posix() for path in fingerprint.run_code()}
+    # the entries, the modules they import (one of them only inside a function), the packages' __init__
+    assert {"commands/execute.py", "commands/runner.py", "commands/output_guard.py",
+            "commands/child_site/sitecustomize.py", "core/terminal.py", "core/records.py", "core/project.py",
+            "core/isolation.py", "__init__.py", "commands/__init__.py"} <= files
+    not_run = {path.relative_to(fingerprint.PACKAGE_DIR).as_posix() for path in fingerprint.PACKAGE_DIR.rglob("*.py")}
+    not_run -= files
+    assert {"commands/audit.py", "commands/lint.py", "commands/build.py", "core/audit.py", "core/checks.py",
+            "core/catalogs.py", "core/fingerprint.py", "sphinxext/search.py", "sphinxext/gallery.py"} <= not_run
+
+
+@pytest.fixture
+def package_copy(tmp_path, monkeypatch):
+    """The package copied, so that its files can be changed; the fingerprint reads the copy."""
+    copy = tmp_path / "pkg" / "tutorials_site"
+    shutil.copytree(fingerprint.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(fingerprint, "PACKAGE_DIR", copy)
+    return copy
+
+
+@pytest.mark.parametrize("changed, runs_again", [
+    ("commands/audit.py", False), ("commands/lint.py", False), ("sphinxext/search.py", False),
+    ("core/checks.py", False), ("commands/build.py", False),
+    ("commands/runner.py", True), ("commands/execute.py", True), ("core/terminal.py", True),
+    ("commands/child_site/sitecustomize.py", True),
+])
+def test_a_change_to_the_package_changes_the_fingerprint_only_where_a_run_imports_it(package_copy, changed,
+                                                                                      runs_again):
+    before = fingerprint.environment_fingerprint()
+    with open(package_copy / changed, "a") as module:
+        module.write("\n# changed\n")
+    assert (fingerprint.environment_fingerprint() != before) == runs_again
+
+
+def test_a_module_the_runner_starts_importing_joins_the_fingerprint(package_copy):
+    before = fingerprint.environment_fingerprint()
+    (package_copy / "core" / "helper_of_the_runner.py").write_text("VALUE = 1\n")
+    assert fingerprint.environment_fingerprint() == before  # imported by nothing yet
+    runner = package_copy / "commands" / "runner.py"
+    runner.write_text(runner.read_text().replace("from ..core import project\n",
+                                                 "from ..core import helper_of_the_runner, project\n"))
+    with_import = fingerprint.environment_fingerprint()
+    (package_copy / "core" / "helper_of_the_runner.py").write_text("VALUE = 2\n")
+    assert len({before, with_import, fingerprint.environment_fingerprint()}) == 3
+
+
+def _dist(folder, name, version):
+    info = folder / f"{name}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    return info
+
+
+def test_every_installed_distribution_counts_by_release_the_accelerator_runtime_by_its_lock(tmp_path, monkeypatch):
+    packages = tmp_path / "site-packages"
+    packages.mkdir()
+    monkeypatch.setattr(fingerprint, "site_folders", lambda: [packages])
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    torch = _dist(packages, "torch", "2.13.0+cpu")
+    cpu = fingerprint.environment_fingerprint()
+    # The GPU shard: torch's CUDA build and the CUDA runtime it brings (a name only the CUDA lock has).
+    shutil.rmtree(torch)
+    _dist(packages, "torch", "2.13.0+cu130")
+    accelerator = next(iter(fingerprint.accelerator_pins()))
+    _dist(packages, accelerator, "1.0")
+    _dist(packages, "pip", "99.0")  # the installer, bundled by Python's patch release
+    assert fingerprint.environment_fingerprint() == cpu
+    # Any other distribution, whether requirements.txt names it or not, and a new torch release.
+    _dist(packages, "some-plugin", "0.1")
+    plugin = fingerprint.environment_fingerprint()
+    shutil.rmtree(packages / "torch-2.13.0+cu130.dist-info")
+    _dist(packages, "torch", "2.14.0+cu130")
+    assert len({cpu, plugin, fingerprint.environment_fingerprint()}) == 3
+
+
+def test_only_the_settings_of_conf_py_a_run_reads_change_the_fingerprint(tmp_path):
+    root = tmp_path / "project"
+    shutil.copytree(ROOT, root, ignore=shutil.ignore_patterns(".git", ".venv", "_build", "docs", "__pycache__",
+                                                              "locales", "_static", "*_source"))
+    conf = root / "conf.py"
+    seen = [fingerprint.environment_fingerprint(root)]
+    for addition in ("html_title = 'Another'", "html_theme_options = {'a': 1}",
+                     "sphinx_gallery_conf['first_notebook_cell'] = '# hi'", "sphinx_gallery_conf['line_numbers'] = True"):
+        conf.write_text(conf.read_text() + f"\n{addition}\n")
+        project.current.cache_clear()
+        seen.append(fingerprint.environment_fingerprint(root))
+    assert len(set(seen)) == 1
+    for addition in ("sphinx_gallery_conf['capture_repr'] = ()", "default_role = 'py:obj'",
+                     "tutorials_environment = ['WANDB_MODE']"):
+        conf.write_text(conf.read_text() + f"\n{addition}\n")
+        project.current.cache_clear()
+        seen.append(fingerprint.environment_fingerprint(root))
+    project.current.cache_clear()
+    assert len(set(seen)) == 4
+
+
+def _tutorial(folder, code):
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "plot_demo.py"
+    path.write_text(f'"""\nDemo\n====\n"""\n{textwrap.dedent(code)}')
+    return path
+
+
+def test_the_source_digest_covers_declared_files_and_helper_modules_only(tmp_path):
+    path = _tutorial(tmp_path / "gallery", """
+        # tutorials-reads: data/*.csv  extra
+        import helpers
+        from pkg.sub import thing
+        text = "# tutorials-reads: not/a/comment.txt"
+        """)
+    (tmp_path / "gallery" / "data").mkdir()
+    (tmp_path / "gallery" / "data" / "a.csv").write_text("1\n")
+    (tmp_path / "gallery" / "extra").mkdir()
+    (tmp_path / "gallery" / "extra" / "deep.json").write_text("{}")
+    (tmp_path / "gallery" / "helpers.py").write_text("from . import nothing_here\n")
+    (tmp_path / "gallery" / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "gallery" / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "gallery" / "pkg" / "sub" / "__init__.py").write_text("thing = 1\n")
+    (tmp_path / "gallery" / "unrelated.py").write_text("")
+    (tmp_path / "gallery" / "data" / "notes.txt").write_text("")
+    digests = [fingerprint.source_digest(path)]
+    for name in ("unrelated.py", "data/notes.txt"):  # neither read nor imported
+        (tmp_path / "gallery" / name).write_text("changed")
+        digests.append(fingerprint.source_digest(path))
+    assert len(set(digests)) == 1
+    for name in ("data/a.csv", "extra/deep.json", "helpers.py", "pkg/__init__.py", "pkg/sub/__init__.py"):
+        (tmp_path / "gallery" / name).write_text((tmp_path / "gallery" / name).read_text() + "\n# changed\n")
+        digests.append(fingerprint.source_digest(path))
+    (tmp_path / "gallery" / "data" / "b.csv").write_text("2\n")  # a new file the pattern matches
+    digests.append(fingerprint.source_digest(path))
+    assert len(set(digests)) == 7
+
+
+@pytest.mark.parametrize("line, message", [
+    ("# tutorials-reads: data/*.csv", "'data/*.csv' matches no file; paths are relative to the tutorial's folder "
+                                      "(globs allowed): add the file or fix the line"),
+    ("# tutorials-reads: /etc/hostname", "'/etc/hostname' matches no file; paths are relative to the tutorial's "
+                                         "folder (globs allowed): add the file or fix the line"),
+    ("# tutorials-reads:", "no path given; write paths relative to the tutorial's folder, globs allowed "
+                           "(# tutorials-reads: data/*.csv)"),
+])
+def test_a_declared_file_that_is_missing_is_an_error_naming_the_line(tmp_path, line, message):
+    path = _tutorial(tmp_path, f"x = 1\n{line}\n")
+    with pytest.raises(SiteError) as raised:
+        fingerprint.source_digest(path, "beginner_source/plot_demo.py")
+    assert str(raised.value) == f"beginner_source/plot_demo.py:6: tutorials-reads: {message}"
+
+
+def test_a_build_refuses_a_tutorial_whose_declared_file_is_missing_before_running_anything(project_copy):
+    tutorial = project_copy / "beginner_source" / "data_parallel_tutorial.py"
+    lines = tutorial.read_text().splitlines(keepends=True)
+    at = next(i for i, text in enumerate(lines) if text.startswith("import "))
+    tutorial.write_text("".join([*lines[:at], "# tutorials-reads: data/inputs.csv\n", *lines[at:]]))
+    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en"})
+    assert result.returncode != 0
+    assert (f"error: beginner_source/data_parallel_tutorial.py:{at + 1}: tutorials-reads: 'data/inputs.csv' "
+            "matches no file; paths are relative to the tutorial's folder (globs allowed): add the file or fix "
+            "the line") in result.stdout + result.stderr
+    assert not (project_copy / "_build" / "runs").exists()
+    # Once it exists, the tutorial runs, and its page drops the line with sphinx-gallery's config comments.
+    (project_copy / "beginner_source" / "data").mkdir()
+    (project_copy / "beginner_source" / "data" / "inputs.csv").write_text("a,b\n")
+    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    page = Path(project_copy / "_build" / "html" / "en" / "beginner" / "data_parallel_tutorial.html").read_text()
+    assert "tutorials-reads" not in page
+    # A change to the file runs that tutorial again, and it alone.
+    (project_copy / "beginner_source" / "data" / "inputs.csv").write_text("a,b\n1,2\n")
+    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en"})
+    assert result.returncode == 0 and executed(result) == 1, result.stdout + result.stderr
+    assert "[execute] beginner_source/data_parallel_tutorial.py (time limit" in result.stdout

@@ -1,0 +1,206 @@
+"""The records a build keeps on disk: each a frozen dataclass with one reader and one writer.
+
+- RunRecord, a run folder's result.json: what the runner recorded of each code block (the
+  supervisor adds the run's time, or writes it from what a runner that did not finish left);
+- Stamp, a run folder's stamp.json (and a tutorial page's <meta>): what vouches that the run
+  stands for the current source in the current environment (core.stamps, core.fingerprint);
+- BuildInfo, <html>/build.json: what `make publish` needs to know of a build;
+- ShardRecord, <builddir>/shard.json: what a `SHARD=i/N` build executed, for `make assemble`.
+
+The JSON is the dataclass's fields (nested records as objects, tuples as lists) plus `format`, the
+version of its layout. A reader refuses a record of another format, a missing or unknown field or a
+value of the wrong type (RecordError): a run recorded in another format is run again, never misread.
+A change to what a record holds or means raises its FORMAT. A field added with a default, read from a
+record written before it existed, gets that default.
+"""
+
+import dataclasses
+import json
+import os
+import types
+import typing
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+from .errors import SiteError
+
+
+class RecordError(SiteError):
+    """A record that cannot be read as its type: damaged, or written in another format."""
+
+
+def _decode(kind: Any, value: Any, where: str) -> Any:
+    """VALUE as type KIND (a dataclass, a tuple[X, ...], X | None, a dict or a plain type), or RecordError."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if kind is Any:
+        return value
+    if origin in (types.UnionType, typing.Union):
+        if value is None and type(None) in args:
+            return None
+        (inner,) = [arg for arg in args if arg is not type(None)]
+        return _decode(inner, value, where)
+    if origin is tuple and isinstance(value, list):
+        return tuple(_decode(args[0], item, f"{where}[{i}]") for i, item in enumerate(value))
+    if origin is dict and isinstance(value, dict):
+        return value
+    if dataclasses.is_dataclass(kind) and isinstance(value, dict):
+        return _fields(kind, value, where)
+    if kind is float and type(value) is int:
+        return float(value)
+    if isinstance(kind, type) and type(value) is kind:
+        return value
+    raise RecordError(f"{where}: {value!r} is not of type {getattr(kind, '__name__', kind)}")
+
+
+def _fields(cls: type, data: dict[str, Any], where: str) -> Any:
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise RecordError(f"{where}: unknown field {unknown[0]!r}")
+    missing = [name for name, f in fields.items() if name not in data
+               and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    if missing:
+        raise RecordError(f"{where}: no {missing[0]!r}")
+    return cls(**{name: _decode(hints[name], value, f"{where}.{name}") for name, value in data.items()})
+
+
+@dataclasses.dataclass(frozen=True)
+class Record:
+    """The reader and writer of every record type; a subclass sets FORMAT and NAME."""
+
+    FORMAT: ClassVar[int]
+    NAME: ClassVar[str]  # what it is, as messages name it
+
+    def to_json(self) -> str:
+        return json.dumps({**dataclasses.asdict(self), "format": self.FORMAT}, indent=1, sort_keys=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """As its JSON holds it (lists, not tuples)."""
+        return json.loads(self.to_json())
+
+    @classmethod
+    def from_json(cls, text: str | bytes, where: str) -> Self:
+        """The record in TEXT; WHERE names it in errors. Raises RecordError."""
+        try:
+            data = json.loads(text)
+        except ValueError as error:
+            raise RecordError(f"{where}: damaged, not JSON ({error})") from None
+        if not isinstance(data, dict) or data.get("format") != cls.FORMAT:
+            found = data.get("format", "none") if isinstance(data, dict) else "none"
+            raise RecordError(f"{where}: a {cls.NAME} of format {found}; this build reads format {cls.FORMAT}")
+        return _fields(cls, {key: value for key, value in data.items() if key != "format"}, where)
+
+    @classmethod
+    def read(cls, path: Path) -> Self | None:
+        """The record at PATH; None when there is none. Raises RecordError when it is damaged or of
+        another format."""
+        try:
+            text = Path(path).read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            raise RecordError(f"{path}: cannot be read: {error.strerror}") from None
+        return cls.from_json(text, str(path))
+
+    def write(self, path: Path) -> None:
+        """Atomically: a reader never sees half a record."""
+        path = Path(path)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(self.to_json() + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+
+
+@dataclasses.dataclass(frozen=True)
+class Hardware:
+    """Where a tutorial ran, as the runner saw it."""
+
+    device: str  # "CPU", or the first GPU's name
+    gpus: int
+    machine: str  # platform.machine()
+    torch: str | None  # its version, None where torch is not installed
+    cuda: str | None  # torch's CUDA version, None for a CPU build
+
+
+@dataclasses.dataclass(frozen=True)
+class BlockRecord:
+    """One code block that ran."""
+
+    line: int  # its first line of code
+    texts: tuple[str, ...]  # the text of each output block the page shows under it
+    images: tuple[str, ...]  # its figures, relative to the run folder's page/
+    rst: str  # sphinx-gallery's reST of all that
+
+
+@dataclasses.dataclass(frozen=True)
+class RunError:
+    line: int  # where it failed (a traceback's last line in the script), or the block that ran
+    block_line: int  # the block that was running
+    message: str  # one line
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RunRecord(Record):
+    """result.json: what a run showed."""
+
+    FORMAT: ClassVar[int] = 1
+    NAME: ClassVar[str] = "run record (result.json)"
+
+    blocks: tuple[BlockRecord, ...]
+    error: RunError | None
+    hardware: Hardware | None  # None when the runner did not finish
+    images_total: int = 0  # figures saved (sphinx_gallery_thumbnail_number = -1 counts from it)
+    code_objects: dict[str, Any] = dataclasses.field(default_factory=dict)  # for code links and backreferences
+    gpu_peak_bytes: tuple[int, ...] = ()  # per GPU
+    seconds: float = 0.0  # the wall time of the runner's process, set by the supervisor
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Stamp(Record):
+    """stamp.json: that a run of `source` in `environment` showed `outputs` (core.stamps)."""
+
+    FORMAT: ClassVar[int] = 1
+    NAME: ClassVar[str] = "execution stamp (stamp.json)"
+
+    source: str  # core.fingerprint.source_digest: the script, the files it reads, its helper modules
+    environment: str  # core.fingerprint.environment_fingerprint
+    outputs: str  # core.stamps.outputs_digest of what the run shows
+    seconds: float
+    failed: bool  # raised, as conf.py's expected_failing_examples expects
+    peak_rss_mb: float  # of the tutorial's whole process tree
+    gpu_peak_mb: tuple[float, ...]  # per GPU
+    hardware: Hardware
+    commit: str  # the commit it ran from, +changes when the work tree differed
+    date: str  # "YYYY-MM-DD HH:MM UTC"
+    needs_gpus: int = 0  # the GPUs it declares it needs (core.needs); more than hardware.gpus: run on less
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class BuildInfo(Record):
+    """<html>/build.json: a build's entry in versions.json and whether it executed the tutorials."""
+
+    FORMAT: ClassVar[int] = 1
+    NAME: ClassVar[str] = "build record (build.json)"
+
+    name: str
+    label: str
+    release: bool
+    torch: str
+    languages: tuple[str, ...]  # URL segments
+    built: str  # "YYYY-MM-DD HH:MM UTC"
+    path: str  # "<name>/"
+    executed: bool  # false for html-noplot
+    partial: str = ""  # TUTORIALS of a build that executed only those (check and publish refuse it)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ShardRecord(Record):
+    """<builddir>/shard.json: the tutorials (keys) of a SHARD=i/N build's share, whose runs it holds."""
+
+    FORMAT: ClassVar[int] = 1
+    NAME: ClassVar[str] = "shard record (shard.json)"
+
+    shard: str  # "i/N" or "<class>:i/N"
+    tutorials: tuple[str, ...]
+    executed: tuple[str, ...]  # those it executed; the others it took from REUSE
