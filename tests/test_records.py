@@ -19,7 +19,7 @@ STAMP = Stamp(source="s" * 64, environment="e" * 64, outputs=outputs_digest(["he
               failed=True, peak_rss_mb=12.5, gpu_peak_mb=(), hardware=HARDWARE, commit="abc", date="2026-01-01 00:00 UTC")
 BUILD = BuildInfo(name="main", label="main", release=False, torch="2.13.0", languages=("en", "ko"),
                   built="2026-01-01 00:00 UTC", path="main/", executed=True)
-SHARD = ShardRecord(shard="1/2", tutorials=("beginner_source/a", "beginner_source/b"))
+SHARD = ShardRecord(shard="1/2", tutorials=("beginner_source/a", "beginner_source/b"), executed=("beginner_source/a",))
 
 
 @pytest.mark.parametrize("record", [RESULT, STAMP, BUILD, SHARD], ids=lambda r: type(r).__name__)
