@@ -3,6 +3,7 @@ distributions, start-up hooks and conf.py's run settings; per tutorial, its scri
 declares it reads and its helper modules."""
 
 import shutil
+import sys
 import textwrap
 from pathlib import Path
 
@@ -72,7 +73,9 @@ def test_every_installed_distribution_counts_by_release_the_accelerator_runtime_
     packages = tmp_path / "site-packages"
     packages.mkdir()
     monkeypatch.setattr(fingerprint, "site_folders", lambda: [packages])
-    monkeypatch.delenv("PYTHONPATH", raising=False)
+    # Distributions are looked up on sys.path (site-packages and PYTHONPATH's folders): the standard library's
+    # folders and this one only.
+    monkeypatch.setattr(sys, "path", [str(packages), *(p for p in sys.path if "-packages" not in p and p != str(ROOT))])
     torch = _dist(packages, "torch", "2.13.0+cpu")
     cpu = fingerprint.environment_fingerprint()
     # The GPU shard: torch's CUDA build and the CUDA runtime it brings (a name only the CUDA lock has).

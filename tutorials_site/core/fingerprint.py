@@ -155,9 +155,9 @@ def accelerator_pins(root: Path = ROOT) -> dict[str, str]:
 def distributions(root: Path = ROOT) -> list[tuple[str, str]]:
     """(name, release version) of every distribution a run can import, the accelerator runtime as locked."""
     accelerator = accelerator_pins(root)
-    folders = [*map(str, site_folders()), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    # sys.path: site-packages and PYTHONPATH's folders, which the tutorials' processes get too
     found = {(canonical_name(dist.metadata["Name"]), release(dist.version))
-             for dist in metadata.distributions(path=folders) if dist.metadata["Name"]}
+             for dist in metadata.distributions() if dist.metadata["Name"]}
     return sorted({(name, version) for name, version in found if name not in accelerator and name not in INSTALLERS}
                   | set(accelerator.items()))
 

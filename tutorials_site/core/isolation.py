@@ -137,6 +137,9 @@ Signature = tuple[int, int, int, int, int] | str
 # In .git, only what runs code: its configuration (aliases, fsmonitor, core.hooksPath) and its hooks;
 # the rest changes with every git command a developer runs beside the build.
 GIT_WATCHED = ("config", "hooks")
+# Caches that tools a developer runs beside the build (ruff, pytest, mypy, Python itself) write into the
+# project: nothing reads them as input, and a tutorial writing there changes nothing a page shows.
+TOOL_CACHES = frozenset({"__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache"})
 
 
 def _record(folder: Path, skip: frozenset[Path], deep: bool, into: dict[Path, Signature]) -> None:
@@ -147,7 +150,7 @@ def _record(folder: Path, skip: frozenset[Path], deep: bool, into: dict[Path, Si
         return
     for name in names:
         path = folder / name
-        if path in skip:
+        if path in skip or name in TOOL_CACHES:
             continue
         _record_one(path, into)
         if deep and into.get(path) == "folder":
