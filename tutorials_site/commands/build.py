@@ -17,7 +17,6 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -115,8 +114,7 @@ def _run_isolated(settings, project, tutorial, run_dir, timeout):
 def _current(run_dir, digest, environment, output_limits):
     """Whether the run in RUN_DIR stands for source DIGEST in ENVIRONMENT and shows what OUTPUT_LIMITS ask for."""
     # A run recorded under other output limits shows more or less than they now ask for.
-    limits = (runs.read_json(run_dir / "options.json") or {}).get("output_limits")
-    return limits == asdict(output_limits) and not runs.problems(run_dir, digest, environment)
+    return execute.recorded_limits(run_dir) == output_limits and not runs.problems(run_dir, digest, environment)
 
 
 def _usable(settings, run_dir, digest, environment, need):

@@ -45,6 +45,7 @@ from ..core.runs import RESULT, first_code_line, parse_timeout, read_json, setti
 from ..core.terminal import DEFAULT_LIMITS, OutputLimits, RunOutput
 from .runner import output_rst, recorded_sizes
 
+OPTIONS = "options.json"  # RUNDIR/options.json: the RunOptions the runner reads
 # The folder that holds the tutorials_site package: the runner is started as `-m tutorials_site...`.
 _PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 _CHILD_SITE = Path(__file__).resolve().parent / "child_site"
@@ -195,12 +196,20 @@ def _signal_name(number):
         return str(number)
 
 
-def _unfinished_result(source, rundir, progress, error, seconds):
+def recorded_limits(rundir) -> OutputLimits | None:
+    """The output limits the run in RUNDIR was recorded under (its options.json); None without one."""
+    options = read_json(Path(rundir) / OPTIONS)
+    try:
+        return OutputLimits(**options["output_limits"])
+    except (TypeError, KeyError):
+        return None
+
+
+def _unfinished_result(source, rundir, limits, progress, error, seconds):
     """What a runner that did not finish leaves: the blocks it started and what they printed so far."""
     blocks = []
     if progress is not None:
         lines = [first_code_line(block) for block in split_code_and_text_blocks(str(source))[1] if block.type == "code"]
-        limits = OutputLimits(**read_json(rundir / "options.json")["output_limits"])
         shown = RunOutput(limits)
         for k, sizes in enumerate(recorded_sizes(rundir / "out", progress["block"] + 1, limits)):
             text = shown.block().show_file(rundir / "out" / f"{k}.txt", *sizes)
@@ -219,7 +228,7 @@ def run_tutorial(source, rundir, workdir, options, *, timeout, label, env=None):
     source, rundir = Path(source).resolve(), Path(rundir).resolve()
     shutil.rmtree(rundir, ignore_errors=True)
     rundir.mkdir(parents=True)
-    (rundir / "options.json").write_text(json.dumps(asdict(options)), encoding="utf-8")
+    (rundir / OPTIONS).write_text(json.dumps(asdict(options)), encoding="utf-8")
     env = dict(tutorial_environment(os.environ) if env is None else env)
     # child_site/sitecustomize.py makes every Python process the tutorial starts write whole lines.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_CHILD_SITE), str(_PACKAGE_PARENT), env.get("PYTHONPATH")]))
@@ -231,10 +240,10 @@ def run_tutorial(source, rundir, workdir, options, *, timeout, label, env=None):
 
     own = {child.pid for child in psutil.Process().children()}
     with _subreaper():
-        return _supervise(source, rundir, workdir, env, own, timeout=timeout, label=label)
+        return _supervise(source, rundir, workdir, env, own, options.output_limits, timeout=timeout, label=label)
 
 
-def _supervise(source, rundir, workdir, env, own, *, timeout, label):
+def _supervise(source, rundir, workdir, env, own, limits, *, timeout, label):
     started = time.monotonic()
     with open(rundir / "runner.log", "wb") as log:
         process = subprocess.Popen(
@@ -293,6 +302,6 @@ def _supervise(source, rundir, workdir, env, own, *, timeout, label):
     line = progress["line"] if progress else 1
     error = RunError(line=line, block_line=line, message=message)
     result = replace(result, error=error, seconds=seconds) if result else _unfinished_result(
-        source, rundir, progress, error, seconds)
+        source, rundir, limits, progress, error, seconds)
     result.write(rundir / RESULT)  # the page still shows what the tutorial printed
     return Outcome(False, f"{label}:{line}: ERROR: {message}", False, result, seconds, peak)
