@@ -13,6 +13,7 @@ from conftest import TUTORIAL_PAGE, contrast, luminance, make
 from tutorials_site.commands.audit import BROWSER_FLAGS, axe_violations, serve, watch
 from tutorials_site.core import languages, versions
 from tutorials_site.core.layout import ROOT
+from tutorials_site.core.project import Project
 from tutorials_site.core.publish import site_url
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -547,3 +548,31 @@ def test_phone_width_scrolls_blocks_not_the_page_and_reaches_the_switchers(brows
     page.wait_for_url(f"**/{target}/beginner/ddp_tutorial.html")
     context.close()
 
+
+
+GALLERY_INDEXES = sorted({t.gallery.gallery_dir + "/index.html" for t in Project.read(ROOT).tutorials})
+
+
+@pytest.mark.parametrize("width", [320, 768, 1280, 1920])
+def test_card_titles_wrap_inside_their_cards_in_every_language(browser, server, width):
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    overflowing = []
+    for lang in languages.ALL:
+        for index in GALLERY_INDEXES:
+            page.goto(f"{server}/{lang.seg}/{index}")
+            overflowing += page.evaluate("""() => [...document.querySelectorAll('.sphx-glr-thumbcontainer')]
+                .flatMap(card => [...card.querySelectorAll('.sphx-glr-thumbnail-title')].map(title => {
+                    // The card's content box: inside its border and padding.
+                    const box = card.getBoundingClientRect(), style = getComputedStyle(card);
+                    const left = box.left + parseFloat(style.borderLeftWidth) + parseFloat(style.paddingLeft);
+                    const right = box.right - parseFloat(style.borderRightWidth) - parseFloat(style.paddingRight);
+                    const range = document.createRange();
+                    range.selectNodeContents(title);  // the text itself, wherever it runs
+                    const text = range.getBoundingClientRect();
+                    const out = title.scrollWidth > title.clientWidth + 1 || text.left < left - 0.5
+                        || text.right > right + 0.5;
+                    return out ? `${location.pathname}: ${title.textContent}` : null;
+                })).filter(Boolean)""")
+    context.close()
+    assert overflowing == []

@@ -8,6 +8,7 @@ import zipfile
 
 import nbformat
 import pytest
+from markdown_it import MarkdownIt
 
 from tutorials_site.core import languages, project, translate
 from tutorials_site.core.checks import output_texts
@@ -85,3 +86,62 @@ def test_gallery_strings_and_colab_link_are_in_the_pages_language(site, lang):
 def test_a_fully_translated_page_has_no_banner(site, lang):
     for page in (PAGE, "index.html", "beginner/index.html"):
         assert "translation-incomplete" not in (site / lang.seg / page).read_text(), page
+
+
+def tutorial_downloads(site):
+    """(language, tutorial, {extension: file}) of every tutorial page of every language."""
+    for lang in languages.ALL:
+        for tutorial in project.current().tutorials:
+            page = site / lang.seg / tutorial.gallery.gallery_dir / tutorial.rel.with_suffix(".html")
+            links = re.findall(r'<a class="reference download internal" download="" href="([^"]+)"',
+                               page.read_text())
+            yield lang, tutorial, {link.rsplit(".", 1)[1]: (page.parent / html.unescape(link)).resolve()
+                                   for link in links}
+
+
+def reading_faults(markdown):
+    """What a reader of the Markdown cell would see that no hand-written notebook shows: reST escapes and roles,
+    unbalanced backticks, emphasis markers CommonMark left as text."""
+    rendered = MarkdownIt("commonmark").render(markdown)
+    code = "\N{OBJECT REPLACEMENT CHARACTER}"  # where a code span was: what a role's name would stand before
+    text = html.unescape(re.sub(r"<[^>]+>", "", re.sub(r"<code>.*?</code>", code, rendered, flags=re.S)))
+    faults = [f"{what}: ...{text[max(0, m.start() - 20):m.end() + 20]}..."
+              for what, pattern in (("reST escape", r"\\\s"), ("role", rf":[\w:-]+:[`{code}]"), ("backtick", "`"),
+                                    ("emphasis marker", r"\*\*|(?<![\w*])\*(?=\S)"))
+              for m in re.finditer(pattern, text)]
+    return faults
+
+
+def test_every_notebook_reads_as_markdown_written_by_hand(site):
+    checked = 0
+    for lang, tutorial, files in tutorial_downloads(site):
+        notebook = nbformat.read(files["ipynb"], as_version=4)
+        for cell in notebook.cells:
+            if cell.cell_type == "markdown":
+                assert not reading_faults(cell.source), (lang.seg, tutorial.label, reading_faults(cell.source))
+                checked += 1
+        if lang in TRANSLATED:  # and no line break the page does not show: none between two CJK characters
+            markdown = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
+            assert lang.spaced or not re.search(r"[\u3040-\u30ff\u4e00-\u9fff]\n[\u3040-\u30ff\u4e00-\u9fff]",
+                                                markdown), lang.seg
+    assert checked > 40
+
+
+def test_the_reading_check_finds_what_sphinx_gallery_leaves_in_markdown():
+    faults = reading_faults("``DataParallel``\\ 은 :class:`torch.nn.DataParallel` **(rank)**은 `x``")
+    assert [fault.split(":")[0] for fault in faults] == ["reST escape", "role", *["backtick"] * 3,
+                                                         *["emphasis marker"] * 2]
+    assert reading_faults("``DataParallel``은 ``torch.nn.DataParallel`` <strong>(rank)</strong>은") == []
+
+
+def test_every_downloaded_script_has_the_english_line_structure_and_no_doubled_escapes(site):
+    english = {}
+    for lang, tutorial, files in tutorial_downloads(site):
+        lines = files["py"].read_text().splitlines()
+        if lang == languages.SOURCE:
+            english[tutorial.key] = lines
+            continue
+        blank = [line.strip() in ("", "#") for line in lines]
+        assert blank == [line.strip() in ("", "#") for line in english[tutorial.key]], (lang.seg, tutorial.label)
+        docstring = ast.get_docstring(ast.parse("\n".join(lines)), clean=False)
+        assert "\\\\" not in "\n".join(lines) and "\\ " in docstring, (lang.seg, tutorial.label)

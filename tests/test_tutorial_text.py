@@ -4,11 +4,12 @@ import ast
 
 import pytest
 
-from tutorials_site.core import tutorial_text
+from tutorials_site.core import languages, translate, tutorial_text
 from tutorials_site.core.project import current
 from tutorials_site.core.tutorial_text import display_width, parse, render
 
 TUTORIALS = [t.path for t in current().tutorials]
+TRANSLATED_LANGUAGES = languages.TRANSLATED
 
 SAMPLE = '''"""
 A title
@@ -111,7 +112,8 @@ def test_a_translation_cannot_escape_into_code(sample):
     module = ast.parse(text)
     assert not any(isinstance(node, ast.Import) for node in module.body)
     assert [type(n).__name__ for n in module.body] == [type(n).__name__ for n in ast.parse(SAMPLE).body]
-    assert 'pwned """ import os """' in ast.get_docstring(module, clean=False).replace('\\"', '"')
+    docstring = " ".join(ast.get_docstring(module, clean=False).split())
+    assert 'pwned """ import os """' in docstring.replace('\\"', '"')
 
 
 def test_a_docstring_that_does_not_open_on_its_own_line_is_an_error(tmp_path):
@@ -119,3 +121,70 @@ def test_a_docstring_that_does_not_open_on_its_own_line_is_an_error(tmp_path):
     path.write_text('"""Title\n=====\n"""\nx = 1\n')
     with pytest.raises(tutorial_text.TutorialSyntaxError, match=r"bad_tutorial\.py:1: the docstring"):
         parse(path)
+
+
+def test_wrap_breaks_korean_at_spaces_into_the_lines_it_is_given():
+    text = "모델을 한 번 감싸 두기만 하면 그 뒤로 이루어지는 모든 순전파가 사용 가능한 GPU들에 나뉘어 실행됩니다."
+    lines = tutorial_text.wrap(text, 3)
+    assert len(lines) == 3 and " ".join(lines) == text
+    assert max(map(display_width, lines)) - min(map(display_width, lines)) < 20  # even, not one long and two short
+
+
+def test_wrap_breaks_japanese_between_characters_where_kinsoku_allows_and_joining_restores_it():
+    text = "ステップのたびにモデルを各GPUにコピーし、バッチを分配し、各レプリカをスレッドで実行して、出力を集めます。"
+    lines = tutorial_text.wrap(text, 4, spaced=False)
+    assert len(lines) == 4
+    assert tutorial_text.join_wide_breaks("\n   ".join(lines)) == text
+    for line in lines[1:]:
+        assert line[0] not in tutorial_text.NO_LINE_START
+    for line in lines[:-1]:
+        assert line[-1] not in tutorial_text.NO_LINE_END
+    # Korean puts spaces between words: it breaks only at them, and its line breaks are never joined.
+    assert tutorial_text.wrap("한국어 문장 하나 둘", 2) == ["한국어 문장", "하나 둘"]
+    assert tutorial_text.wrap("한국어문장하나둘셋넷", 3) == ["한국어문장하나둘셋넷"]
+
+
+def test_wrap_never_breaks_inside_a_literal_or_next_to_an_escape():
+    text = "各プロセスは ``torch.distributed.init_process_group``\\ を呼び出し、**ランク**\\ (0, 1, …) を渡します。"
+    for count in range(2, 8):
+        lines = tutorial_text.wrap(text, count, spaced=False)
+        joined = tutorial_text.join_wide_breaks("\n".join(lines))
+        assert joined.replace("\n", " ") == text, count
+        for line in lines:
+            assert line.count("``") % 2 == 0 and not line.startswith("\\") and not line.endswith("\\")
+
+
+def test_a_reference_breaks_before_its_url_as_the_english_does():
+    text = "`DistributedDataParallel API 参考 <https://pytorch.org/docs/stable/distributed.html>`_"
+    assert tutorial_text.wrap(text, 2, spaced=False) == [
+        "`DistributedDataParallel API 参考", "<https://pytorch.org/docs/stable/distributed.html>`_"]
+
+
+LANGUAGE_SOURCES = [(lang, t) for lang in TRANSLATED_LANGUAGES for t in current().tutorials]
+
+
+def blank(line):
+    return line.strip() in ("", "#")
+
+
+@pytest.mark.parametrize("lang,tutorial", LANGUAGE_SOURCES,
+                         ids=lambda v: getattr(v, "seg", None) or getattr(v, "label", ""))
+def test_every_translated_script_has_the_english_line_structure(lang, tutorial):
+    """Text where the English has text, blank lines where it has them: no padding a reader would see."""
+    english = tutorial.path.read_text().splitlines()
+    generated = translate.generate(lang, tutorial)[0].splitlines()
+    assert len(generated) == len(english)
+    differ = [(n, e, g) for n, (e, g) in enumerate(zip(english, generated), 1) if blank(e) != blank(g)]
+    assert not differ, differ[:5]
+
+
+def test_a_translated_docstring_is_raw_so_its_rest_escapes_read_as_written(sample):
+    text = render(sample, {"A paragraph that spans two lines.": "``DataParallel``\\ 은 모델을 감쌉니다."})
+    assert text.startswith('r"""\n')
+    assert "``DataParallel``\\ 은" in text and "\\\\" not in text
+    assert "``DataParallel``\\ 은" in ast.get_docstring(ast.parse(text), clean=False)
+    # Where the English docstring holds a backslash, it stays a plain string and translations are escaped.
+    escaped = parse(sample.path, SAMPLE.replace("A paragraph that", "A path C:\\\\temp that"))
+    text = render(escaped, {"A paragraph that spans two lines.": "``x``\\ 은"} |
+                  {u.msgid: "``x``\\ 은" for u in escaped.units if u.kind == "paragraph"})
+    assert text.startswith('"""\n') and "``x``\\\\ 은" in text

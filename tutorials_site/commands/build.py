@@ -33,6 +33,7 @@ from . import execute
 # Besides the staged sources, the runs, conf.py and the environment fingerprint, what a build reads from the
 # project root.
 CONF_INPUTS = ("_templates", "_static")
+PACKAGE = Path(__file__).parents[1]
 MB = 2**20
 
 
@@ -277,8 +278,11 @@ def inputs_digest(tree, project, command, lang, environment):
     galleries = [g.examples_dir for g in project.galleries]
     inputs = [ROOT / name for name in (*PAGES, *galleries, *CONF_INPUTS, f"locales/{lang.code}")]
     inputs += [tree.run_dir(t.key) / name for t in project.tutorials for name in (runs.RESULT, runs.STAMP)]
+    inputs.append(PACKAGE)  # the extensions and what they import: a change there changes the pages
     for name in inputs:
         for path in _files(name):
+            if path.is_relative_to(PACKAGE) and path.suffix != ".py":
+                continue  # bytecode
             digest.update(f"{path}\0".encode() + path.read_bytes())
     return digest.hexdigest()
 

@@ -11,13 +11,16 @@ class Language:
     seg: str  # URL segment: _build/html/<seg>/
     hreflang: str
     name: str  # the language's own name, for the switcher
+    # Whether its writing puts spaces between words; where not (Japanese, Chinese), a line break between two
+    # of its characters is no space, and the build removes it where text is shown (tutorial_text.wrap).
+    spaced: bool = True
 
 
 ALL = (
     Language("en", "en", "en", "English"),
     Language("ko", "ko", "ko", "한국어"),
-    Language("ja", "ja", "ja", "日本語"),
-    Language("zh_CN", "zh-cn", "zh-CN", "简体中文"),
+    Language("ja", "ja", "ja", "日本語", spaced=False),
+    Language("zh_CN", "zh-cn", "zh-CN", "简体中文", spaced=False),
 )
 SOURCE = ALL[0]  # the language the tutorials are written in
 TRANSLATED = ALL[1:]

@@ -213,7 +213,7 @@ def generate(lang, tutorial):
             line = catalog.get(unit.msgid).lineno
             raise TranslationError(f"{catalogs.display_path(po)}:{line}: msgid {unit.msgid[:50]!r}: {changed}")
         usable[unit.msgid] = msgstr
-    translated = tutorial_text.render(text, usable)
+    translated = tutorial_text.render(text, usable, spaced=lang.spaced)
     if _code_tree(translated, str(path)) != _code_tree(english, str(path)):
         raise TranslationError(
             f"{catalogs.display_path(po)}: the {lang.seg} source generated from it differs from {tutorial.label} "

@@ -15,9 +15,7 @@ the docstring or a comment.
 
 import ast
 import io
-import math
 import re
-import textwrap
 import tokenize
 import unicodedata
 from dataclasses import dataclass, field
@@ -223,44 +221,163 @@ def parse(path, text=None):
     return tutorial
 
 
-def _fit(text, count, width):
-    """Wrap `text` into at most `count` lines, widening them as needed."""
-    if count == 1:
+# Inline markup a line never breaks inside, nor next to: a line break there would add a space or break the markup.
+INLINE_MARKUP = re.compile(
+    r"``.+?``"  # inline literal
+    r"|(?::[\w:.+-]+:)?`[^`]+`(?::[\w:.+-]+:)?_{0,2}"  # roles, interpreted text, references
+    r"|\*\*\S(?:.*?\S)?\*\*|\*\S(?:.*?\S)?\*"  # strong, emphasis
+    r"|\|\S(?:[^|]*\S)?\|_{0,2}"  # substitution references
+    r"|\\."  # an escaped character; an escaped space joins what it separates
+)
+# Japanese and Chinese line-breaking rules (kinsoku): no line starts with closing punctuation or a small kana, and
+# none ends with opening punctuation.
+NO_LINE_START = set("、。，．,.・：；？！?!）」』】〕〉》］｝〙〗’”ーゝゞ々ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ…‥")
+NO_LINE_END = set("（「『【〔〈《［｛〘〖‘“")
+
+
+def is_wide(ch: str) -> bool:
+    """An East Asian wide or fullwidth character: two columns, and in Japanese and Chinese a letter of words
+    written without spaces."""
+    return unicodedata.east_asian_width(ch) in "WF"
+
+
+def _atoms(text: str) -> list[str]:
+    """The text as atoms: a piece of inline markup, a single space, or any other single character.
+
+    Emphasis, roles and references may break at their spaces as in reST (before a link's `<url>`, say);
+    literals, substitutions and escapes never.
+    """
+    atoms, position = [], 0
+    for markup in INLINE_MARKUP.finditer(text):
+        atoms += list(text[position:markup.start()])
+        piece = markup.group()
+        atoms += [piece] if piece[:2] == "``" or piece[0] in "\\|" else [a for a in re.split("( )", piece) if a]
+        position = markup.end()
+    return atoms + list(text[position:])
+
+
+def _breakable(before: str, after: str, spaced: bool) -> bool:
+    """Whether a line may break between two atoms that touch (no space between them)."""
+    return (not spaced and len(before) == len(after) == 1 and is_wide(before) and is_wide(after)
+            and after not in NO_LINE_START and before not in NO_LINE_END)
+
+
+def _words(text: str, spaced: bool) -> list[tuple[str, str]]:
+    """(separator, word) pairs: a line may break before each word, the separator (" " or "") then dropped."""
+    words: list[tuple[str, str]] = []
+    separator, word = "", ""
+    atoms = _atoms(text)
+    for index, atom in enumerate(atoms):
+        if atom == " ":
+            before, after = word[-1:], (atoms[index + 1] if index + 1 < len(atoms) else "")[:1]
+            if not spaced and before and after and is_wide(before) and is_wide(after):
+                word += atom  # a line break there would be read as no space at all
+                continue
+            if word:
+                words.append((separator, word))
+            separator, word = " ", ""
+            continue
+        if word and _breakable(word[-1], atom, spaced):
+            words.append((separator, word))
+            separator, word = "", ""
+        word += atom
+    if word:
+        words.append((separator, word))
+    return words
+
+
+def _lines(words: list[tuple[str, str]], width: int) -> list[str]:
+    """Greedy filling: each line as long as it can be within `width` columns (a longer word alone)."""
+    lines: list[str] = []
+    for separator, word in words:
+        if lines and display_width(lines[-1] + separator + word) <= width:
+            lines[-1] += separator + word
+        else:
+            lines.append(word)
+    return lines
+
+
+def wrap(text: str, count: int, spaced: bool = True) -> list[str]:
+    """`text` on at most `count` lines, as even as can be, broken only where a reader of the language sees
+    the break as the space it replaces (at spaces) or as nothing (between two Japanese or Chinese characters,
+    `spaced` False: `join_wide_breaks` removes those line breaks where the text is shown)."""
+    words = _words(text, spaced)
+    if count <= 1 or len(words) <= 1:
         return [text]
-    width = max(width, math.ceil(display_width(text) / count))
-    while True:
-        wrapped = textwrap.wrap(text, width=width, break_long_words=True, break_on_hyphens=False)
-        if len(wrapped) <= count:
-            return wrapped
-        width += 4
+    low, high = max(display_width(word) for _, word in words), display_width(text)
+    while low < high:  # the narrowest width that needs no more than `count` lines
+        middle = (low + high) // 2
+        if len(_lines(words, middle)) <= count:
+            high = middle
+        else:
+            low = middle + 1
+    return _lines(words, low)
 
 
-def render(tutorial, translations):
-    """The tutorial's source with each unit's text replaced by translations.get(msgid) when given."""
+def join_wide_breaks(text: str) -> str:
+    """The text without the line breaks (and the indentation after them) that stand between two wide
+    characters, as `wrap` breaks Japanese and Chinese: a browser or a notebook would show each as a space."""
+    def joined(match: re.Match) -> str:
+        inside = match.start() > 0 and match.end() < len(text)
+        return "" if inside and is_wide(text[match.start() - 1]) and is_wide(text[match.end()]) else match.group()
+    return re.sub(r"\n[ \t]*", joined, text)
+
+
+def _raw_docstring(tutorial: Tutorial, texts: list[str]) -> bool:
+    '''Whether the docstring is written raw (r"""), so the translated reST reads as written: it is where the
+    English one is, and becomes so where the English has no prefix and no backslash and no translation holds
+    three double quotes (in a plain string every reST escape would show doubled).'''
+    first, last = tutorial.docstring_lines[0], tutorial.docstring_lines[-1]
+    opening = tutorial.lines[first].strip()
+    if opening[:1] in "rR":
+        return True
+    body = "".join(tutorial.lines[first + 1:last])
+    return opening == '"""' and "\\" not in body and not any('"""' in text for text in texts)
+
+
+def _in_docstring(text: str, raw: bool) -> str:
+    """Text as the docstring holds it: it cannot end inside a translation, raw or not."""
+    return (text if raw else text.replace("\\", "\\\\")).replace('"""', '""\\"')
+
+
+def render(tutorial, translations, spaced: bool = True):
+    """The tutorial's source with each unit's text replaced by translations.get(msgid) when given.
+
+    A unit's text fills the lines its English had (`wrap`), so the script keeps the English line structure;
+    `spaced` False: the language writes words without spaces (Japanese, Chinese).
+    """
     lines = [line.rstrip("\n") for line in tutorial.lines]
+    texts = {unit.msgid: " ".join(translations[unit.msgid].split())  # no newline of any kind reaches the file
+             for unit in tutorial.units if translations.get(unit.msgid)}
+    docstring_texts = [texts[unit.msgid] for unit in tutorial.units
+                       if unit.msgid in texts and unit.lines[0] in tutorial.docstring_lines]
+    raw = bool(docstring_texts) and _raw_docstring(tutorial, docstring_texts)
+    if raw:
+        first = tutorial.docstring_lines[0]
+        lines[first] = re.sub(r'^(\s*)(""")', r"\1r\2", lines[first])
+    # sphinx-gallery's intro (the thumbnail's tooltip) joins its lines with spaces: it breaks at spaces only.
+    intro = next((unit for unit in tutorial.units
+                  if unit.kind == "paragraph" and unit.lines[0] in tutorial.docstring_lines), None)
     for unit in tutorial.units:
-        text = translations.get(unit.msgid)
+        text = texts.get(unit.msgid)
         if not text:
             continue
-        text = " ".join(text.split())  # one line: no newline of any kind can reach the file
         in_docstring = unit.lines[0] in tutorial.docstring_lines
-        if in_docstring:
-            text = text.replace("\\", "\\\\").replace('"""', '""\\"')
+
         blank = "" if in_docstring else ("#" if unit.prefix.startswith("#") else unit.prefix.rstrip())
         if unit.kind == "inline-comment":
             row = unit.lines[0]
             lines[row] = lines[row][: unit.column] + "# " + text
             continue
-        if unit.kind == "comment":
-            width = max(len(lines[row]) for row in unit.lines) - len(unit.prefix)
-            new = [unit.prefix + part for part in _fit(text, len(unit.lines), width)]
-        elif unit.kind in ("title", "heading"):
+        if unit.kind in ("title", "heading"):
             rule = unit.prefix + unit.underline * display_width(text)
-            new = ([rule] if unit.overline else []) + [unit.prefix + text, rule]
-        elif unit.kind == "item":
-            new = [unit.prefix + unit.marker + text]
+            new = ([rule] if unit.overline else []) + [unit.prefix + (_in_docstring(text, raw) if in_docstring else text), rule]
         else:
-            new = [unit.prefix + text]
+            parts = [_in_docstring(part, raw) if in_docstring else part
+                     for part in wrap(text, len(unit.lines), spaced or unit is intro)]
+            first = unit.prefix + unit.marker
+            rest = unit.prefix + " " * len(unit.marker)
+            new = [first + parts[0]] + [rest + part for part in parts[1:]]
         new += [blank] * (len(unit.lines) - len(new))
         for row, line in zip(unit.lines, new):
             lines[row] = line.rstrip() if line.strip() else blank

@@ -27,7 +27,8 @@ from sphinx_gallery.notebook import jupyter_notebook, save_notebook
 from sphinx_gallery.scrapers import ImagePathIterator
 from sphinx_gallery.utils import get_md5sum, zip_files
 
-from ..core import project, runs
+from ..core import notebook_text, project, runs
+from ..core.languages import BY_CODE
 from ..core.layout import ROOT, figure_files
 from ..core.records import RecordError, RunRecord, Stamp
 from ..core.stamps import stamp_path
@@ -90,7 +91,22 @@ def _without_lines(block, lines):
     return py_source_parser.Block(block.type, "".join(kept), block.lineno)
 
 
+def _shown_blocks(src_file: Path, conf, result: RunRecord | None) -> tuple[dict, list, list[str]]:
+    """(file_conf, blocks, outputs) of what the page and the notebook show of a script and its run, as
+    sphinx-gallery cleans it, the run's own setting comments removed with sphinx-gallery's config comments."""
+    file_conf, blocks = py_source_parser.split_code_and_text_blocks(str(src_file))
+    records = iter(result.blocks if result else ())
+    outputs = [getattr(next(records, None), "rst", "") if block.type == "code" else "" for block in blocks]
+    if conf["remove_config_comments"]:
+        text = src_file.read_text(encoding="utf-8")
+        setting_lines = {line for name in runs.SETTINGS for line, _ in runs.setting_comments(text, name)}
+        blocks = [_without_lines(block, setting_lines) for block in blocks]
+    blocks, outputs = _clean_script_blocks(conf, py_source_parser, blocks, outputs)
+    return file_conf, blocks, outputs
+
+
 def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | None, run_dir: Path, conf) -> None:
+    """Write the page's reST and thumbnail of one tutorial from its run, with sphinx-gallery's functions."""
     target = target_dir / src_file.name
     key = hashlib.sha256(src_file.read_bytes() + b"\0" + result.to_json().encode() + b"\0"
                          + (stamp.to_json() if stamp else "").encode()).hexdigest()
@@ -109,15 +125,7 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
             shutil.copyfile(produced, destination)
     shutil.copyfile(src_file, target)
 
-    file_conf, blocks = py_source_parser.split_code_and_text_blocks(str(src_file))
-    records = iter(result.blocks)
-    outputs = [getattr(next(records, None), "rst", "") if block.type == "code" else "" for block in blocks]
-    if conf["remove_config_comments"]:  # the run's own settings go with sphinx-gallery's config comments
-        text = src_file.read_text(encoding="utf-8")
-        setting_lines = {line for name in runs.SETTINGS for line, _ in runs.setting_comments(text, name)}
-        blocks = [_without_lines(block, setting_lines) for block in blocks]
-    # What the page shows of the script, as sphinx-gallery cleans it.
-    blocks, outputs = _clean_script_blocks(conf, py_source_parser, blocks, outputs)
+    file_conf, blocks, outputs = _shown_blocks(src_file, conf, result)
 
     seconds = result.seconds
     memory = stamp.peak_rss_mb if stamp else 0.0
@@ -132,11 +140,6 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
     if result.error:
         script_vars["formatted_exception"] = result.error.message
     save_thumbnail(template, src_file, script_vars, file_conf, conf)
-    files = [target]
-    if target.suffix in conf["notebook_extensions"]:
-        save_notebook(jupyter_notebook(blocks, conf, target_dir), target.with_suffix(".ipynb"))
-        files.append(target.with_suffix(".ipynb"))
-    _normalize_zip(Path(zip_files(files, target.with_suffix(".zip"), target_dir)))
 
     # sphinx-gallery's caches: the names for code links and backreferences, the cost it reports for a
     # skipped example, and the md5 that makes it skip.
@@ -152,6 +155,37 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
     else:
         stamp_path(target).unlink(missing_ok=True)
     runs.write_json(marker, {"key": key, "rendered": _rendered(target)})
+
+
+def write_downloads(app, env) -> None:
+    """Every tutorial's notebook and zip, in plain Markdown (core.notebook_text), once every page is read.
+
+    sphinx-gallery writes a notebook only when it generates a page, with the reST its conversion leaves
+    (roles, escapes); here every notebook is written again from the script, with reference titles known,
+    and its zip with it, where either changed. Sphinx copies the downloads after this.
+    """
+    conf = app.config.sphinx_gallery_conf
+    spaced = BY_CODE[app.config.language].spaced
+    titles = {label: title for label, (_, _, title) in env.get_domain("std").labels.items()}
+    titles |= {docname: title.astext() for docname, title in env.titles.items()}
+    for tutorial in site_project(app.config).tutorials:
+        target = Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.rel)
+        if target.suffix not in conf["notebook_extensions"] or not target.exists():
+            continue
+        _, blocks, _ = _shown_blocks(Path(app.srcdir, tutorial.gallery.examples_dir, tutorial.rel), conf, None)
+        blocks = [block if block.type == "code" else
+                  py_source_parser.Block(block.type, notebook_text.for_markdown(block.content, spaced, titles),
+                                         block.lineno)
+                  for block in blocks]
+        notebook = target.with_suffix(".ipynb")
+        fresh = notebook.with_suffix(".ipynb.new")
+        save_notebook(jupyter_notebook(blocks, conf, target.parent), fresh)
+        archive = target.with_suffix(".zip")
+        if notebook.exists() and notebook.read_bytes() == fresh.read_bytes() and archive.exists():
+            fresh.unlink()
+            continue
+        os.replace(fresh, notebook)
+        _normalize_zip(Path(zip_files([target, notebook], archive, target.parent)))
 
 
 def _forget_rendering(target: Path) -> None:
@@ -243,3 +277,4 @@ def setup(app):
     app.connect("builder-inited", refuse_own_execution, priority=900)
     app.connect("build-finished", refuse_own_execution)
     app.connect("build-finished", drop_removed_pages)
+    app.connect("env-updated", write_downloads)

@@ -30,6 +30,7 @@ from sphinx_gallery.directives import imgsgnode
 from ..core import languages
 from ..core.catalogs import is_site_message
 from ..core.gallery_strings import N_, match_gallery_template
+from ..core.tutorial_text import join_wide_breaks
 from ..core.versions import published_url
 from .gallery import example_of
 
@@ -50,6 +51,26 @@ def translate_gallery_strings(app, doctree, docname):
             raw = text.astext()
             lead, trail = raw[: len(raw) - len(raw.lstrip())], raw[len(raw.rstrip()):]
             text.parent.replace(text, nodes.Text(lead + _(template).format(**values) + trail))
+
+
+def join_wide_line_breaks(app, doctree):
+    """In a language written without spaces, the line breaks a translated script has between two of its
+    characters (tutorial_text.wrap) are no space: remove them from the page's prose, as from its notebook."""
+    if languages.BY_CODE[app.config.language].spaced:
+        return
+    for text in list(doctree.findall(nodes.Text)):
+        if any(isinstance(node, (nodes.FixedTextElement, nodes.literal, nodes.raw, nodes.comment))
+               for node in _ancestors(text)):
+            continue
+        joined = join_wide_breaks(text.astext())
+        if joined != text.astext():
+            text.parent.replace(text, nodes.Text(joined))
+
+
+def _ancestors(node):
+    while node.parent is not None:
+        node = node.parent
+        yield node
 
 
 def label_figures(app, doctree, docname):
@@ -222,6 +243,7 @@ def setup(app):
     app.add_config_value("tutorials_languages", "", "html", types=[str])
     app.add_config_value("tutorials_strict", False, "env", types=[bool])  # re-read: warnings come from reading
     app.connect("doctree-read", mark_untranslated)
+    app.connect("doctree-read", join_wide_line_breaks)
     app.connect("doctree-resolved", translate_gallery_strings)
     app.connect("doctree-resolved", label_figures)
     app.connect("doctree-resolved", clean_thumbnail_tooltips)
