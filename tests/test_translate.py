@@ -76,7 +76,7 @@ def test_a_refused_translation_falls_back_to_english_naming_catalog_line_and_mes
 
 def test_a_source_whose_code_would_differ_is_refused(tmp_path, monkeypatch):
     lang, tutorial = _catalog_with(tmp_path, monkeypatch, {})
-    monkeypatch.setattr(tutorial_text, "render", lambda text, usable: tutorial.path.read_text() + "import os\n")
+    monkeypatch.setattr(tutorial_text, "render", lambda text, usable, spaced: tutorial.path.read_text() + "import os\n")
     with pytest.raises(translate.TranslationError, match="differs from .* in code or line numbers"):
         generate(lang, tutorial)
 
