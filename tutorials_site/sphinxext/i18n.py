@@ -17,6 +17,7 @@ import hashlib
 import html
 import json
 import re
+import unicodedata
 from pathlib import Path
 
 from docutils import nodes
@@ -30,7 +31,7 @@ from sphinx_gallery.directives import imgsgnode
 from ..core import languages
 from ..core.catalogs import is_site_message
 from ..core.gallery_strings import N_, match_gallery_template
-from ..core.tutorial_text import join_wide_breaks
+from ..core.tutorial_text import is_wide, join_wide_breaks
 from ..core.versions import published_url
 from .gallery import example_of
 
@@ -44,13 +45,17 @@ SPHINX_FALLBACKS = (N_("Link to this heading"),)
 def translate_gallery_strings(app, doctree, docname):
     if app.config.language == languages.SOURCE.code:
         return
+    spaced = languages.BY_CODE[app.config.language].spaced
     for text in list(doctree.findall(nodes.Text)):
         found = match_gallery_template(text.astext())
         if found:
             template, values = found
             raw = text.astext()
             lead, trail = raw[: len(raw) - len(raw.lstrip())], raw[len(raw.rstrip()):]
-            text.parent.replace(text, nodes.Text(lead + _(template).format(**values) + trail))
+            translated = _(template).format(**values)
+            if not spaced and translated and is_wide(translated[0]) and unicodedata.category(translated[0]).startswith("P"):
+                lead = ""  # full-width punctuation carries its own space: "时间：（…）", not "时间： （…）"
+            text.parent.replace(text, nodes.Text(lead + translated + trail))
 
 
 def join_wide_line_breaks(app, doctree):
