@@ -82,6 +82,11 @@ class Tutorial:
         return f"{self.gallery.gallery_dir}/{self.rel.with_suffix('')}"
 
     @property
+    def ref_label(self) -> str:
+        """sphinx-gallery's reference label of its page: sphx_glr_beginner_basics_tensorqs_tutorial.py."""
+        return "sphx_glr_" + f"{self.gallery.gallery_dir}/{self.rel}".replace("/", "_")
+
+    @property
     def section(self) -> PurePosixPath:
         """Its folder inside the gallery ('.' at the gallery's top)."""
         return self.rel.parent

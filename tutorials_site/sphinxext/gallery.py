@@ -27,7 +27,7 @@ from sphinx_gallery.notebook import jupyter_notebook, save_notebook
 from sphinx_gallery.scrapers import ImagePathIterator
 from sphinx_gallery.utils import get_md5sum, zip_files
 
-from ..core import notebook_text, project, runs
+from ..core import notebook_text, project, runs, tutorial_text
 from ..core.languages import BY_CODE
 from ..core.layout import ROOT, figure_files
 from ..core.records import RecordError, RunRecord, Stamp
@@ -157,30 +157,37 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
     runs.write_json(marker, {"key": key, "rendered": _rendered(target)})
 
 
-def write_downloads(app, env) -> None:
-    """Every tutorial's notebook and zip, in plain Markdown (core.notebook_text), once every page is read.
+def write_downloads(app) -> None:
+    """Every tutorial's notebook and zip, the notebook in plain Markdown (core.notebook_text).
 
-    sphinx-gallery writes a notebook only when it generates a page, with the reST its conversion leaves
-    (roles, escapes); here every notebook is written again from the script, with reference titles known,
-    and its zip with it, where either changed. Sphinx copies the downloads after this.
+    sphinx-gallery writes a notebook with the reST its conversion leaves (roles, escapes), and only when it
+    generates a page. Connected twice at builder-inited: before sphinx-gallery generates the galleries (its
+    pages and zips need the files of the tutorials rendered from runs), and after (for the pages it wrote).
     """
     conf = app.config.sphinx_gallery_conf
     spaced = BY_CODE[app.config.language].spaced
-    titles = {label: title for label, (_, _, title) in env.get_domain("std").labels.items()}
-    titles |= {docname: title.astext() for docname, title in env.titles.items()}
-    for tutorial in site_project(app.config).tutorials:
+    site = site_project(app.config)
+    sources = {tutorial: Path(app.srcdir, tutorial.gallery.examples_dir, tutorial.rel) for tutorial in site.tutorials}
+    titles = {}  # what a role that names a tutorial without a title shows: its title in this language
+    for tutorial, source in sources.items():
+        try:
+            title = next((unit.msgid for unit in tutorial_text.parse(source).units if unit.kind == "title"), None)
+        except tutorial_text.TutorialSyntaxError:
+            title = None  # sphinx-gallery reports it where it reads the page
+        if title:
+            titles |= {tutorial.ref_label: title, tutorial.page: title, f"/{tutorial.page}": title}
+    for tutorial, source in sources.items():
         target = Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.rel)
         if target.suffix not in conf["notebook_extensions"] or not target.exists():
             continue
-        _, blocks, _ = _shown_blocks(Path(app.srcdir, tutorial.gallery.examples_dir, tutorial.rel), conf, None)
+        _, blocks, _ = _shown_blocks(source, conf, None)
         blocks = [block if block.type == "code" else
                   py_source_parser.Block(block.type, notebook_text.for_markdown(block.content, spaced, titles),
                                          block.lineno)
                   for block in blocks]
-        notebook = target.with_suffix(".ipynb")
-        fresh = notebook.with_suffix(".ipynb.new")
+        notebook, archive = target.with_suffix(".ipynb"), target.with_suffix(".zip")
+        fresh = target.with_suffix(".ipynb.new")
         save_notebook(jupyter_notebook(blocks, conf, target.parent), fresh)
-        archive = target.with_suffix(".zip")
         if notebook.exists() and notebook.read_bytes() == fresh.read_bytes() and archive.exists():
             fresh.unlink()
             continue
@@ -272,9 +279,10 @@ def setup(app):
     app.connect("html-page-context", drop_unused_css)
     # After sphinx-gallery's own builder-inited setup (priority 10), before it generates the galleries (500).
     app.connect("builder-inited", render_galleries, priority=400)
+    app.connect("builder-inited", write_downloads, priority=450)
+    app.connect("builder-inited", write_downloads, priority=600)
     app.connect("config-inited", take_show_memory, priority=5)  # before sphinx-gallery fills its defaults (10)
     # After sphinx-gallery generated the galleries (builder-inited, 500), and again at the end.
     app.connect("builder-inited", refuse_own_execution, priority=900)
     app.connect("build-finished", refuse_own_execution)
     app.connect("build-finished", drop_removed_pages)
-    app.connect("env-updated", write_downloads)
