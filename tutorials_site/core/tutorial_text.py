@@ -19,8 +19,9 @@ import math
 import re
 import textwrap
 import tokenize
-import unicodedata
 from dataclasses import dataclass, field
+
+from docutils.utils import column_width as display_width  # columns, as docutils measures a heading's underline
 
 from .errors import SiteError
 from .runs import SETTINGS
@@ -42,11 +43,6 @@ NOT_TEXT_COMMENT = re.compile(rf"^#\s*(sphinx_gallery_|%%|!|-\*-|noqa|type:|prag
 
 class TutorialSyntaxError(SiteError, ValueError):
     """The tutorial's text cannot be split into units: names the file and line."""
-
-
-def display_width(text):
-    """Columns a terminal (and docutils) gives the text: East Asian wide characters count two."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 @dataclass
