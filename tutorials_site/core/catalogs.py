@@ -10,9 +10,8 @@ Babel reads, writes and merges them. A changed English unit becomes fuzzy (with
 the previous English kept as `#| msgid`) or untranslated: both show English.
 """
 
-import os
+import io
 import re
-import tempfile
 from pathlib import Path
 
 from babel.messages.catalog import Catalog
@@ -20,6 +19,7 @@ from babel.messages.pofile import PoFileError, read_po, write_po
 
 from . import languages, project, tutorial_text
 from .errors import SiteError
+from .files import write_atomically
 from .gallery_strings import is_gallery_template
 from .layout import ROOT
 
@@ -93,11 +93,9 @@ def _check_duplicates(path, text):
 
 def save(catalog, path):
     """Write atomically: an interrupted update never leaves half a catalog."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False, suffix=".tmp") as f:
-        write_po(f, catalog, width=79, include_previous=True, sort_output=False)
-    os.replace(f.name, path)
+    data = io.BytesIO()
+    write_po(data, catalog, width=79, include_previous=True, sort_output=False)
+    write_atomically(path, data.getvalue())
 
 
 def translations(catalog):

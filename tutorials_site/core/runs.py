@@ -11,7 +11,6 @@ not current: the build runs the tutorial again (or `make assemble` refuses).
 
 import io
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from . import languages
+from .files import write_atomically
 from .layout import BuildTree
 from .records import RecordError, RunRecord, Stamp
 from .stamps import outputs_digest, stamp_problems
@@ -103,10 +103,7 @@ def read_json(path):
 
 def write_json(path, data):
     """Atomically: a reader never sees half a file."""
-    tmp = Path(path).with_suffix(".tmp")
-    tmp.parent.mkdir(parents=True, exist_ok=True)
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomically(path, json.dumps(data, indent=1, sort_keys=True))
 
 
 def outputs(run_dir: Path, result: RunRecord) -> str:

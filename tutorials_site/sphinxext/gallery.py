@@ -13,8 +13,8 @@ files, copied byte for byte.
 
 import glob
 import hashlib
+import io
 import json
-import os
 import shutil
 import zipfile
 from pathlib import Path
@@ -28,6 +28,7 @@ from sphinx_gallery.scrapers import ImagePathIterator
 from sphinx_gallery.utils import get_md5sum, zip_files
 
 from ..core import project, runs
+from ..core.files import write_atomically
 from ..core.layout import ROOT, figure_files
 from ..core.records import RecordError, RunRecord, Stamp
 from ..core.stamps import stamp_path
@@ -210,14 +211,14 @@ def _normalize_zip(path):
     """Rewrite sphinx-gallery's zip with fixed entry dates, so equal sources give equal bytes."""
     with zipfile.ZipFile(path) as old:
         entries = [(info.filename, old.read(info)) for info in old.infolist()]
-    tmp = path.with_suffix(".zip.tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as new:
+    normalized = io.BytesIO()
+    with zipfile.ZipFile(normalized, "w", zipfile.ZIP_DEFLATED) as new:
         for name, data in entries:
             info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             new.writestr(info, data)
-    os.replace(tmp, path)
+    write_atomically(path, normalized.getvalue())
 
 
 # sphinx-gallery's stylesheets for HTML outputs (rendered HTML, DataFrames) and Binder badges: a run
