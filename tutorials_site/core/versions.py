@@ -13,9 +13,9 @@ disk they use the list the build was given (sphinxext.versions).
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
+from . import git
 from .errors import SiteError
 from .layout import ROOT
 
@@ -30,13 +30,6 @@ class VersionsError(SiteError):
     """A version name or a versions.json we must not use: the message says which and why."""
 
 
-def _git(root, *args):
-    result = subprocess.run(
-        ["git", *args], cwd=root, capture_output=True, text=True, check=False
-    )
-    return result.stdout.strip() if result.returncode == 0 else ""
-
-
 def check_name(name):
     if not _SAFE.match(name) or ".." in name or name in RESERVED:
         raise VersionsError(f"VERSION: {name!r} is not a usable version name (letters, digits, . _ -)")
@@ -47,13 +40,13 @@ def current(requested="", root=ROOT):
     """`requested` (VERSION) if given, else `X.Y` for a commit tagged vX.Y[.Z], else the branch name, else `dev`."""
     name = requested.strip()
     if not name:
-        for tag in _git(root, "tag", "--points-at", "HEAD").split():
+        for tag in git.run(root, "tag", "--points-at", "HEAD").split():
             match = _TAG.match(tag)
             if match:
                 name = f"{match[1]}.{match[2]}"
                 break
     if not name:
-        name = _git(root, "rev-parse", "--abbrev-ref", "HEAD")
+        name = git.run(root, "rev-parse", "--abbrev-ref", "HEAD")
         name = "" if name == "HEAD" else name.replace("/", "-")
     return check_name(name or "dev")
 
