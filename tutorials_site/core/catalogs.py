@@ -14,7 +14,7 @@ import io
 import re
 from pathlib import Path
 
-from babel.messages.catalog import Catalog
+from babel.messages.catalog import Catalog, Message
 from babel.messages.pofile import PoFileError, read_po, write_po
 
 from . import languages, project, tutorial_text
@@ -98,9 +98,14 @@ def save(catalog, path):
     write_atomically(path, data.getvalue())
 
 
+def is_translated(message: Message) -> bool:
+    """Whether a catalog entry counts: translated, and not fuzzy (a fuzzy one is kept for its translator only)."""
+    return bool(message.id and message.string and not message.fuzzy)
+
+
 def translations(catalog):
-    """msgid -> msgstr for the entries that count: translated, and not fuzzy."""
-    return {m.id: m.string for m in catalog if m.id and m.string and not m.fuzzy}
+    """msgid -> msgstr for the entries that count (is_translated)."""
+    return {m.id: m.string for m in catalog if is_translated(m)}
 
 
 def tutorial_template(path):
@@ -172,7 +177,7 @@ def counts(template, catalog, usable):
         found = catalog.get(message.id) if catalog is not None else None
         if found is not None and found.string and found.fuzzy:
             fuzzy += 1
-        elif found is not None and found.string and usable(message.id, found.string):
+        elif found is not None and is_translated(found) and usable(message.id, found.string):
             translated += 1
         else:
             untranslated += 1
