@@ -2,7 +2,6 @@
 
 import os
 import re
-import runpy
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -11,11 +10,11 @@ from docutils.utils import column_width
 
 from conftest import build
 from tutorials_site.core import languages, versions
-from tutorials_site.core.layout import ROOT
+from tutorials_site.core.publish import site_url
 from tutorials_site.core.site_pages import chooser_page, not_found_page
 from tutorials_site.core.summaries import ELLIPSIS, LIMIT, SITE_DESCRIPTION, plain_text
 
-SITE_URL = runpy.run_path(str(ROOT / "conf.py"))["tutorials_site_url"].rstrip("/")
+SITE_URL = site_url().rstrip("/")
 OG_LOCALES = {"en": "en_US", "ko": "ko_KR", "ja": "ja_JP", "zh-cn": "zh_CN"}
 # A text in the language: Hangul, kana, or hanzi without kana or Hangul; English has none of them.
 SCRIPTS = {"ko": r"[가-힣]", "ja": r"[\u3040-\u30ff]", "zh-cn": r"^[^\u3040-\u30ff가-힣]*[\u4e00-\u9fff]"}

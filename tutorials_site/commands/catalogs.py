@@ -51,7 +51,7 @@ def site_templates():
             if message.id:
                 ui.add(message.id, locations=[(f"sphinx_rtd_theme/{Path(file).name}", line)
                                               for file, line in message.locations])
-    conf = project.read_conf()
+    conf = project.current().conf
     for setting in ("project", "copyright"):  # shown on every page, translated by i18n.add_page_context
         ui.add(conf[setting], locations=[("conf.py", 0)], auto_comments=[f"conf.py: {setting}"])
     ours = [

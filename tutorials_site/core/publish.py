@@ -21,11 +21,10 @@ import fcntl
 import html
 import json
 import os
-import runpy
 import shutil
 from pathlib import Path
 
-from . import checks, languages, versions
+from . import checks, languages, project, versions
 from .errors import SiteError
 from .files import LEFTOVERS, write_atomically
 from .layout import ROOT
@@ -96,8 +95,9 @@ def _install(source, target, pages):
     _step(f"installed {target.name}")
 
 
-def site_url():
-    return runpy.run_path(str(ROOT / "conf.py"))["tutorials_site_url"].rstrip("/") + "/"
+def site_url() -> str:
+    """conf.py's tutorials_site_url, ending in one slash."""
+    return project.current().conf["tutorials_site_url"].rstrip("/") + "/"
 
 
 def _sitemap(pages, manifest, url):
