@@ -15,6 +15,8 @@ import json
 import re
 from pathlib import Path
 
+from packaging.version import Version
+
 from . import git
 from .errors import SiteError
 from .layout import ROOT
@@ -71,14 +73,10 @@ def published_url(site_url, name, seg, page):
 
 
 def order(entries):
-    """Releases newest first (numerically: 1.10 after 1.9), then main, then other branches by name."""
-    def key(entry):
-        match = RELEASE.match(entry["name"])
-        if match:
-            return (0, -int(match[1]), -int(match[2]), "")
-        return (1 if entry["name"] == "main" else 2, 0, 0, entry["name"])
-
-    return sorted(entries, key=key)
+    """Releases newest first (as versions compare: 1.10 after 1.9), then main, then other branches by name."""
+    releases = sorted((e for e in entries if is_release(e["name"])), key=lambda e: Version(e["name"]), reverse=True)
+    branches = sorted((e for e in entries if not is_release(e["name"])), key=lambda e: (e["name"] != "main", e["name"]))
+    return releases + branches
 
 
 def stable_of(entries):
