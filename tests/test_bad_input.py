@@ -441,7 +441,7 @@ def test_output_is_shown_as_a_terminal_shows_it_within_limits_and_passes_make_ch
     assert int(result.stderr.split()[-1]) < 300 * 1024  # KB: the 50 MB are never held whole by any process
     page = project_copy / "_build" / "html" / "en" / "beginner" / "zz_output.html"
     assert page.stat().st_size < 1024**2
-    shown, indented, odd, flood = checks.output_texts(page.read_text(encoding="utf-8"))
+    shown, indented, odd, flood = checks.page_outputs(page)
     # (ESC and the `|` after it are one escape sequence, as a terminal reads them)
     assert shown == "ab|\n   |\n    |green||ac|\ufffd\n\nnot UTF-8: \ufffd\ufffd\ufffd\ufffd\n100%\n"
     assert indented == "    indented\n      more\n"
@@ -453,7 +453,7 @@ def test_output_is_shown_as_a_terminal_shows_it_within_limits_and_passes_make_ch
     # Another limit: the runs are made again, and show what it asks for.
     result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en", "TUTORIAL_OUTPUT_LIMIT": "16K"})
     assert result.returncode == 0 and executed(result) == 3, result.stdout + result.stderr
-    flood = checks.output_texts(page.read_text(encoding="utf-8"))[-1]
+    flood = checks.page_outputs(page)[-1]
     assert len(flood) < 16 * 1024 + 500 and "at most 16,384 characters of output (TUTORIAL_OUTPUT_LIMIT)]" in flood
 
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from babel.messages.catalog import Catalog
 
 from tutorials_site.core import catalogs, languages
 from tutorials_site.core.layout import ROOT
@@ -36,6 +37,17 @@ msgstr "요약
 msgid "Run the model"
 msgstr "모델 실행"
 '''
+
+
+def test_only_a_translated_entry_that_is_not_fuzzy_counts_everywhere():
+    catalog = Catalog(locale="ko")
+    catalog.add("Done", "완료")
+    catalog.add("Fuzzy", "흐림", flags=["fuzzy"])
+    catalog.add("Untranslated", "")
+    assert [m.id for m in catalog if catalogs.is_translated(m)] == ["Done"]  # not the header (msgid "") either
+    assert catalogs.translations(catalog) == {"Done": "완료"}
+    assert catalogs.counts(catalog, catalog, lambda msgid, msgstr: True) == (1, 1, 1)
+    assert catalogs.counts(catalog, catalog, lambda msgid, msgstr: False) == (0, 1, 2)  # refused: untranslated
 
 
 def test_a_syntax_error_names_file_and_line(tmp_path):

@@ -21,6 +21,17 @@ def test_the_built_site_passes(site):
     assert checks.check_links(site) == []
 
 
+def test_the_output_blocks_of_a_page_are_read_as_text_in_order(tmp_path):
+    page = tmp_path / "page.html"
+    page.write_text(
+        '<div class="highlight-Python notranslate"><div class="highlight"><pre><span></span>print(1)</pre></div></div>'
+        '<div class="sphx-glr-script-out highlight-none notranslate"><div class="highlight"><pre><span></span>'
+        '1 &lt; 2 &amp; <span class="go">ü</span>\n</pre></div></div><p>text</p>'
+        '<div class="sphx-glr-script-out highlight-none notranslate"><div class="highlight"><pre><span></span>'
+        'second\n</pre></div></div>', encoding="utf-8")
+    assert checks.page_outputs(page) == ["1 < 2 & ü\n", "second\n"]
+
+
 def test_a_build_without_execution_fails(tmp_path):
     assert build(ROOT, tmp_path, "--noplot", env={"LANGUAGES": "en"}).returncode == 0
     page = (tmp_path / "html" / TUTORIAL_PAGE).read_text()

@@ -2,7 +2,6 @@
 
 import os
 import re
-import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -12,8 +11,9 @@ import pytest
 from conftest import TUTORIAL_PAGE
 from tutorials_site.core import versions
 from tutorials_site.core.layout import ROOT
+from tutorials_site.core.project import current
 
-REPO = runpy.run_path(str(ROOT / "conf.py"))["tutorials_github_repo"]
+REPO = current().conf["tutorials_github_repo"]
 
 
 def colab_link(page):

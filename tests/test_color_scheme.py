@@ -1,7 +1,6 @@
 """The code colours of both colour schemes: WCAG AA, and the dark ones only where the page is dark."""
 
 import re
-import runpy
 
 import pytest
 from pygments.formatters import HtmlFormatter
@@ -9,10 +8,10 @@ from pygments.styles import get_style_by_name
 from pygments.token import Whitespace
 
 from conftest import contrast
-from tutorials_site.core.layout import ROOT
+from tutorials_site.core.project import current
 from tutorials_site.sphinxext import color_scheme
 
-LIGHT_STYLE = runpy.run_path(str(ROOT / "conf.py"))["pygments_style"]
+LIGHT_STYLE = current().conf["pygments_style"]
 
 
 def rgb(hex_colour):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import build, copy_project
-from tutorials_site.core.checks import output_texts
+from tutorials_site.core.checks import page_outputs
 
 ENGLISH = {"LANGUAGES": "en"}
 
@@ -82,15 +82,10 @@ def count_lines(output: str, line: str) -> int:
     return sum(candidate.strip() == line for candidate in output.splitlines())
 
 
-def output_blocks(page: Path) -> list[str]:
-    """The text of a page's output blocks (the elements with class sphx-glr-script-out)."""
-    return output_texts(page.read_text(encoding="utf-8"))
-
-
 def assert_page_shows_traceback(page: Path) -> None:
     """The page shows what the tutorial printed and, in an output block, the traceback of its error."""
     assert page.is_file(), page
-    blocks = output_blocks(page)
+    blocks = page_outputs(page)
     assert any("printed before the error" in block for block in blocks), blocks
     tracebacks = [block for block in blocks if "Traceback (most recent call last)" in block]
     assert len(tracebacks) == 1, blocks

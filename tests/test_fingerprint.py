@@ -93,6 +93,26 @@ def test_every_installed_distribution_counts_by_release_the_accelerator_runtime_
     assert len({cpu, plugin, fingerprint.environment_fingerprint()}) == 3
 
 
+def test_requirement_files_are_read_as_pip_reads_them(tmp_path):
+    lock = tmp_path / "requirements.lock"
+    lock.write_text(textwrap.dedent("""\
+        # written by hand
+        -c constraints.txt
+        Foo_Bar==1.0+cpu \\
+            --hash=sha256:aa \\
+            --hash=sha256:bb
+            # via -r requirements.txt
+        baz>=2 ; python_version >= "3"  # why
+        """))
+    found = fingerprint.read_requirements(lock)
+    assert list(found) == ["foo-bar", "baz"]  # by the name pip compares them by
+    assert str(found["foo-bar"].requirement) == "Foo_Bar==1.0+cpu" and found["foo-bar"].hashes == ("sha256:aa", "sha256:bb")
+    assert str(found["baz"].requirement.specifier) == ">=2" and found["baz"].requirement.marker and found["baz"].hashes == ()
+    lock.write_text("ok==1 \\\n    --hash=sha256:cc\nnot a requirement!\n")
+    with pytest.raises(SiteError, match=r"requirements\.lock:3: not a requirement"):
+        fingerprint.read_requirements(lock)
+
+
 def test_only_the_settings_of_conf_py_a_run_reads_change_the_fingerprint(tmp_path):
     root = tmp_path / "project"
     shutil.copytree(ROOT, root, ignore=shutil.ignore_patterns(".git", ".venv", "_build", "docs", "__pycache__",

@@ -13,7 +13,7 @@ from sphinx.errors import ExtensionError
 
 from conftest import build, copy_project
 from tutorials_site.commands.execute import RunOptions, run_tutorial
-from tutorials_site.core.checks import output_texts
+from tutorials_site.core.checks import page_outputs
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.records import RunRecord, Stamp
 from tutorials_site.sphinxext.gallery import refuse_own_execution
@@ -72,11 +72,6 @@ def check(project: Path, builddir: Path, *paths: Path, languages: str = "en ko")
                           cwd=project, env={**os.environ, "LANGUAGES": languages}, capture_output=True, text=True)
 
 
-def output_blocks(page: Path) -> list[str]:
-    """The text of a page's output blocks (sphinx-gallery's sphx-glr-script-out)."""
-    return output_texts(page.read_text(encoding="utf-8"))
-
-
 @pytest.fixture(scope="module")
 def galleries(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """A copy with a second gallery, a section and a header-less folder of scripts, built in en and ko."""
@@ -102,7 +97,7 @@ def test_second_gallery_and_section_are_built_and_executed_once(galleries: dict)
     html_dir = galleries["builddir"] / "html"
     for page, printed in PAGES.items():
         assert (html_dir / page).is_file(), page
-        assert any(printed in block for block in output_blocks(html_dir / page)), page
+        assert any(printed in block for block in page_outputs(html_dir / page)), page
     for key in KEYS:
         run = galleries["builddir"] / "runs" / key
         assert (run / "result.json").is_file() and (run / "stamp.json").is_file(), key
@@ -280,7 +275,7 @@ def test_a_renamed_tutorial_and_a_removed_section_leave_nothing_behind(project_c
     assert "plot_line" not in output and "basics" not in output, output
     assert not any((builddir / path.format("en")).exists() for path in old)
     assert not list((builddir / "src" / "en" / "intermediate" / "images").rglob("sphx_glr_plot_line_*"))
-    assert output_blocks(builddir / "html/en/intermediate/plot_curve.html") == ["printed by the intermediate gallery\n"]
+    assert page_outputs(builddir / "html/en/intermediate/plot_curve.html") == ["printed by the intermediate gallery\n"]
 
 
 def built_in_english(project: Path, conf_line: str) -> tuple[Path, subprocess.CompletedProcess, str]:

@@ -2,19 +2,19 @@
 
 import os
 import re
-import runpy
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from docutils.utils import column_width
 
 from conftest import build
 from tutorials_site.core import languages, versions
-from tutorials_site.core.layout import ROOT
+from tutorials_site.core.publish import site_url
 from tutorials_site.core.site_pages import chooser_page, not_found_page
-from tutorials_site.core.summaries import ELLIPSIS, LIMIT, SITE_DESCRIPTION, plain_text, width
+from tutorials_site.core.summaries import ELLIPSIS, LIMIT, SITE_DESCRIPTION, plain_text
 
-SITE_URL = runpy.run_path(str(ROOT / "conf.py"))["tutorials_site_url"].rstrip("/")
+SITE_URL = site_url().rstrip("/")
 OG_LOCALES = {"en": "en_US", "ko": "ko_KR", "ja": "ja_JP", "zh-cn": "zh_CN"}
 # A text in the language: Hangul, kana, or hanzi without kana or Hangul; English has none of them.
 SCRIPTS = {"ko": r"[가-힣]", "ja": r"[\u3040-\u30ff]", "zh-cn": r"^[^\u3040-\u30ff가-힣]*[\u4e00-\u9fff]"}
@@ -80,7 +80,7 @@ def test_every_page_has_a_description_and_open_graph_tags_in_its_language(site, 
         tags = head(site, seg, page).meta
         description = tags["description"]
         assert len(description) == 1 and description == tags["og:description"], page
-        assert width(description[0]) <= LIMIT and in_language(description[0], seg), (page, description)
+        assert column_width(description[0]) <= LIMIT and in_language(description[0], seg), (page, description)
         assert tags["og:locale"] == [OG_LOCALES[seg]]
         assert sorted(tags["og:locale:alternate"]) == sorted(v for k, v in OG_LOCALES.items() if k != seg)
         assert tags["og:type"] == ["article" if page.endswith("_tutorial.html") else "website"], page

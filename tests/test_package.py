@@ -97,3 +97,28 @@ def test_ruff_is_clean():
     result = subprocess.run([sys.executable, "-m", "ruff", "check", "--output-format", "concise", str(ROOT)],
                             capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _owned_uses(path):
+    """What a module does that one module of the package does for all: evaluate a file (runpy), replace a
+    file (os.replace), ask git, measure columns by hand (unicodedata.east_asian_width)."""
+    found = {name for name, _ in imports(path) if name == "runpy"}
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (
+                (node.value.id, node.attr) in {("os", "replace"), ("unicodedata", "east_asian_width")}):
+            found.add(f"{node.value.id}.{node.attr}")
+        if isinstance(node, ast.List) and node.elts and isinstance(node.elts[0], ast.Constant) and node.elts[0].value == "git":
+            found.add("git")
+    return found
+
+
+def test_each_piece_of_shared_knowledge_has_one_home():
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for use in _owned_uses(path):
+            found.setdefault(use, []).append(path.relative_to(ROOT).as_posix())
+    assert found == {
+        "runpy": ["tutorials_site/core/project.py"],  # conf.py, outside Sphinx: project.read_conf
+        "os.replace": ["tutorials_site/core/files.py"],  # an atomic write: files.write_atomically
+        "git": ["tutorials_site/core/git.py"],  # git.run
+    }  # and display columns: docutils.utils.column_width

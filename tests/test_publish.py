@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import build, git, make, snapshot
-from tutorials_site.core import languages, versions
+from tutorials_site.core import files, languages, versions
 
 PAGE = "beginner/data_parallel_tutorial.html"
 
@@ -76,6 +76,20 @@ def test_a_publish_killed_at_any_step_leaves_a_serving_tree(published, gh_pages,
            {k: v for k, v in before.items() if k.startswith("1.0/")}
     assert publish(published, gh_pages).returncode == 0  # and the next publish cleans up
     assert not list(gh_pages.glob(".publish-*"))
+
+
+def test_a_publish_killed_while_writing_versions_json_leaves_it_whole_and_its_temporary_to_the_next(published, gh_pages):
+    before = (gh_pages / "versions.json").read_bytes()
+    killer = ("import os; from tutorials_site.core import files, publish as p; "
+              "files.os.fsync = lambda fd: os._exit(137); "  # the data written, not yet renamed into place
+              f"p.publish({str(published / '_build' / 'html')!r}, {str(gh_pages)!r})")
+    result = subprocess.run([sys.executable, "-c", killer], cwd=published, capture_output=True, text=True)
+    assert result.returncode == 137, result.stderr
+    assert (gh_pages / "versions.json").read_bytes() == before
+    [leftover] = gh_pages.glob(files.LEFTOVERS)
+    assert leftover.name.startswith(".versions.json.")
+    assert publish(published, gh_pages).returncode == 0
+    assert list(gh_pages.glob(files.LEFTOVERS)) == [] and not list(gh_pages.glob(".publish-*"))
 
 
 def test_a_corrupt_versions_json_is_reported_and_left_alone(published, gh_pages):

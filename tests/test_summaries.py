@@ -3,8 +3,9 @@
 import re
 
 import pytest
+from docutils.utils import column_width
 
-from tutorials_site.core.summaries import ELLIPSIS, LIMIT, plain_text, summary, width
+from tutorials_site.core.summaries import ELLIPSIS, LIMIT, plain_text, summary
 
 ENGLISH = ("A single machine often has more than one GPU. torch.nn.DataParallel is the quickest way to let "
            "one model use all of them: you wrap the model once, and every forward pass after that is spread "
@@ -39,9 +40,16 @@ def test_a_word_longer_than_the_limit_is_cut_inside():
     assert summary("x" * 300) == "x" * (LIMIT - 1) + ELLIPSIS
 
 
+def test_columns_are_counted_as_docutils_counts_them():
+    assert column_width("e\u0301") == 1 and column_width("데") == 2 and column_width("ｘ") == 2
+    accented = "e\u0301" * 300  # a combining accent takes no column: the cut keeps as many letters as "x" * 300
+    assert summary(accented) == "e\u0301" * (LIMIT - 1) + ELLIPSIS
+    assert summary("데" * 300, "ja") == "데" * ((LIMIT - 1) // 2) + ELLIPSIS
+
+
 def test_japanese_and_chinese_are_cut_between_characters_after_punctuation():
     cut = summary(JAPANESE, "ja")
-    assert cut.endswith(ELLIPSIS) and width(cut) <= LIMIT
+    assert cut.endswith(ELLIPSIS) and column_width(cut) <= LIMIT
     assert len(cut) < 100  # full-width characters count two columns
     kept = cut[: -len(ELLIPSIS)]
     assert JAPANESE.startswith(kept) and JAPANESE[len(kept)] in "。、"  # the punctuation made way for "…"
@@ -59,7 +67,7 @@ def test_a_latin_word_in_japanese_text_is_not_split():
 def test_korean_is_cut_at_spaces_counting_full_width_characters(language):
     korean = "한 대의 머신에 GPU가 여러 개 있는 경우는 흔합니다. " * 8
     cut = summary(korean, language)
-    assert width(cut) <= LIMIT and len(cut) < 100
+    assert column_width(cut) <= LIMIT and len(cut) < 100
     kept = cut[: -len(ELLIPSIS)]
     assert korean.startswith(kept) and re.match(r"\.? ", korean[len(kept):])  # a whole word (and its full stop)
 

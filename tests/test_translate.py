@@ -3,6 +3,7 @@
 import pytest
 from babel.messages.catalog import Catalog
 
+from tutorials_site.commands import catalogs as catalogs_command
 from tutorials_site.core import catalogs, languages, translate, tutorial_text
 from tutorials_site.core.project import current
 from tutorials_site.core.translate import check_translation, generate
@@ -72,6 +73,28 @@ def test_a_refused_translation_falls_back_to_english_naming_catalog_line_and_mes
     assert problem.startswith(str(catalogs.tutorial_po(lang, tutorial))) and ":" in problem
     assert f"msgid {title!r}: contains an HTML tag; shown in English" in problem
     assert report.english == report.total - 1
+
+
+LITERAL = "Wrap the model in ``DataParallel``"
+
+
+def test_one_rule_says_which_translations_are_used_and_which_stop_the_build():
+    unit = Unit("heading", LITERAL, [0])
+    assert translate.refusal(unit, "``DataParallel`` 로 모델 감싸기") is None
+    assert translate.refusal(unit, "<b>모델</b> ``DataParallel``") == translate.Refusal("contains an HTML tag", False)
+    changed = translate.refusal(unit, "``DistributedDataParallel`` 로 모델 감싸기")
+    assert changed.stops_build and changed.reason.startswith("changes a inline literal")
+
+
+def test_the_build_and_i18n_status_apply_the_same_rule(tmp_path, monkeypatch, capsys):
+    title = "Optional: Data Parallelism"
+    lang, tutorial = _catalog_with(tmp_path, monkeypatch, {title: "<b>데이터 병렬</b>", "Summary": "요약",
+                                                           LITERAL: "``DistributedDataParallel`` 로 모델 감싸기"})
+    with pytest.raises(translate.TranslationError, match=f"msgid {LITERAL!r}: changes a inline literal"):
+        generate(lang, tutorial)
+    catalogs_command.status([lang])
+    total = len(tutorial_text.parse(tutorial.path).units)
+    assert f"ko {tutorial.key} translated=1 fuzzy=0 untranslated={total - 1} " in capsys.readouterr().out
 
 
 def test_a_source_whose_code_would_differ_is_refused(tmp_path, monkeypatch):

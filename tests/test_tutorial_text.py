@@ -101,6 +101,13 @@ def test_heading_underlines_are_redrawn_at_display_width(sample):
     assert display_width("데이터 병렬 처리") == 16 and display_width("ab") == 2
 
 
+def test_a_combining_mark_takes_no_column_of_the_underline(sample):
+    decomposed = "Cafe\u0301 au lait"  # é written as e + a combining acute accent
+    assert display_width(decomposed) == 12 and display_width("e\u0301") == 1 and display_width("\u0301") == 0
+    lines = render(sample, {"A title": decomposed}).splitlines()
+    assert lines[1:3] == [decomposed, "=" * 12]
+
+
 def test_a_translation_cannot_escape_into_code(sample):
     attack = 'text\nimport os; os.system("echo owned")\n'
     text = render(sample, {

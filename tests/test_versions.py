@@ -32,3 +32,12 @@ def test_branch_tag_and_override(repo):
 def test_a_version_name_with_path_characters_is_refused(repo, name):
     with pytest.raises(versions.VersionsError, match="not a usable version name"):
         versions.current(name, repo[0])
+
+
+def test_releases_sort_as_versions_newest_first_then_main_then_branches_by_name():
+    names = ["feature", "1.9", "main", "10.0", "0.99", "2.0", "1.10", "a-branch"]
+    entries = [{"name": n} for n in names]
+    assert [e["name"] for e in versions.order(entries)] == ["10.0", "2.0", "1.10", "1.9", "0.99", "main", "a-branch",
+                                                             "feature"]
+    same = [{"name": "1.10", "first": True}, {"name": "1.010"}]  # one version written twice: kept in the given order
+    assert versions.order(same) == same and versions.order(same[::-1]) == same[::-1]

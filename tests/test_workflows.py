@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from tutorials_site.commands import lint
 from tutorials_site.core import needs, shards
+from tutorials_site.core.fingerprint import read_requirements
 
 NODE_MODULES = Path(sys.prefix) / "node" / "node_modules"
 WORKFLOW = lint.WORKFLOWS / "docs.yml"
@@ -194,27 +193,14 @@ LOCKS = {"cpu": "requirements-cpu.lock", "cuda": "requirements-cuda.lock", "test
 CUDA_ONLY = re.compile(r"nvidia-.*|cuda-.*|triton")
 
 
-def _pins(path):
-    """{name: requirement line} of a requirements file, comments and options left out."""
-    lines = Path(path).read_text().replace("\\\n", " ").splitlines()
-    pins = {}
-    for line in lines:
-        line = line.split(" #", 1)[0].strip()
-        if line and not line.startswith(("#", "-")):
-            requirement = Requirement(line.split(" --hash")[0])
-            pins[canonicalize_name(requirement.name)] = line
-    return pins
-
-
 def _locked(path):
     """{name: (version, hashes)}, each entry checked to be pinned to one version with sha256 hashes."""
     locked = {}
-    for name, line in _pins(path).items():
-        requirement, *hashes = line.split(" --hash=")
-        [spec] = Requirement(requirement).specifier
+    for name, line in read_requirements(path).items():
+        [spec] = line.requirement.specifier
         assert spec.operator == "==" and "*" not in spec.version, line
-        assert hashes and all(re.fullmatch(r"sha256:[0-9a-f]{64}", h.strip()) for h in hashes), f"{path}: {name}"
-        locked[name] = (Version(spec.version), frozenset(h.strip() for h in hashes))
+        assert line.hashes and all(re.fullmatch(r"sha256:[0-9a-f]{64}", h) for h in line.hashes), f"{path}: {name}"
+        locked[name] = (Version(spec.version), frozenset(line.hashes))
     return locked
 
 
@@ -225,8 +211,8 @@ def locks():
 
 def test_the_locks_pin_every_requirement_with_hashes(locks):
     for kind, source in (("cpu", "requirements.txt"), ("cuda", "requirements.txt"), ("test", "requirements-test.txt")):
-        for name, line in _pins(lint.ROOT / source).items():
-            [spec] = Requirement(line).specifier
+        for name, line in read_requirements(lint.ROOT / source).items():
+            [spec] = line.requirement.specifier
             assert name in locks[kind], f"{LOCKS[kind]} lacks {name}: run `make lock`"
             assert locks[kind][name][0].public == Version(spec.version).public, f"{LOCKS[kind]}: {name} is not {spec}"
     assert locks["cpu"]["torch"][0].local == "cpu" and locks["cuda"]["torch"][0].local is None

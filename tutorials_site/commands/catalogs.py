@@ -18,7 +18,7 @@ from babel.messages.pofile import read_po
 from ..core import catalogs, languages, project, tutorial_text
 from ..core.layout import ROOT, BuildTree
 from ..core.staging import stage
-from ..core.translate import SITE_CHECKS, check_translation, link_targets, references_changed
+from ..core.translate import SITE_CHECKS, link_targets, refusal
 
 
 def _sphinx_gettext(outdir):
@@ -51,7 +51,7 @@ def site_templates():
             if message.id:
                 ui.add(message.id, locations=[(f"sphinx_rtd_theme/{Path(file).name}", line)
                                               for file, line in message.locations])
-    conf = project.read_conf()
+    conf = project.current().conf
     for setting in ("project", "copyright"):  # shown on every page, translated by i18n.add_page_context
         ui.add(conf[setting], locations=[("conf.py", 0)], auto_comments=[f"conf.py: {setting}"])
     ours = [
@@ -94,8 +94,7 @@ def status(langs, strict=False):
             allowed = link_targets(lang)
 
             def usable(msgid, msgstr, units=units, allowed=allowed):
-                unit = units[msgid]
-                return check_translation(unit, msgstr) is None and references_changed(unit, msgstr, allowed) is None
+                return refusal(units[msgid], msgstr, allowed) is None
 
             line = catalogs.counts(catalogs.tutorial_template(path), catalog, usable)
             _print_status(lang.seg, tutorial.key, line, total)

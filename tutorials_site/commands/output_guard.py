@@ -19,6 +19,7 @@ import select
 import sys
 from pathlib import Path
 
+from ..core.files import write_atomically
 from ..core.terminal import OutputLimits
 
 GUARD_S = 0.02
@@ -36,8 +37,7 @@ def _cut(out: Path, limits: OutputLimits, dropped: dict[int, int]) -> None:
             dropped[k] = dropped.get(k, 0) + size - cap
             cut = True
     if cut:
-        (out / "dropped.tmp").write_text(json.dumps(dropped))
-        os.replace(out / "dropped.tmp", out / "dropped.json")
+        write_atomically(out / "dropped.json", json.dumps(dropped))
 
 
 def main(argv: list[str]) -> None:

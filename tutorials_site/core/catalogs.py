@@ -10,16 +10,16 @@ Babel reads, writes and merges them. A changed English unit becomes fuzzy (with
 the previous English kept as `#| msgid`) or untranslated: both show English.
 """
 
-import os
+import io
 import re
-import tempfile
 from pathlib import Path
 
-from babel.messages.catalog import Catalog
+from babel.messages.catalog import Catalog, Message
 from babel.messages.pofile import PoFileError, read_po, write_po
 
 from . import languages, project, tutorial_text
 from .errors import SiteError
+from .files import write_atomically
 from .gallery_strings import is_gallery_template
 from .layout import ROOT
 
@@ -93,16 +93,19 @@ def _check_duplicates(path, text):
 
 def save(catalog, path):
     """Write atomically: an interrupted update never leaves half a catalog."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False, suffix=".tmp") as f:
-        write_po(f, catalog, width=79, include_previous=True, sort_output=False)
-    os.replace(f.name, path)
+    data = io.BytesIO()
+    write_po(data, catalog, width=79, include_previous=True, sort_output=False)
+    write_atomically(path, data.getvalue())
+
+
+def is_translated(message: Message) -> bool:
+    """Whether a catalog entry counts: translated, and not fuzzy (a fuzzy one is kept for its translator only)."""
+    return bool(message.id and message.string and not message.fuzzy)
 
 
 def translations(catalog):
-    """msgid -> msgstr for the entries that count: translated, and not fuzzy."""
-    return {m.id: m.string for m in catalog if m.id and m.string and not m.fuzzy}
+    """msgid -> msgstr for the entries that count (is_translated)."""
+    return {m.id: m.string for m in catalog if is_translated(m)}
 
 
 def tutorial_template(path):
@@ -174,7 +177,7 @@ def counts(template, catalog, usable):
         found = catalog.get(message.id) if catalog is not None else None
         if found is not None and found.string and found.fuzzy:
             fuzzy += 1
-        elif found is not None and found.string and usable(message.id, found.string):
+        elif found is not None and is_translated(found) and usable(message.id, found.string):
             translated += 1
         else:
             untranslated += 1

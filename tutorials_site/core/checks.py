@@ -101,9 +101,14 @@ def output_texts(html_text):
     return [html.unescape(re.sub(r"<[^>]+>", "", block)) for block in _OUTPUT_BLOCK.findall(html_text)]
 
 
+def page_outputs(page: Path | str) -> list[str]:
+    """output_texts of the built page at `page`."""
+    return output_texts(Path(page).read_text(encoding="utf-8"))
+
+
 def shown_outputs(page, parsed, stem):
     """The outputs digest of what a built page shows: its output blocks' text and its figures' bytes."""
-    texts = output_texts(Path(page).read_text(encoding="utf-8"))
+    texts = page_outputs(page)
     figure = re.compile(rf"(^|/)sphx_glr_{re.escape(stem)}_\d{{3}}\.\w+$")
     sources = [link for _, link in parsed.images if figure.search(unquote(link))]
     images = [(Path(page).parent / unquote(link)).read_bytes() for link in dict.fromkeys(sources)]

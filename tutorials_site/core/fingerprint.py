@@ -41,10 +41,14 @@ import os
 import re
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from importlib import metadata
 from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 from . import project, runs
 from .errors import SiteError
@@ -62,7 +66,6 @@ RUN_OPTIONS = ("capture_repr", "ignore_repr_types", "image_scrapers", "reset_arg
 # The two torch builds' locks: what only the CUDA one installs is the accelerator runtime.
 TORCH_LOCKS = ("requirements-cpu.lock", "requirements-cuda.lock")
 INSTALLERS = frozenset({"pip"})  # the venv's own installer, bundled by Python's patch release; no run imports it
-_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)", re.M)
 
 
 def installed_version(name: str) -> str:
@@ -70,11 +73,6 @@ def installed_version(name: str) -> str:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return "not installed"
-
-
-def canonical_name(name: str) -> str:
-    """A distribution's name as pip compares them (PEP 503): Foo_Bar and foo-bar are one."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def release(version: str) -> str:
@@ -142,8 +140,48 @@ def run_code() -> list[Path]:
     return imported_files(entries, PACKAGE_DIR.parent, PACKAGE_DIR)
 
 
+@dataclass(frozen=True)
+class RequirementLine:
+    """One requirement of a requirements or lock file: what it asks for, and the hashes it accepts."""
+
+    requirement: Requirement
+    hashes: tuple[str, ...]  # as written after --hash=: "sha256:<hex>"
+
+
+def read_requirements(path: Path) -> dict[str, RequirementLine]:
+    """{canonical name (PEP 503: Foo_Bar and foo-bar are one): its line} of a requirements or lock file, in
+    pip's format: a line continues after a backslash; comments and options (-r, -c, ...) are left out.
+
+    Raises SiteError naming the file and line of a requirement that cannot be read.
+    """
+    found, pending, start = {}, "", 0
+    for number, physical in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        start = start if pending else number
+        if physical.endswith("\\"):
+            pending += physical[:-1] + " "
+            continue
+        text, pending = (pending + physical).split(" #", 1)[0].strip(), ""
+        if not text or text.startswith(("#", "-")):
+            continue
+        written, *hashes = text.split(" --hash=")
+        try:
+            requirement = Requirement(written)
+        except InvalidRequirement as error:
+            raise SiteError(f"{path}:{start}: not a requirement: {error}") from None
+        found[canonicalize_name(requirement.name)] = RequirementLine(requirement, tuple(h.strip() for h in hashes))
+    return found
+
+
 def _pins(lock: Path) -> dict[str, str]:
-    return {canonical_name(name): version for name, version in _PIN.findall(lock.read_text())} if lock.exists() else {}
+    """{name: version} of the `name==version` lines of a lock."""
+    if not lock.exists():
+        return {}
+    pinned = {}
+    for name, line in read_requirements(lock).items():
+        exact = [spec.version for spec in line.requirement.specifier if spec.operator == "=="]
+        if exact:
+            pinned[name] = exact[0]
+    return pinned
 
 
 def accelerator_pins(root: Path = ROOT) -> dict[str, str]:
@@ -156,7 +194,7 @@ def distributions(root: Path = ROOT) -> list[tuple[str, str]]:
     """(name, release version) of every distribution a run can import, the accelerator runtime as locked."""
     accelerator = accelerator_pins(root)
     # sys.path: site-packages and PYTHONPATH's folders, which the tutorials' processes get too
-    found = {(canonical_name(dist.metadata["Name"]), release(dist.version))
+    found = {(canonicalize_name(dist.metadata["Name"]), release(dist.version))
              for dist in metadata.distributions() if dist.metadata["Name"]}
     return sorted({(name, version) for name, version in found if name not in accelerator and name not in INSTALLERS}
                   | set(accelerator.items()))

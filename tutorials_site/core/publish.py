@@ -11,7 +11,8 @@ tree, then swapped in with one rename (an atomic exchange where the old one
 existed), versions.json and the site files are replaced by renames of
 complete files, and what was replaced is deleted last. A publish killed
 anywhere leaves the previous tree (or the new one) whole; its leftovers,
-`.publish-*` folders, are removed by the next publish.
+`.publish-*` folders and the temporary of a site file, are removed by the next
+publish.
 """
 
 import contextlib
@@ -20,12 +21,12 @@ import fcntl
 import html
 import json
 import os
-import runpy
 import shutil
 from pathlib import Path
 
-from . import checks, languages, versions
+from . import checks, languages, project, versions
 from .errors import SiteError
+from .files import LEFTOVERS, write_atomically
 from .layout import ROOT
 from .records import BuildInfo, RecordError
 from .site_pages import chooser_page, not_found_page
@@ -66,15 +67,6 @@ def validate(htmldir):
     return info
 
 
-def _write_atomically(path, text):
-    tmp = path.with_name(f"{STAGING}{path.name}")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def _exchange(a, b):
     """Swap two directories in one step (Linux renameat2 RENAME_EXCHANGE)."""
     libc = ctypes.CDLL(None, use_errno=True)
@@ -103,8 +95,9 @@ def _install(source, target, pages):
     _step(f"installed {target.name}")
 
 
-def site_url():
-    return runpy.run_path(str(ROOT / "conf.py"))["tutorials_site_url"].rstrip("/") + "/"
+def site_url() -> str:
+    """conf.py's tutorials_site_url, ending in one slash."""
+    return project.current().conf["tutorials_site_url"].rstrip("/") + "/"
 
 
 def _sitemap(pages, manifest, url):
@@ -173,7 +166,8 @@ def _publish_locked(htmldir, pages, info):
     check_contents(pages)
     manifest_path = pages / "versions.json"
     current = versions.load(manifest_path)  # a corrupt one stops us here, untouched
-    for leftover in pages.glob(f"{STAGING}*"):  # from a publish that was killed: none runs but us
+    # From a publish that was killed (its copies, a site file it was writing): none runs but us.
+    for leftover in [*pages.glob(f"{STAGING}*"), *pages.glob(LEFTOVERS)]:
         shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
     _step("start")
 
@@ -183,17 +177,17 @@ def _publish_locked(htmldir, pages, info):
     new = versions.manifest([e for e in current["versions"] if e["name"] != name] + [entry])
     if new["stable"] == name or new["stable"] != current.get("stable") or not (pages / "stable").exists():
         _install(pages / new["stable"], pages / "stable", pages)
-    _write_atomically(manifest_path, json.dumps(new, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+    write_atomically(manifest_path, json.dumps(new, indent=1, ensure_ascii=False, sort_keys=True) + "\n", durable=True)
     _step("versions.json")
 
     url = site_url()
     stable_langs = [lang for lang in languages.ALL if (pages / "stable" / lang.seg).is_dir()]
-    _write_atomically(pages / "index.html",
-                      chooser_page(stable_langs, "stable/", canonical=f"{url}stable/en/index.html", site=url))
-    _write_atomically(pages / "404.html", not_found_page(url, stable_langs))
-    _write_atomically(pages / "sitemap.xml", _sitemap(pages, new, url))
-    _write_atomically(pages / "robots.txt", f"User-agent: *\nAllow: /\nSitemap: {url}sitemap.xml\n")
-    _write_atomically(pages / ".nojekyll", "")
+    write_atomically(pages / "index.html",
+                     chooser_page(stable_langs, "stable/", canonical=f"{url}stable/en/index.html", site=url), durable=True)
+    write_atomically(pages / "404.html", not_found_page(url, stable_langs), durable=True)
+    write_atomically(pages / "sitemap.xml", _sitemap(pages, new, url), durable=True)
+    write_atomically(pages / "robots.txt", f"User-agent: *\nAllow: /\nSitemap: {url}sitemap.xml\n", durable=True)
+    write_atomically(pages / ".nojekyll", "", durable=True)
     _step("site files")
 
     for leftover in pages.glob(f"{STAGING}*"):  # the versions that were replaced

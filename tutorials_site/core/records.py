@@ -16,13 +16,13 @@ record written before it existed, gets that default.
 
 import dataclasses
 import json
-import os
 import types
 import typing
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
 from .errors import SiteError
+from .files import write_atomically
 
 
 class RecordError(SiteError):
@@ -105,11 +105,7 @@ class Record:
 
     def write(self, path: Path) -> None:
         """Atomically: a reader never sees half a record."""
-        path = Path(path)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(self.to_json() + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomically(path, self.to_json() + "\n")
 
 
 @dataclasses.dataclass(frozen=True)

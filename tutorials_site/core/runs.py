@@ -11,17 +11,16 @@ not current: the build runs the tutorial again (or `make assemble` refuses).
 
 import io
 import json
-import os
 import re
 import shutil
-import subprocess
 import tokenize
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
-from . import languages
+from . import git, languages
+from .files import write_atomically
 from .layout import BuildTree
 from .records import RecordError, RunRecord, Stamp
 from .stamps import outputs_digest, stamp_problems
@@ -103,10 +102,7 @@ def read_json(path):
 
 def write_json(path, data):
     """Atomically: a reader never sees half a file."""
-    tmp = Path(path).with_suffix(".tmp")
-    tmp.parent.mkdir(parents=True, exist_ok=True)
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomically(path, json.dumps(data, indent=1, sort_keys=True))
 
 
 def outputs(run_dir: Path, result: RunRecord) -> str:
@@ -156,12 +152,8 @@ def discard(tree: BuildTree, keys: list[str], changed: list[Path]) -> None:
 
 def origin(root: Path) -> dict[str, str]:
     """The commit the run comes from (+changes when the work tree differs) and the date: {"commit", "date"}."""
-    def git(*args):
-        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
-        return out.stdout.strip() if out.returncode == 0 else ""
-
-    commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
-    if git("status", "--porcelain", "--untracked-files=no"):
+    commit = git.run(root, "rev-parse", "--short=12", "HEAD") or "unknown"
+    if git.run(root, "status", "--porcelain", "--untracked-files=no"):
         commit += "+changes"
     return {"commit": commit, "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
 

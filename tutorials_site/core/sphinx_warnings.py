@@ -32,6 +32,7 @@ from pathlib import Path
 from babel.messages.catalog import Catalog
 
 from . import project, tutorial_text
+from .catalogs import is_translated
 from .catalogs import load as load_catalog
 from .terminal import ESCAPE
 
@@ -203,7 +204,7 @@ def catalog_line(units: Sequence[tutorial_text.Unit], line: int, catalog: Catalo
     if unit is None:
         return None
     message = catalog.get(unit.msgid)
-    if message is None or not message.string or message.fuzzy:
+    if message is None or not is_translated(message):
         return None
     return message.lineno
 

@@ -1,13 +1,14 @@
 """A page's description for search results and link previews, from its text.
 
-Lengths are counted in display columns, a full-width (CJK) character taking
-two: a result shows about 155 Latin characters of a description, and about
-half as many Hangul, kana or hanzi.
+Lengths are counted in display columns (docutils' column_width), a full-width
+(CJK) character taking two and a combining mark none: a result shows about 155
+Latin characters of a description, and about half as many Hangul, kana or hanzi.
 """
 
 import html
 import re
-import unicodedata
+
+from docutils.utils import column_width
 
 from .gallery_strings import N_
 
@@ -29,15 +30,11 @@ def plain_text(markup):
     return " ".join(html.unescape(_TAG.sub("", markup)).split())
 
 
-def width(text):
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
 def _fitting(text, room):
     """How many characters of `text` fit in `room` columns."""
     used = 0
     for i, c in enumerate(text):
-        used += width(c)
+        used += column_width(c)
         if used > room:
             return i
     return len(text)
@@ -73,8 +70,8 @@ def summary(text, language="en", limit=LIMIT):
     spaces; the punctuation the cut leaves at the end gives way to the ellipsis.
     """
     text = " ".join(text.split())
-    if width(text) <= limit:
+    if column_width(text) <= limit:
         return text
-    end = _fitting(text, limit - width(ELLIPSIS))
+    end = _fitting(text, limit - column_width(ELLIPSIS))
     cut = (_character_cut if language in UNSPACED else _word_cut)(text, end)
     return text[:cut].rstrip(_TRAILING) + ELLIPSIS

@@ -15,6 +15,7 @@ import collections
 import functools
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -147,6 +148,27 @@ def references_changed(unit, msgstr, allowed_links=None):
     return None
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """Why a tutorial's translation is not used, and whether its page may be built without it."""
+
+    reason: str
+    stops_build: bool  # it points elsewhere than the English: a page that would say something else is never built
+
+
+def refusal(unit: tutorial_text.Unit, msgstr: str, allowed_links: Mapping[str, set[str]] | None = None) -> Refusal | None:
+    """None when `msgstr` is used for the unit, else why not: the one rule of the build and of i18n-status.
+
+    A translation that breaks the page (check_translation) is shown in English; one whose links, roles or
+    literals differ from the English (references_changed) stops the build.
+    """
+    reason = check_translation(unit, msgstr)
+    if reason:
+        return Refusal(reason, stops_build=False)
+    changed = references_changed(unit, msgstr, allowed_links)
+    return Refusal(changed, stops_build=True) if changed else None
+
+
 def link_targets(lang):
     """The localized link targets a language allows, from locales/<code>/link-targets.txt:
     one `<English target> <localized target>` pair per line, `#` for comments."""
@@ -202,17 +224,15 @@ def generate(lang, tutorial):
         if msgstr is None:
             report.english += 1
             continue
-        reason = check_translation(unit, msgstr)
-        if reason:
-            report.english += 1
-            line = catalog.get(unit.msgid).lineno
-            report.problems.append(f"{catalogs.display_path(po)}:{line}: msgid {unit.msgid[:50]!r}: {reason}; shown in English")
+        refused = refusal(unit, msgstr, allowed_links)
+        if refused is None:
+            usable[unit.msgid] = msgstr
             continue
-        changed = references_changed(unit, msgstr, allowed_links)
-        if changed:  # a page that would tell readers something else than the English: never built
-            line = catalog.get(unit.msgid).lineno
-            raise TranslationError(f"{catalogs.display_path(po)}:{line}: msgid {unit.msgid[:50]!r}: {changed}")
-        usable[unit.msgid] = msgstr
+        where = f"{catalogs.display_path(po)}:{catalog.get(unit.msgid).lineno}: msgid {unit.msgid[:50]!r}"
+        if refused.stops_build:
+            raise TranslationError(f"{where}: {refused.reason}")
+        report.english += 1
+        report.problems.append(f"{where}: {refused.reason}; shown in English")
     translated = tutorial_text.render(text, usable, spaced=lang.spaced)
     if _code_tree(translated, str(path)) != _code_tree(english, str(path)):
         raise TranslationError(
@@ -289,9 +309,7 @@ def usable_site_catalog(domain, po):
     """
     catalog = catalogs.load(po)
     problems = []
-    for message in list(catalog):
-        if not message.id or not message.string or message.fuzzy:
-            continue
+    for message in [m for m in catalog if catalogs.is_translated(m)]:
         reason = SITE_CHECKS[domain](message, message.string)
         if reason:
             problems.append(f"{catalogs.display_path(po)}:{message.lineno}: msgid {message.id[:50]!r}: {reason}")

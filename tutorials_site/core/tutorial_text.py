@@ -17,8 +17,9 @@ import ast
 import io
 import re
 import tokenize
-import unicodedata
 from dataclasses import dataclass, field
+
+from docutils.utils import column_width as display_width  # columns, as docutils measures a heading's underline
 
 from .errors import SiteError
 from .runs import SETTINGS
@@ -40,11 +41,6 @@ NOT_TEXT_COMMENT = re.compile(rf"^#\s*(sphinx_gallery_|%%|!|-\*-|noqa|type:|prag
 
 class TutorialSyntaxError(SiteError, ValueError):
     """The tutorial's text cannot be split into units: names the file and line."""
-
-
-def display_width(text):
-    """Columns a terminal (and docutils) gives the text: East Asian wide characters count two."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 @dataclass
@@ -238,7 +234,7 @@ NO_LINE_END = set("（「『【〔〈《［｛〘〖‘“")
 def is_wide(ch: str) -> bool:
     """An East Asian wide or fullwidth character: two columns, and in Japanese and Chinese a letter of words
     written without spaces."""
-    return unicodedata.east_asian_width(ch) in "WF"
+    return display_width(ch) == 2
 
 
 def _atoms(text: str) -> list[str]:

@@ -13,9 +13,11 @@ disk they use the list the build was given (sphinxext.versions).
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
+from packaging.version import Version
+
+from . import git
 from .errors import SiteError
 from .layout import ROOT
 
@@ -30,13 +32,6 @@ class VersionsError(SiteError):
     """A version name or a versions.json we must not use: the message says which and why."""
 
 
-def _git(root, *args):
-    result = subprocess.run(
-        ["git", *args], cwd=root, capture_output=True, text=True, check=False
-    )
-    return result.stdout.strip() if result.returncode == 0 else ""
-
-
 def check_name(name):
     if not _SAFE.match(name) or ".." in name or name in RESERVED:
         raise VersionsError(f"VERSION: {name!r} is not a usable version name (letters, digits, . _ -)")
@@ -47,13 +42,13 @@ def current(requested="", root=ROOT):
     """`requested` (VERSION) if given, else `X.Y` for a commit tagged vX.Y[.Z], else the branch name, else `dev`."""
     name = requested.strip()
     if not name:
-        for tag in _git(root, "tag", "--points-at", "HEAD").split():
+        for tag in git.run(root, "tag", "--points-at", "HEAD").split():
             match = _TAG.match(tag)
             if match:
                 name = f"{match[1]}.{match[2]}"
                 break
     if not name:
-        name = _git(root, "rev-parse", "--abbrev-ref", "HEAD")
+        name = git.run(root, "rev-parse", "--abbrev-ref", "HEAD")
         name = "" if name == "HEAD" else name.replace("/", "-")
     return check_name(name or "dev")
 
@@ -78,14 +73,10 @@ def published_url(site_url, name, seg, page):
 
 
 def order(entries):
-    """Releases newest first (numerically: 1.10 after 1.9), then main, then other branches by name."""
-    def key(entry):
-        match = RELEASE.match(entry["name"])
-        if match:
-            return (0, -int(match[1]), -int(match[2]), "")
-        return (1 if entry["name"] == "main" else 2, 0, 0, entry["name"])
-
-    return sorted(entries, key=key)
+    """Releases newest first (as versions compare: 1.10 after 1.9), then main, then other branches by name."""
+    releases = sorted((e for e in entries if is_release(e["name"])), key=lambda e: Version(e["name"]), reverse=True)
+    branches = sorted((e for e in entries if not is_release(e["name"])), key=lambda e: (e["name"] != "main", e["name"]))
+    return releases + branches
 
 
 def stable_of(entries):

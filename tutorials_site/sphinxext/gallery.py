@@ -13,8 +13,8 @@ files, copied byte for byte.
 
 import glob
 import hashlib
+import io
 import json
-import os
 import shutil
 import zipfile
 from pathlib import Path
@@ -28,6 +28,7 @@ from sphinx_gallery.scrapers import ImagePathIterator
 from sphinx_gallery.utils import get_md5sum, zip_files
 
 from ..core import notebook_text, project, runs, tutorial_text
+from ..core.files import write_atomically
 from ..core.languages import BY_CODE
 from ..core.layout import ROOT, figure_files
 from ..core.records import RecordError, RunRecord, Stamp
@@ -188,10 +189,11 @@ def write_downloads(app) -> None:
         notebook, archive = target.with_suffix(".ipynb"), target.with_suffix(".zip")
         fresh = target.with_suffix(".ipynb.new")
         save_notebook(jupyter_notebook(blocks, conf, target.parent), fresh)
-        if notebook.exists() and notebook.read_bytes() == fresh.read_bytes() and archive.exists():
-            fresh.unlink()
+        data = fresh.read_bytes()
+        fresh.unlink()
+        if notebook.exists() and notebook.read_bytes() == data and archive.exists():
             continue
-        os.replace(fresh, notebook)
+        write_atomically(notebook, data)
         _normalize_zip(Path(zip_files([target, notebook], archive, target.parent)))
 
 
@@ -251,14 +253,14 @@ def _normalize_zip(path):
     """Rewrite sphinx-gallery's zip with fixed entry dates, so equal sources give equal bytes."""
     with zipfile.ZipFile(path) as old:
         entries = [(info.filename, old.read(info)) for info in old.infolist()]
-    tmp = path.with_suffix(".zip.tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as new:
+    normalized = io.BytesIO()
+    with zipfile.ZipFile(normalized, "w", zipfile.ZIP_DEFLATED) as new:
         for name, data in entries:
             info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             new.writestr(info, data)
-    os.replace(tmp, path)
+    write_atomically(path, normalized.getvalue())
 
 
 # sphinx-gallery's stylesheets for HTML outputs (rendered HTML, DataFrames) and Binder badges: a run
