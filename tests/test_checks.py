@@ -21,6 +21,7 @@ def test_the_built_site_passes(site):
     assert checks.check_links(site) == []
 
 
+@pytest.mark.site
 def test_a_build_without_execution_fails(tmp_path):
     assert build(ROOT, tmp_path, "--noplot", env={"LANGUAGES": "en"}).returncode == 0
     page = (tmp_path / "html" / TUTORIAL_PAGE).read_text()

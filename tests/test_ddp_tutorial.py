@@ -14,6 +14,8 @@ from conftest import build
 from tutorials_site.core import languages
 from tutorials_site.core.checks import output_texts
 
+pytestmark = pytest.mark.site  # every test here builds a site
+
 PAGE = "beginner/ddp_tutorial.html"
 
 

@@ -7,9 +7,8 @@ import subprocess
 import sys
 
 import pytest
-from test_bad_input import one_line_error
 
-from conftest import build, executed
+from conftest import build, executed, one_line_error
 from tutorials_site.commands import execute
 from tutorials_site.core import needs
 from tutorials_site.core.errors import SiteError
@@ -145,6 +144,7 @@ def _stamp(builddir, name):
     return json.loads((builddir / "runs" / "beginner_source" / name / "stamp.json").read_text())
 
 
+@pytest.mark.site
 def test_strict_needs_fail_a_tutorial_the_machine_cannot_meet_and_lenient_runs_it_anyway(project_copy):
     (project_copy / "beginner_source" / "cpu_tutorial.py").write_text(CPU_TUTORIAL)
     builddir = project_copy / "_build"
@@ -179,6 +179,7 @@ def test_strict_needs_fail_a_tutorial_the_machine_cannot_meet_and_lenient_runs_i
     assert _stamp(builddir, "data_parallel_tutorial")["needs_gpus"] == 2  # the lenient run is kept
 
 
+@pytest.mark.site
 def test_a_malformed_needs_line_or_needs_value_is_refused_before_anything_runs(project_copy):
     tutorial = project_copy / "beginner_source" / "cpu_tutorial.py"
     tutorial.write_text(CPU_TUTORIAL.replace("# tutorials-needs: cpu", "# tutorials-needs: gpus=2.5"))
@@ -194,6 +195,7 @@ def test_a_malformed_needs_line_or_needs_value_is_refused_before_anything_runs(p
     assert not builddir.exists()
 
 
+@pytest.mark.site
 def test_make_ci_build_enforces_needs_unless_told_lenient(project_copy):
     from conftest import make
 
