@@ -1,4 +1,5 @@
 import io
+import logging
 import os
 import re
 import shlex
@@ -192,7 +193,8 @@ class FakeApp:
         vars(self.config).update(
             {name: site.conf[name] for name in [*vars(self.config), "project", "copyright", "locale_dirs"]
              if name in site.conf},
-            sphinx_gallery_conf=dict(site.options), language="en", version="main", **config)
+            sphinx_gallery_conf=dict(site.options))
+        vars(self.config).update({"language": "en", "version": "main", **config})
         self.env = FakeEnv(self)
         self.builder = SimpleNamespace(format="html", imagedir="_images",
                                        templates=SimpleNamespace(environment=SimpleNamespace(filters={})))
@@ -218,8 +220,10 @@ class FakeApp:
 
 @pytest.fixture
 def untranslated(monkeypatch):
-    """Sphinx's message catalogs as before any build: a test's `_()` is English unless it loads one."""
+    """Sphinx's message catalogs as a build in English has them: every message as written, unless the test
+    loads a catalog (sphinx_catalog); none left to the next test."""
     monkeypatch.setattr(sphinx.locale, "translators", {})
+    sphinx.locale.init([], "en", "sphinx")
 
 
 @pytest.fixture
@@ -250,13 +254,18 @@ def sphinx_catalog(tmp_path, untranslated):
 
 @pytest.fixture
 def sphinx_app(tmp_path, monkeypatch, untranslated):
-    """sphinx_app(files={path: text}, **confoverrides): (a Sphinx application, its warnings so far) of a
+    """sphinx_app(files={path: text}, **confoverrides): (a Sphinx application, its log, its warnings) of a
     small project in tmp_path/project: conf.py with this site's extensions and sphinx_gallery_conf, an
     index.rst, each gallery's folder with a header, and FILES. Its builder-inited handlers (sphinx-gallery's
     and the site's) have run; app.build() builds it. In process: a second or two."""
     from sphinx.testing.util import SphinxTestApp
 
     monkeypatch.setattr(gallery, "_projects", {})
+    # Sphinx sets its loggers up for its application (handlers writing to its streams) and leaves them so.
+    sphinx_logger = logging.getLogger("sphinx")
+    monkeypatch.setattr(sphinx_logger, "handlers", sphinx_logger.handlers[:])
+    monkeypatch.setattr(sphinx_logger, "propagate", sphinx_logger.propagate)
+    monkeypatch.setattr(sphinx_logger, "level", sphinx_logger.level)
     apps = []
 
     def make(files=None, **confoverrides):
@@ -271,11 +280,11 @@ def sphinx_app(tmp_path, monkeypatch, untranslated):
         for name, text in files.items():
             (src / name).parent.mkdir(parents=True, exist_ok=True)
             (src / name).write_text(text, encoding="utf-8")
-        warnings = io.StringIO()
-        app = SphinxTestApp("html", srcdir=src, status=io.StringIO(), warning=warnings,
+        status, warnings = io.StringIO(), io.StringIO()
+        app = SphinxTestApp("html", srcdir=src, status=status, warning=warnings,
                             confoverrides={"plot_gallery": "0", **confoverrides})
         apps.append(app)
-        return app, warnings
+        return app, status, warnings
 
     yield make
     for app in apps:
@@ -323,8 +332,9 @@ def normalized(path):
 # so that none slips into the fast set unnoticed.
 
 MARKING_FIXTURES = {"builds_site": "site", "runs_tutorials": "tutorial"}
-SITE_COMMANDS = {"html", "html-noplot", "assemble", "serve", "audit"}  # python -m tutorials_site <command>
-SITE_TARGETS = {"html", "html-noplot", "docs", "ci-build", "assemble", "serve", "audit", "test", "bench"}
+# python -m tutorials_site <command> (update-po reads the whole site with Sphinx's gettext builder)
+SITE_COMMANDS = {"html", "html-noplot", "assemble", "serve", "audit", "update-po"}
+SITE_TARGETS = {"html", "html-noplot", "docs", "ci-build", "assemble", "serve", "audit", "update-po", "test", "bench"}
 RUNNER = "tutorials_site.commands.runner"
 
 

@@ -144,6 +144,7 @@ def test_a_folder_of_scripts_without_header_is_reported_and_gets_no_page(galleri
     assert not (html_dir / "en" / "beginner" / "helpers").exists()
 
 
+@pytest.mark.site  # update-po reads the whole project with Sphinx
 def test_update_po_creates_a_section_catalog_keyed_by_path(project_copy: Path) -> None:
     add_galleries(project_copy)
     result = subprocess.run([sys.executable, "-m", "tutorials_site", "update-po"], cwd=project_copy,

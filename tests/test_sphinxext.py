@@ -62,7 +62,7 @@ def test_every_warning_has_the_type_tutorials_and_a_subtype_the_readme_lists():
 
 @pytest.mark.parametrize("suppress, shown", [([], True), (["tutorials.untranslated"], False), (["tutorials"], False)])
 def test_a_suppressed_subtype_is_not_emitted_and_the_page_still_says_it(sphinx_app, suppress, shown):
-    app, warnings = sphinx_app(language="ko", tutorials_strict=True, suppress_warnings=suppress)
+    app, _, warnings = sphinx_app(language="ko", tutorials_strict=True, suppress_warnings=suppress)
     app.build()
     lines = [line for line in strip_escape_sequences(warnings.getvalue()).splitlines() if "tutorials." in line]
     expected = ("index.rst: WARNING: 2 passage(s) not translated into ko, shown in English: 'A page'; 'A paragraph.'"
