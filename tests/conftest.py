@@ -1,4 +1,10 @@
+"""What the test files share (no test module imports another): copies and builds of the project and their
+fixtures, the stand-ins for Sphinx that sphinxext's unit tests use, and the marks that keep `make test-fast`
+to the unit tests (at the end: site and tutorial, and the guard that fails a test missing its mark).
+"""
+
 import io
+import json
 import logging
 import os
 import re
@@ -97,6 +103,18 @@ def site(builds_site, tmp_path_factory):
     result = build(ROOT, builddir)
     assert result.returncode == 0, result.stdout + result.stderr
     return builddir / "html"
+
+
+@pytest.fixture(scope="session")
+def machine():
+    """What torch reports on this machine, as a tutorial's process sees it: .gpus, .device (the first GPU's name,
+    or "CPU") and .cuda (torch's CUDA version, None for a CPU build). A test of what a page says of the machine
+    expects this, so that it passes with a GPU or without."""
+    probe = ("import json, torch; gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0; "
+             "print(json.dumps([gpus, torch.cuda.get_device_name(0) if gpus else 'CPU', torch.version.cuda]))")
+    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    gpus, device, cuda = json.loads(found)
+    return SimpleNamespace(gpus=gpus, device=device, cuda=cuda)
 
 
 @pytest.fixture
