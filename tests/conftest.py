@@ -358,7 +358,8 @@ RUNNER = "tutorials_site.commands.runner"
 
 def marked_process(args):
     """(the mark a test needs to start command line ARGS, what it starts), or None for a unit test's process."""
-    argv = shlex.split(args) if isinstance(args, str) else [os.fsdecode(arg) for arg in args]
+    one = isinstance(args, (str, bytes, os.PathLike))  # a shell line, or a program without arguments
+    argv = shlex.split(os.fsdecode(args)) if one else [os.fsdecode(arg) for arg in args]
     names = [Path(arg).name for arg in argv]
     module = argv[argv.index("-m") + 1:] if "-m" in argv[:-1] else []
     if "sphinx-build" in names or module[:1] in (["sphinx"], ["sphinx.cmd.build"]):

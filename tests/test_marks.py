@@ -2,6 +2,7 @@
 that starts such a process without its mark failing, where a test through a marking fixture is left out."""
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +24,8 @@ from tutorials_site.core.layout import ROOT
     ([sys.executable, "-m", "tutorials_site.commands.runner", "a.py", "run"], "tutorial"),
     ([sys.executable, "-c", "import torch"], None),
     (["git", "status"], None),
+    (b"/usr/bin/sphinx-build", "site"),
+    (Path("/usr/bin/true"), None),
 ])
 def test_the_processes_that_need_a_mark(argv, mark):
     found = marked_process(argv)
