@@ -37,10 +37,6 @@ class PublishError(SiteError):
     pass
 
 
-def _step(name):
-    """Marks the boundary between two steps (tests kill the process here)."""
-
-
 def validate(htmldir):
     try:
         info = BuildInfo.read(Path(htmldir, "build.json"))
@@ -95,12 +91,10 @@ def _install(source, target, pages):
     shutil.rmtree(staged, ignore_errors=True)
     # A build's own versions.json serves it as a local preview; a published tree has one, at its root.
     shutil.copytree(source, staged, ignore=lambda folder, names: ["versions.json"] if Path(folder) == Path(source) else [])
-    _step(f"staged {target.name}")
     if target.exists():
         _exchange(staged, target)  # `staged` now holds the previous version, deleted at the end
     else:
         os.rename(staged, target)
-    _step(f"installed {target.name}")
 
 
 def site_url():
@@ -175,7 +169,6 @@ def _publish_locked(htmldir, pages, info):
     current = versions.load(manifest_path)  # a corrupt one stops us here, untouched
     for leftover in pages.glob(f"{STAGING}*"):  # from a publish that was killed: none runs but us
         shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
-    _step("start")
 
     name = info.name
     _install(htmldir, pages / name, pages)
@@ -184,7 +177,6 @@ def _publish_locked(htmldir, pages, info):
     if new["stable"] == name or new["stable"] != current.get("stable") or not (pages / "stable").exists():
         _install(pages / new["stable"], pages / "stable", pages)
     _write_atomically(manifest_path, json.dumps(new, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
-    _step("versions.json")
 
     url = site_url()
     stable_langs = [lang for lang in languages.ALL if (pages / "stable" / lang.seg).is_dir()]
@@ -194,9 +186,7 @@ def _publish_locked(htmldir, pages, info):
     _write_atomically(pages / "sitemap.xml", _sitemap(pages, new, url))
     _write_atomically(pages / "robots.txt", f"User-agent: *\nAllow: /\nSitemap: {url}sitemap.xml\n")
     _write_atomically(pages / ".nojekyll", "")
-    _step("site files")
 
     for leftover in pages.glob(f"{STAGING}*"):  # the versions that were replaced
         shutil.rmtree(leftover)
-    _step("done")
     return new
