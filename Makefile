@@ -61,7 +61,7 @@ LOCK_TOOLS := pip==26.3 pip-tools==7.6.2
 export LANGUAGES VERSION STRICT SHARD NEEDS CLASS_SHARDS REUSE SHARDS TUTORIALS PORT FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS
 RUN := "$$PY" -m tutorials_site
 
-.PHONY: html html-noplot serve check ci-build assemble shard-matrix durations lint docs publish update-po i18n-status audit test bench clean lock
+.PHONY: html html-noplot serve check ci-build assemble shard-matrix durations lint docs publish update-po i18n-status audit test test-fast bench clean lock
 
 html: $(DEPS)  ## build every language, executing the tutorials
 	$(RUN) html
@@ -107,8 +107,12 @@ i18n-status: $(DEPS)  ## translated / fuzzy / untranslated per language and tuto
 audit: $(VENV)/.test-deps $(CHROMIUM)  ## Lighthouse and axe-core on PAGES/stable/, served gzipped: fail over the budget
 	$(RUN) audit
 
-test: $(VENV)/.test-deps $(CHROMIUM)
+test: $(VENV)/.test-deps $(CHROMIUM)  ## the whole test suite, as CI runs it (site builds and the browser included)
 	"$$PY" -m pytest
+
+# The marks are pytest.ini's; tests/conftest.py fails a test that builds or runs tutorials without its mark.
+test-fast: $(VENV)/.test-deps  ## the unit tests alone, under a minute: no site build, no browser, no tutorial run
+	"$$PY" -m pytest -m "not site and not tutorial"
 
 bench: $(DEPS)
 	"$$PY" benchmarks/build_bench.py

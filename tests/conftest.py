@@ -1,15 +1,32 @@
+"""What the test files share (no test module imports another): copies and builds of the project and their
+fixtures, the stand-ins for Sphinx that sphinxext's unit tests use, and the marks that keep `make test-fast`
+to the unit tests (at the end: site and tutorial, and the guard that fails a test missing its mark).
+"""
+
+import io
+import json
+import logging
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
+from collections import defaultdict
 from pathlib import Path
+from types import SimpleNamespace
+from unittest import mock
 
 import pytest
+import sphinx.locale
+from babel.messages.catalog import Catalog
+from babel.messages.mofile import write_mo
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
+from tutorials_site import sphinxext
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import Project
+from tutorials_site.sphinxext import gallery
 
 TUTORIAL_PAGE = Path("en", "beginner", "data_parallel_tutorial.html")
 # What a copy of the project needs to build: what git tracks, minus the heavy or generated parts.
@@ -52,6 +69,21 @@ def build(root, builddir, *args, env=None):
     )
 
 
+def append(path, text):
+    """Append TEXT to an existing file: a file that moved fails the test instead of being created anew."""
+    assert Path(path).is_file(), f"{path}: no such file (moved?)"
+    with open(path, "a", encoding="utf-8") as file:
+        file.write(text)
+
+
+def one_line_error(result):
+    """The last line of a command that failed with a one-line error (no traceback)."""
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode != 0 and lines, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    return lines[-1]
+
+
 def executed(result):
     """How many tutorials the build executed, None if it executed nothing at all (html-noplot, assemble)."""
     found = re.findall(r"\[execute\] executed (\d+) of", result.stdout)
@@ -59,12 +91,30 @@ def executed(result):
 
 
 @pytest.fixture(scope="session")
-def site(tmp_path_factory):
+def builds_site():
+    """Requested by every fixture that builds, serves or browses a site: its tests are marked `site` (see the
+    end of this file)."""
+
+
+@pytest.fixture(scope="session")
+def site(builds_site, tmp_path_factory):
     """The project built once, executing the tutorials, into a temporary directory."""
     builddir = tmp_path_factory.mktemp("site")
     result = build(ROOT, builddir)
     assert result.returncode == 0, result.stdout + result.stderr
     return builddir / "html"
+
+
+@pytest.fixture(scope="session")
+def machine():
+    """What torch reports on this machine, as a tutorial's process sees it: .gpus, .device (the first GPU's name,
+    or "CPU") and .cuda (torch's CUDA version, None for a CPU build). A test of what a page says of the machine
+    expects this, so that it passes with a GPU or without."""
+    probe = ("import json, torch; gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0; "
+             "print(json.dumps([gpus, torch.cuda.get_device_name(0) if gpus else 'CPU', torch.version.cuda]))")
+    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    gpus, device, cuda = json.loads(found)
+    return SimpleNamespace(gpus=gpus, device=device, cuda=cuda)
 
 
 @pytest.fixture
@@ -87,7 +137,7 @@ def snapshot(folder):
 
 
 @pytest.fixture(scope="session")
-def published(tmp_path_factory):
+def published(builds_site, tmp_path_factory):
     """A copy of the project after `VERSION=1.0 make docs` then `VERSION=main make docs`."""
     project = copy_project(tmp_path_factory.mktemp("published") / "project")
     for version in ("1.0", "main"):
@@ -121,3 +171,238 @@ def luminance(rgb):
 def contrast(a, b):
     light, dark = sorted((luminance(a), luminance(b)), reverse=True)
     return (light + 0.05) / (dark + 0.05)
+
+
+# --- sphinxext's unit tests: Sphinx stood in for, or a small Sphinx run --------------------------------------
+
+
+class FakeEnv:
+    """What sphinxext's handlers read and write of Sphinx's build environment."""
+
+    def __init__(self, app):
+        self.config, self.srcdir = app.config, app.srcdir
+        self.docname = ""  # the page being read
+        self.metadata = defaultdict(dict)
+        self.dependencies = defaultdict(set)
+        self.images = {}  # path in the sources -> (docnames, file name in _images/)
+        self.found_docs = set()
+        self.labels = {}  # the std domain's: label -> (docname, anchor, title)
+
+    def note_dependency(self, filename):
+        self.dependencies[self.docname].add(filename)
+
+    def get_domain(self, name):
+        assert name == "std"
+        return SimpleNamespace(labels=self.labels)
+
+
+class FakeApp:
+    """What sphinxext's handlers use of a Sphinx application. The configuration is what the extension
+    declares, set by its own setup() (which runs here, and whose registrations are recorded), with
+    conf.py's values and the ones a build passes (language, version), changed by keyword."""
+
+    def __init__(self, srcdir, outdir, **config):
+        self.srcdir, self.outdir = Path(srcdir), Path(outdir)
+        self.config = SimpleNamespace()
+        self.connected, self.js_files, self.css_files, self.search_languages = [], [], [], []
+        self.directives = {}
+        self.metadata = sphinxext.setup(self)
+        site = Project.read(ROOT)
+        vars(self.config).update(
+            {name: site.conf[name] for name in [*vars(self.config), "project", "copyright", "locale_dirs"]
+             if name in site.conf},
+            sphinx_gallery_conf=dict(site.options))
+        vars(self.config).update({"language": "en", "version": "main", **config})
+        self.env = FakeEnv(self)
+        self.builder = SimpleNamespace(format="html", imagedir="_images",
+                                       templates=SimpleNamespace(environment=SimpleNamespace(filters={})))
+
+    def add_config_value(self, name, default, rebuild, types=()):
+        setattr(self.config, name, default)
+
+    def connect(self, event, handler, priority=500):
+        self.connected.append((event, handler, priority))
+
+    def add_js_file(self, filename, priority=500, **attributes):
+        self.js_files.append((filename, priority, attributes))
+
+    def add_css_file(self, filename, **attributes):
+        self.css_files.append(filename)
+
+    def add_directive(self, name, directive):
+        self.directives[name] = directive
+
+    def add_search_language(self, language):
+        self.search_languages.append(language)
+
+
+@pytest.fixture
+def untranslated(monkeypatch):
+    """Sphinx's message catalogs as a build in English has them: every message as written, unless the test
+    loads a catalog (sphinx_catalog); none left to the next test."""
+    monkeypatch.setattr(sphinx.locale, "translators", {})
+    sphinx.locale.init([], "en", "sphinx")
+
+
+@pytest.fixture
+def fake_app(tmp_path, monkeypatch, untranslated):
+    """fake_app(**config): a FakeApp whose source and output folders are in tmp_path."""
+    # gallery's memo of the project is keyed by the id() of a configuration, which a later test's may reuse.
+    monkeypatch.setattr(gallery, "_projects", {})
+    return lambda **config: FakeApp(tmp_path / "src", tmp_path / "out", **config)
+
+
+@pytest.fixture
+def sphinx_catalog(tmp_path, untranslated):
+    """sphinx_catalog(language, {msgid: msgstr}): that `sphinx` catalog in force for this test, as a build
+    in that language loads it (compiled from these messages alone)."""
+
+    def load(language, messages):
+        catalog = Catalog(locale=language)
+        for msgid, msgstr in messages.items():
+            catalog.add(msgid, msgstr)
+        mo = tmp_path / "catalog" / language / "LC_MESSAGES" / "sphinx.mo"
+        mo.parent.mkdir(parents=True, exist_ok=True)
+        with open(mo, "wb") as file:
+            write_mo(file, catalog)
+        sphinx.locale.init([mo.parents[2]], language, "sphinx")
+
+    return load
+
+
+@pytest.fixture
+def sphinx_app(tmp_path, monkeypatch, untranslated):
+    """sphinx_app(files={path: text}, **confoverrides): (a Sphinx application, its log, its warnings) of a
+    small project in tmp_path/project: conf.py with this site's extensions and sphinx_gallery_conf, an
+    index.rst, each gallery's folder with a header, and FILES. Its builder-inited handlers (sphinx-gallery's
+    and the site's) have run; app.build() builds it. In process: a second or two."""
+    from sphinx.testing.util import SphinxTestApp
+
+    monkeypatch.setattr(gallery, "_projects", {})
+    # Sphinx sets its loggers up for its application (handlers writing to its streams) and leaves them so.
+    sphinx_logger = logging.getLogger("sphinx")
+    monkeypatch.setattr(sphinx_logger, "handlers", sphinx_logger.handlers[:])
+    monkeypatch.setattr(sphinx_logger, "propagate", sphinx_logger.propagate)
+    monkeypatch.setattr(sphinx_logger, "level", sphinx_logger.level)
+    apps = []
+
+    def make(files=None, **confoverrides):
+        src = tmp_path / "project"
+        options = Project.read(ROOT).options
+        examples = list(options["examples_dirs"])
+        files = {"conf.py": f'extensions = ["sphinx_gallery.gen_gallery", "tutorials_site.sphinxext"]\n'
+                            f"sphinx_gallery_conf = {options!r}\nexclude_patterns = {examples!r}\n",
+                 "index.rst": "A page\n======\n\nA paragraph.\n",
+                 **{f"{folder}/GALLERY_HEADER.rst": "Tutorials\n=========\n" for folder in examples},
+                 **(files or {})}
+        for name, text in files.items():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            (src / name).write_text(text, encoding="utf-8")
+        status, warnings = io.StringIO(), io.StringIO()
+        app = SphinxTestApp("html", srcdir=src, status=status, warning=warnings,
+                            confoverrides={"plot_gallery": "0", **confoverrides})
+        apps.append(app)
+        return app, status, warnings
+
+    yield make
+    for app in apps:
+        app.cleanup()
+
+
+# --- two builds compared -------------------------------------------------------------------------------
+
+# Lines allowed to differ between two builds of the same commit: run times, memory and dates.
+TIMING = [
+    (re.compile(r'<p class="sphx-glr-timing">.*?</p>'), "TIME"),  # the page, in every language
+    (re.compile(r"\d+ minutes [\d.]+ seconds"), "TIME"),  # its reST source
+    (re.compile(r"\d\d:\d\d\.\d{3}"), "TIME"),
+    (re.compile(r"(&quot;|\")seconds(&quot;|\"): [\d.]+"), "seconds: TIME"),
+    (re.compile(r"(&quot;|\")peak_rss_mb(&quot;|\"): [\d.]+"), "peak_rss_mb: MEMORY"),  # what the run cost
+    (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"), "DATE"),
+]
+# What the DDP tutorial shows also differs by nature: its ranks print at the same time (their lines
+# interleave in another order), and it measures speed (its table and its figure).
+MEASURED = "ddp_tutorial"
+MEASUREMENTS = [
+    (re.compile(r"^(\s*)(one process|DataParallel|DDP, \d+ processes)\s+\d+\s+\d+$", re.M), r"\1\2 RATES"),
+    (re.compile(r"(&quot;|\")outputs(&quot;|\"): (&quot;|\")[0-9a-f]{64}"), "outputs: DIGEST"),
+]
+
+
+def normalized(path):
+    """A built file's bytes, with what may differ between two builds of one commit replaced by placeholders."""
+    data = path.read_bytes()
+    measured = MEASURED in path.name
+    if path.suffix not in {".html", ".txt", ".js", ".json"}:
+        return b"MEASURED FIGURE" if measured and path.name.startswith("sphx_glr_") else data
+    text = re.sub(r"</?span[^>]*>", "", data.decode())  # dates set as code are split into spans
+    for pattern, placeholder in TIMING + (MEASUREMENTS if measured else []):
+        text = pattern.sub(placeholder, text)
+    return "\n".join(sorted(text.replace("<pre>", "<pre>\n").splitlines())) if measured else text
+
+
+# --- unit tests, site tests, tutorial runs ------------------------------------------------------------
+# `make test-fast` runs `pytest -m "not site and not tutorial"`: the unit tests, a new one included unless
+# marked. `site`: the test builds a site (the build driver, sphinx-build, a make target that builds), serves
+# one or drives a browser; `tutorial`: it executes tutorials through the runner (a process tree that imports
+# torch: seconds each). A test using a fixture that requests `builds_site` or `runs_tutorials` gets the mark
+# here; any other must carry it: a test without the mark that starts such a process fails, in every run,
+# so that none slips into the fast set unnoticed.
+
+MARKING_FIXTURES = {"builds_site": "site", "runs_tutorials": "tutorial"}
+# python -m tutorials_site <command> (update-po reads the whole site with Sphinx's gettext builder)
+SITE_COMMANDS = {"html", "html-noplot", "assemble", "serve", "audit", "update-po"}
+SITE_TARGETS = {"html", "html-noplot", "docs", "ci-build", "assemble", "serve", "audit", "update-po", "test", "bench"}
+RUNNER = "tutorials_site.commands.runner"
+
+
+def marked_process(args):
+    """(the mark a test needs to start command line ARGS, what it starts), or None for a unit test's process."""
+    one = isinstance(args, (str, bytes, os.PathLike))  # a shell line, or a program without arguments
+    argv = shlex.split(os.fsdecode(args)) if one else [os.fsdecode(arg) for arg in args]
+    names = [Path(arg).name for arg in argv]
+    module = argv[argv.index("-m") + 1:] if "-m" in argv[:-1] else []
+    if "sphinx-build" in names or module[:1] in (["sphinx"], ["sphinx.cmd.build"]):
+        return "site", "sphinx-build"
+    if module[:1] == ["tutorials_site"] and len(module) > 1 and module[1] in SITE_COMMANDS:
+        return "site", f"python -m tutorials_site {module[1]}"
+    if names[:1] == ["make"]:
+        targets = [arg for arg in argv[1:] if not arg.startswith("-") and "=" not in arg]
+        if not targets or set(targets) & SITE_TARGETS:  # no target: the first one, html
+            return "site", f"make {' '.join(targets) or 'html'}"
+    if any(word in name for name in names for word in ("chromium", "chrome", "lighthouse")):
+        return "site", "a browser"
+    if module[:1] == [RUNNER]:
+        return "tutorial", "the tutorial runner"
+    return None
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        for fixture, mark in MARKING_FIXTURES.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(mark)
+
+
+@pytest.fixture(scope="session")
+def runs_tutorials():
+    """Requested by every fixture that executes tutorials through the runner: its tests are marked `tutorial`."""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Around a test's setup, call and teardown (its fixtures' included): no process its marks do not allow."""
+    allowed = {mark for mark in MARKING_FIXTURES.values() if item.get_closest_marker(mark)}
+    if "site" in allowed:  # a build executes tutorials too
+        return (yield)
+
+    class Refusing(subprocess.Popen):
+        def __init__(self, args, *more, **options):
+            needed = marked_process(args)
+            if needed and needed[0] not in allowed:
+                pytest.fail(f"{item.nodeid} starts {needed[1]}: mark it `@pytest.mark.{needed[0]}` "
+                            "(make test-fast leaves those out), or test without it", pytrace=False)
+            super().__init__(args, *more, **options)
+
+    with mock.patch.object(subprocess, "Popen", Refusing):
+        return (yield)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tutorials_site.commands import audit as command
+from tutorials_site.commands import cli
 from tutorials_site.core import audit
 from tutorials_site.core.errors import SiteError
 from tutorials_site.core.layout import ROOT
@@ -168,16 +169,17 @@ def test_the_pages_measured_and_the_pages_checked(tmp_path):
     assert [audit.is_tutorial(p) for p in audit.lighthouse_pages(tree, ["en"])] == [False, False, True, True]
 
 
-def test_a_tree_without_stable_is_refused(tmp_path):
+def test_a_tree_without_stable_is_refused(tmp_path, monkeypatch):
     with pytest.raises(SiteError, match=r"PAGES=.*: not a published tree with a stable/ version"):
         audit.stable_languages(published_tree(tmp_path, stable=False))
     (tmp_path / "versions.json").write_text("{")
     with pytest.raises(SiteError, match=r"PAGES=.*: .*unreadable or corrupt versions.json"):
         audit.stable_languages(tmp_path)
-    result = subprocess.run([sys.executable, "-m", "tutorials_site", "audit"], cwd=ROOT, capture_output=True, text=True,
-                            env={**os.environ, "PAGES": str(tmp_path / "empty")})
-    assert result.returncode == 1
-    assert result.stderr.startswith(f"error: PAGES={tmp_path / 'empty'}: not a published tree with a stable/ version")
+    # The command, in this process (a unit test starts no audit): a message alone is exit status 1, on stderr.
+    monkeypatch.setenv("PAGES", str(tmp_path / "empty"))
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["audit"])
+    assert exited.value.code.startswith(f"error: PAGES={tmp_path / 'empty'}: not a published tree with a stable/ version")
 
 
 # --- the server ----------------------------------------------------------------------------------
@@ -244,6 +246,7 @@ def test_the_server_serves_like_github_pages_and_stops(tmp_path):
 # --- the command, end to end ----------------------------------------------------------------------
 
 
+@pytest.mark.site
 def test_the_audit_fails_naming_the_page_and_the_rule(tmp_path):
     tree = published_tree(tmp_path / "pages")
     # Every browser profile lives in this folder, so a browser left running would show it. Short: Chromium

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import psutil
 import pytest
 
-from conftest import KEPT_TUTORIAL, VENV, build, executed, make, snapshot
+from conftest import KEPT_TUTORIAL, VENV, build, executed, make, one_line_error, snapshot
 from conftest import _stub as stub
 from tutorials_site.core import checks, fingerprint, isolation, languages, translate, tutorial_text
 from tutorials_site.core.layout import ROOT
@@ -25,7 +25,7 @@ EN_KO = {"LANGUAGES": "en ko"}
 
 
 @pytest.fixture
-def built(project_copy):
+def built(builds_site, project_copy):
     """A project copy built in English and Korean, ready to be broken."""
     result = build(project_copy, project_copy / "_build", env=EN_KO)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -35,13 +35,6 @@ def built(project_copy):
 def publish(project, htmldir, pages, **env):
     return subprocess.run([sys.executable, "-m", "tutorials_site", "publish", str(htmldir)], cwd=project,
                           capture_output=True, text=True, env={**os.environ, "PAGES": str(pages), **env})
-
-
-def one_line_error(result):
-    lines = result.stderr.strip().splitlines()
-    assert result.returncode != 0 and lines, result.stdout + result.stderr
-    assert "Traceback" not in result.stderr, result.stderr
-    return lines[-1]
 
 
 # --- 1. two publishes into one tree at once ----------------------------------------------------------
@@ -186,6 +179,7 @@ def test_a_catalog_that_is_not_utf8_fails_naming_file_and_line(built):
 
 # --- 7. the same language twice ----------------------------------------------------------------------
 
+@pytest.mark.site
 def test_a_language_named_twice_is_built_once(project_copy):
     result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en en"})
     assert result.returncode == 0, result.stdout + result.stderr
@@ -257,6 +251,7 @@ def _start_build(project, builddir):
     return process
 
 
+@pytest.mark.site
 def test_a_second_build_in_one_folder_is_refused_while_the_first_runs(project_copy):
     from tutorials_site.core import checks
 
@@ -282,6 +277,7 @@ def test_a_second_build_in_one_folder_is_refused_while_the_first_runs(project_co
     assert _command(project_copy, builddir, "check").returncode == 0  # the lock went with the build
 
 
+@pytest.mark.site
 def test_a_killed_build_leaves_its_folder_free(project_copy):
     import signal
 
@@ -321,6 +317,7 @@ else:
 RECORD = "runs/beginner_source/data_parallel_tutorial"
 
 
+@pytest.mark.site
 @pytest.mark.parametrize("target, changed", [("record", f"modified {RECORD}/result.json, modified {RECORD}/stamp.json"),
                                              ("page", "modified html/en/beginner/data_parallel_tutorial.html")])
 def test_a_tutorial_changing_another_s_record_or_page_stops_the_build_and_is_discarded(project_copy, target,
@@ -373,6 +370,7 @@ print("ran")
 '''
 
 
+@pytest.mark.site
 def test_only_a_comment_line_sets_a_time_limit_and_beyond_the_maximum_it_is_refused(project_copy):
     tutorial = project_copy / "beginner_source" / "limits_tutorial.py"
     tutorial.write_text(LIMITS.replace("{limit}", "# tutorials-timeout: 999999999"))
@@ -432,6 +430,7 @@ PEAK_RSS = [sys.executable, "-c", "import resource, subprocess, sys; code = subp
             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(code)"]
 
 
+@pytest.mark.site
 def test_output_is_shown_as_a_terminal_shows_it_within_limits_and_passes_make_check(project_copy):
     (project_copy / "beginner_source" / "zz_output.py").write_text(OUTPUT_TUTORIAL)
     stub(project_copy / "beginner_source" / f"{KEPT_TUTORIAL}.py")  # no torch: the largest process is the build's
@@ -457,6 +456,7 @@ def test_output_is_shown_as_a_terminal_shows_it_within_limits_and_passes_make_ch
     assert len(flood) < 16 * 1024 + 500 and "at most 16,384 characters of output (TUTORIAL_OUTPUT_LIMIT)]" in flood
 
 
+@pytest.mark.site
 def test_an_output_limit_that_is_not_a_size_is_refused_before_anything_runs(project_copy):
     result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en", "TUTORIAL_OUTPUT_LIMIT": "lots"})
     assert one_line_error(result) == ("error: TUTORIAL_OUTPUT_LIMIT: 'lots' is not a positive number of characters "
@@ -484,6 +484,7 @@ def with_marker(mark):
     return [p for p in psutil.process_iter(["cmdline"]) if mark in (p.info["cmdline"] or [])]
 
 
+@pytest.mark.site
 def test_processes_a_tutorial_leaves_outside_its_group_and_tree_end_with_its_run(project_copy):
     marker = f"escape-{uuid.uuid4().hex}"
     sleeper = f"[sys.executable, '-c', 'import time; time.sleep(600)', {marker!r}]"
@@ -525,6 +526,7 @@ READS_ANCESTORS = """
     """
 
 
+@pytest.mark.site
 def test_a_tutorial_gets_only_the_allowed_environment(project_copy):
     token = f"ghp_{secrets.token_hex(18)}"
     with_tutorials(project_copy, {"zz_environment.py": """
@@ -539,6 +541,7 @@ def test_a_tutorial_gets_only_the_allowed_environment(project_copy):
     assert "token: None" in page and "threads: 1 allowed: hello" in page
 
 
+@pytest.mark.site
 def test_a_withheld_secret_read_from_an_ancestor_never_reaches_a_page(project_copy):
     token = f"ghp_{secrets.token_hex(18)}"
     with_tutorials(project_copy, {"zz_secret.py": READS_ANCESTORS})
@@ -555,6 +558,7 @@ def test_a_withheld_secret_read_from_an_ancestor_never_reaches_a_page(project_co
     assert make(project_copy, "check", LANGUAGES="en").returncode != 0  # and so nothing is published
 
 
+@pytest.mark.site
 def test_tutorials_environment_that_is_not_a_list_of_names_is_refused(project_copy):
     with_tutorials(project_copy, {"zz_environment.py": "print('never run')\n"}, 'tutorials_environment = "PATH"')
     result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en"})
@@ -578,6 +582,7 @@ WRITES = {
 }
 
 
+@pytest.mark.site
 @pytest.mark.parametrize("write", WRITES)
 def test_a_tutorial_writing_into_the_project_stops_the_build(project_copy, write):
     code, change = WRITES[write]
@@ -595,6 +600,7 @@ def test_a_tutorial_writing_into_the_project_stops_the_build(project_copy, write
     assert not (builddir / "html").exists()  # nor was anything rendered
 
 
+@pytest.mark.site
 def test_a_tutorial_writing_into_a_data_folder_beside_it_writes_into_the_build(project_copy):
     (project_copy / "beginner_source/data").mkdir()
     (project_copy / "beginner_source/data/input.txt").write_text("data\n")
@@ -624,6 +630,7 @@ def test_the_environment_fingerprint_covers_python_startup_hooks(tmp_path, monke
     assert len(seen) == 4
 
 
+@pytest.mark.site
 def test_a_tutorial_adding_a_startup_hook_to_site_packages_stops_the_build(project_copy, tmp_path):
     # A virtual environment of its own, which finds this one's packages through a .pth of its own.
     venv = tmp_path / "venv"
@@ -718,6 +725,7 @@ def test_every_label_refuses_the_payloads_and_page_messages_take_them_as_text_on
     assert shown_as_text if "<" not in payload else not shown_as_text
 
 
+@pytest.mark.site
 def test_a_label_that_is_not_plain_text_stops_the_build_before_anything_changes(project_copy):
     assert build(project_copy, project_copy / "_build", "--noplot", env=JA).returncode == 0
     before = snapshot(project_copy / "_build")
@@ -745,7 +753,7 @@ def our_labels(root):
 
 
 @pytest.fixture(scope="module")
-def hostile_site(tmp_path_factory):
+def hostile_site(builds_site, tmp_path_factory):
     """Japanese pages built with a payload in every page message (accepted as text) and, with the label
     check switched off in this build alone, in every label our templates and labels.js print."""
     from conftest import copy_project
@@ -820,6 +828,7 @@ def test_the_hostile_build_put_a_payload_in_every_label_it_meant_to(hostile_site
 
 # A changed label translation: Sphinx does not count the label catalog among a page's sources.
 
+@pytest.mark.site
 def test_a_changed_label_reaches_every_page_and_a_reverted_one_goes_back(project_copy):
     po = project_copy / JA_LABELS
     original = po.read_bytes()
@@ -864,6 +873,7 @@ def test_every_kind_of_translation_has_one_size_limit(kind):
     assert check("가" * 5_000_000).startswith("5000000 characters, longer than")
 
 
+@pytest.mark.site
 def test_a_huge_translation_of_a_code_comment_is_shown_in_english_with_a_warning(project_copy):
     from tutorials_site.core import catalogs
 

@@ -16,6 +16,8 @@ from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import Project
 from tutorials_site.core.publish import site_url
 
+pytestmark = pytest.mark.site  # every test here builds a site or drives a browser
+
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
 
@@ -26,7 +28,7 @@ def server(site):
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser(builds_site):
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_FLAGS)
         yield chromium

@@ -87,6 +87,7 @@ def test_i18n_status_prints_a_line_per_language_and_tutorial_then_a_total():
     assert re.match(r"^total translated=\d+ fuzzy=\d+ untranslated=\d+ \d+%$", lines[-1])
 
 
+@pytest.mark.site
 def test_a_broken_catalog_fails_the_build_before_anything_is_overwritten(project_copy):
     from conftest import build
 

@@ -32,6 +32,7 @@ def test_the_output_blocks_of_a_page_are_read_as_text_in_order(tmp_path):
     assert checks.page_outputs(page) == ["1 < 2 & ü\n", "second\n"]
 
 
+@pytest.mark.site
 def test_a_build_without_execution_fails(tmp_path):
     assert build(ROOT, tmp_path, "--noplot", env={"LANGUAGES": "en"}).returncode == 0
     page = (tmp_path / "html" / TUTORIAL_PAGE).read_text()

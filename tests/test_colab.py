@@ -29,6 +29,7 @@ def test_link_opens_this_pages_notebook_on_the_gh_pages_branch(site):
     assert (site / published).is_file()
 
 
+@pytest.mark.site
 @pytest.mark.parametrize("how", ["make argument", "environment variable"])
 def test_makefile_variables_work_both_ways(tmp_path, how):
     settings = {"VERSION": "9.9", "LANGUAGES": "en", "BUILDDIR": str(tmp_path)}

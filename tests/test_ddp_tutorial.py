@@ -1,6 +1,6 @@
-"""The DistributedDataParallel tutorial: executed at build time (two gloo ranks on a machine without a GPU),
-its ranks' output on the page in every language, its notebook runnable on a Jupyter kernel, and a
-failing rank failing the build."""
+"""The DistributedDataParallel tutorial: executed at build time (a rank per GPU over nccl, two gloo ranks on a
+machine without a GPU), its ranks' output on the page in every language, its notebook runnable on a Jupyter
+kernel, and a failing rank failing the build."""
 
 import html
 import re
@@ -14,6 +14,8 @@ from conftest import build
 from tutorials_site.core import languages
 from tutorials_site.core.checks import output_texts
 
+pytestmark = pytest.mark.site  # every test here builds a site
+
 PAGE = "beginner/ddp_tutorial.html"
 
 
@@ -25,23 +27,32 @@ def english(site):
     return (site / "en" / PAGE).read_text()
 
 
-def test_both_ranks_print_and_agree(english):
+@pytest.fixture(scope="module")
+def world(machine):
+    """The ranks the tutorial starts on this machine: one per GPU, two on the CPU."""
+    return machine.gpus or 2
+
+
+def test_every_rank_prints_and_they_agree(english, world, machine):
     text = "\n".join(outputs(english))
-    for rank in (0, 1):
+    total = world * (world + 1) / 2  # the sum of every rank's rank + 1
+    for rank in range(world):
         assert f"[rank {rank}] before all_reduce: [{rank + 1.0}, {10.0 * (rank + 1)}]" in text
-        assert f"[rank {rank}] after all_reduce:  [3.0, 30.0]" in text
+        assert f"[rank {rank}] after all_reduce:  [{total}, {10.0 * total}]" in text
         assert re.search(rf"^\[rank {rank}\] epoch 1: \d+ batches, last loss \d\.\d{{4}}$", text, re.M)
-    checksums = re.findall(r"^\[rank (\d)\] parameter checksum: (-?\d+\.\d+)$", text, re.M)
-    assert sorted(rank for rank, _ in checksums) == ["0", "1"] and len({value for _, value in checksums}) == 1
-    loaded = re.findall(r"^\[rank \d\] loaded it on cpu: checksum (-?\d+\.\d+)$", text, re.M)
-    assert len(loaded) == 2 and len(set(loaded)) == 1 and "[rank 0] saved the checkpoint" in text
+        assert re.search(rf"^\[rank {rank}\] loaded it on {'cuda:' + str(rank) if machine.gpus else 'cpu'}: "
+                         r"checksum -?\d+\.\d+$", text, re.M)
+    checksums = re.findall(r"^\[rank (\d+)\] parameter checksum: (-?\d+\.\d+)$", text, re.M)
+    assert sorted(int(rank) for rank, _ in checksums) == list(range(world)) and len({v for _, v in checksums}) == 1
+    loaded = re.findall(r"^\[rank \d+\] loaded it on \S+: checksum (-?\d+\.\d+)$", text, re.M)
+    assert len(loaded) == world and len(set(loaded)) == 1 and "[rank 0] saved the checkpoint" in text
 
 
-def test_the_measured_comparison_is_a_table_and_a_figure(english, site):
+def test_the_measured_comparison_is_a_table_and_a_figure(english, site, world, machine):
     table = next(block for block in outputs(english) if "steps/s" in block)
     assert re.search(r"^one process\s+\d+\s+\d+$", table, re.M)
-    assert re.search(r"^DDP, 2 processes\s+\d+\s+\d+$", table, re.M)
-    assert "DataParallel" not in table  # only where more than one GPU is visible
+    assert re.search(rf"^DDP, {world} processes\s+\d+\s+\d+$", table, re.M)
+    assert ("DataParallel" in table) is (machine.gpus > 1)  # only where more than one GPU is visible
     figure = re.search(r'<img[^>]+src="([^"]*sphx_glr_ddp_tutorial_001\.png)"', english)[1]
     assert (site / "en" / "beginner" / figure).resolve().stat().st_size > 0
 
@@ -70,15 +81,16 @@ def test_the_gallery_shows_both_tutorials_with_their_thumbnails(site, seg):
         assert (index.parent / thumb).resolve().stat().st_size > 0
 
 
-def test_the_notebook_runs_both_ranks_on_a_jupyter_kernel(english, site, tmp_path):
+def test_the_notebook_runs_every_rank_on_a_jupyter_kernel(english, site, tmp_path, world):
     link = re.search(r'<a class="reference download internal" download="" href="([^"]+\.ipynb)"', english)[1]
     notebook = nbformat.read(site / "en" / "beginner" / html.unescape(link), as_version=4)
     NotebookClient(notebook, timeout=300, kernel_name="python3",
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     printed = "".join(output.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
                       for output in cell.get("outputs", []) if output.output_type == "stream")
-    for rank in (0, 1):
-        assert f"[rank {rank}] after all_reduce:  [3.0, 30.0]" in printed, printed
+    total = world * (world + 1) / 2
+    for rank in range(world):
+        assert f"[rank {rank}] after all_reduce:  [{total}, {10.0 * total}]" in printed, printed
         assert f"[rank {rank}] parameter checksum:" in printed
 
 

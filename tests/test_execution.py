@@ -4,9 +4,14 @@ import os
 import re
 from pathlib import Path
 
-from conftest import build, executed
+import pytest
+
+from conftest import TUTORIAL_PAGE, append, build, executed, normalized
 from conftest import build as build_all
+from tutorials_site.core.checks import output_texts as outputs
 from tutorials_site.core.project import Project
+
+pytestmark = pytest.mark.site  # every test here builds a site
 
 ENGLISH = {"LANGUAGES": "en"}
 
@@ -43,24 +48,19 @@ def test_no_op_rebuild_executes_nothing_and_each_trigger_re_executes(project_cop
     assert "[build] en: up to date" in nothing_changed.stdout and executed(nothing_changed) == 0
 
     # A hand-written page changed: Sphinx runs, the tutorial's run is still current.
-    with open(project_copy / "index.md", "a") as page:
-        page.write("\nOne more sentence.\n")
+    append(project_copy / "index.md", "\nOne more sentence.\n")
     assert executed(build(project_copy, builddir)) == 0
 
     # conf.py: a setting no run reads changes no run; one the runner reads changes every run.
-    with open(project_copy / "conf.py", "a") as conf:
-        conf.write("\n# a change to the configuration\nhtml_title = 'Another title'\n")
+    append(project_copy / "conf.py", "\n# a change to the configuration\nhtml_title = 'Another title'\n")
     assert executed(build(project_copy, builddir)) == 0
-    with open(project_copy / "conf.py", "a") as conf:
-        conf.write('\nsphinx_gallery_conf["capture_repr"] = ("__repr__",)\n')
+    append(project_copy / "conf.py", '\nsphinx_gallery_conf["capture_repr"] = ("__repr__",)\n')
     assert executed(build(project_copy, builddir)) == every
 
     # The package: code no run imports changes no run; the runner's code changes every run.
-    with open(project_copy / "tutorials_site" / "commands" / "audit.py", "a") as module:
-        module.write("\n# a change to the audit\n")
+    append(project_copy / "tutorials_site" / "commands" / "audit.py", "\n# a change to the audit\n")
     assert executed(build(project_copy, builddir)) == 0
-    with open(project_copy / "tutorials_site" / "core" / "terminal.py", "a") as module:
-        module.write("\n# a change to a module the runner imports\n")
+    append(project_copy / "tutorials_site" / "core" / "terminal.py", "\n# a change to a module the runner imports\n")
     assert executed(build(project_copy, builddir)) == every
 
     # Another torch version: a dist-info first on the path is what importlib.metadata reports.
@@ -71,37 +71,6 @@ def test_no_op_rebuild_executes_nothing_and_each_trigger_re_executes(project_cop
     assert executed(build(project_copy, builddir, env=other_torch)) == every
     assert executed(build(project_copy, builddir, env=other_torch)) == 0  # and then it is cached
     assert executed(build(project_copy, builddir)) == every  # back to the real torch
-
-
-# Lines allowed to differ between two builds of the same commit: run times, memory and dates.
-TIMING = [
-    (re.compile(r'<p class="sphx-glr-timing">.*?</p>'), "TIME"),  # the page, in every language
-    (re.compile(r"\d+ minutes [\d.]+ seconds"), "TIME"),  # its reST source
-    (re.compile(r"\d\d:\d\d\.\d{3}"), "TIME"),
-    (re.compile(r"(&quot;|\")seconds(&quot;|\"): [\d.]+"), "seconds: TIME"),
-    (re.compile(r"(&quot;|\")peak_rss_mb(&quot;|\"): [\d.]+"), "peak_rss_mb: MEMORY"),  # what the run cost
-    (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"), "DATE"),
-]
-
-
-# What the DDP tutorial shows also differs by nature: its ranks print at the same time (their lines
-# interleave in another order), and it measures speed (its table and its figure).
-MEASURED = "ddp_tutorial"
-MEASUREMENTS = [
-    (re.compile(r"^(\s*)(one process|DataParallel|DDP, \d+ processes)\s+\d+\s+\d+$", re.M), r"\1\2 RATES"),
-    (re.compile(r"(&quot;|\")outputs(&quot;|\"): (&quot;|\")[0-9a-f]{64}"), "outputs: DIGEST"),
-]
-
-
-def normalized(path):
-    data = path.read_bytes()
-    measured = MEASURED in path.name
-    if path.suffix not in {".html", ".txt", ".js", ".json"}:
-        return b"MEASURED FIGURE" if measured and path.name.startswith("sphx_glr_") else data
-    text = re.sub(r"</?span[^>]*>", "", data.decode())  # dates set as code are split into spans
-    for pattern, placeholder in TIMING + (MEASUREMENTS if measured else []):
-        text = pattern.sub(placeholder, text)
-    return "\n".join(sorted(text.replace("<pre>", "<pre>\n").splitlines())) if measured else text
 
 
 def test_two_builds_of_the_same_commit_differ_only_in_timing_and_dates(site, tmp_path):
@@ -117,9 +86,7 @@ def test_two_builds_of_the_same_commit_differ_only_in_timing_and_dates(site, tmp
 # --- one run for every language, in a process of its own ---------------------------------------------
 
 def test_every_language_shows_the_one_run_blocks_figures_and_stamp(site):
-    from test_i18n_site import PAGE, outputs
-
-    pages = {lang: (site / lang / PAGE).read_text() for lang in ("en", "ko", "ja", "zh-cn")}
+    pages = {lang: (site / lang / TUTORIAL_PAGE.relative_to("en")).read_text() for lang in ("en", "ko", "ja", "zh-cn")}
     stamps = {re.search(r'<meta name="tutorial-execution-stamp" content="([^"]+)"', page)[1] for page in pages.values()}
     assert len(stamps) == 1  # one run, the same stamp on every page
     blocks = {lang: outputs(page) for lang, page in pages.items()}
@@ -157,8 +124,6 @@ def test_children_of_a_tutorial_print_on_its_page_under_their_block(project_copy
     (project_copy / "beginner_source" / "spawn_tutorial.py").write_text(SPAWN)
     result = build(project_copy, project_copy / "_build", env=ENGLISH)
     assert result.returncode == 0, result.stdout + result.stderr
-    from test_i18n_site import outputs
-
     page = (project_copy / "_build" / "html" / "en" / "beginner" / "spawn_tutorial.html").read_text()
     [block] = outputs(page)
     lines = block.splitlines()

@@ -16,6 +16,8 @@ import pytest
 from conftest import build, copy_project
 from tutorials_site.core.checks import page_outputs
 
+pytestmark = pytest.mark.site  # every test here builds a site
+
 ENGLISH = {"LANGUAGES": "en"}
 
 # Line 8 prints; line 13, in a second block, raises. A failed block shows its traceback alone, as in
@@ -177,7 +179,7 @@ def test_only_warn_builds_the_failed_page_with_its_traceback_and_check_refuses_i
 
 
 @pytest.fixture(scope="module")
-def aborted(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def aborted(builds_site, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """A copy with abort_on_example_error, built once; a_raises.py runs first, z_raises.py last (file name order)."""
     project = make_copy(tmp_path_factory.mktemp("abort"), {"a_raises.py": RAISES, "z_raises.py": RAISES},
                         'sphinx_gallery_conf["abort_on_example_error"] = True')

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import build, executed
+from conftest import append, build, executed
 from tutorials_site.core import fingerprint, project
 from tutorials_site.core.errors import SiteError
 from tutorials_site.core.layout import ROOT
@@ -45,8 +45,7 @@ def package_copy(tmp_path, monkeypatch):
 def test_a_change_to_the_package_changes_the_fingerprint_only_where_a_run_imports_it(package_copy, changed,
                                                                                       runs_again):
     before = fingerprint.environment_fingerprint()
-    with open(package_copy / changed, "a") as module:
-        module.write("\n# changed\n")
+    append(package_copy / changed, "\n# changed\n")
     assert (fingerprint.environment_fingerprint() != before) == runs_again
 
 
@@ -186,6 +185,7 @@ def test_a_declared_file_that_is_missing_is_an_error_naming_the_line(tmp_path, l
     assert str(raised.value) == f"beginner_source/plot_demo.py:6: tutorials-reads: {message}"
 
 
+@pytest.mark.site
 def test_a_build_refuses_a_tutorial_whose_declared_file_is_missing_before_running_anything(project_copy):
     tutorial = project_copy / "beginner_source" / "data_parallel_tutorial.py"
     lines = tutorial.read_text().splitlines(keepends=True)

@@ -9,14 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from sphinx.errors import ExtensionError
 
 from conftest import build, copy_project
-from tutorials_site.commands.execute import RunOptions, run_tutorial
 from tutorials_site.core.checks import page_outputs
-from tutorials_site.core.layout import ROOT
-from tutorials_site.core.records import RunRecord, Stamp
-from tutorials_site.sphinxext.gallery import refuse_own_execution
+from tutorials_site.core.records import Stamp
 
 TWO_LANGUAGES = {"LANGUAGES": "en ko"}
 
@@ -73,7 +69,7 @@ def check(project: Path, builddir: Path, *paths: Path, languages: str = "en ko")
 
 
 @pytest.fixture(scope="module")
-def galleries(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def galleries(builds_site, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """A copy with a second gallery, a section and a header-less folder of scripts, built in en and ko."""
     project = copy_project(tmp_path_factory.mktemp("galleries") / "project")
     add_galleries(project)
@@ -143,6 +139,7 @@ def test_a_folder_of_scripts_without_header_is_reported_and_gets_no_page(galleri
     assert not (html_dir / "en" / "beginner" / "helpers").exists()
 
 
+@pytest.mark.site  # update-po reads the whole project with Sphinx
 def test_update_po_creates_a_section_catalog_keyed_by_path(project_copy: Path) -> None:
     add_galleries(project_copy)
     result = subprocess.run([sys.executable, "-m", "tutorials_site", "update-po"], cwd=project_copy,
@@ -182,6 +179,7 @@ WARNING_LINES = ["beginner_source/short_underline.py:8: WARNING: Title underline
                  "beginner_source/short_underline.py:17: WARNING: Title underline too short."]
 
 
+@pytest.mark.site
 def test_warning_is_told_once_at_the_authors_line_and_fails_only_with_strict(project_copy: Path) -> None:
     (project_copy / "beginner_source" / "short_underline.py").write_text(SHORT_UNDERLINE)
     builddir = project_copy / "_build"
@@ -198,49 +196,7 @@ def test_warning_is_told_once_at_the_authors_line_and_fails_only_with_strict(pro
     assert WARNING_LINES[0] in output
 
 
-class _Config:
-    def __init__(self, conf: dict) -> None:
-        self.sphinx_gallery_conf = conf
-
-
-class _App:
-    """Stands in for a Sphinx application: refuse_own_execution reads only its configuration."""
-
-    def __init__(self, conf: dict) -> None:
-        self.config = _Config(conf)
-
-
-def test_refuse_own_execution_names_what_sphinx_gallery_ran() -> None:
-    with pytest.raises(ExtensionError, match=r"a\.py"):
-        refuse_own_execution(_App({"passing_examples": ["/x/a.py"], "failing_examples": {}}))
-    refuse_own_execution(_App({"passing_examples": [], "failing_examples": {}}))
-
-
-def _printed(source: Path, tmp_path: Path) -> str:
-    """What SOURCE printed when run by the runner, as its page would show it."""
-    options = RunOptions.defaults(ROOT, "test/images")
-    work = tmp_path / f"{source.stem}-work"
-    work.mkdir()
-    outcome = run_tutorial(source, tmp_path / f"{source.stem}-run", work, options, timeout=60, label=source.name)
-    assert outcome.ok, outcome.error
-    result = RunRecord.read(tmp_path / f"{source.stem}-run" / "result.json")
-    return "".join(text for block in result.blocks for text in block.texts).strip()
-
-
-def test_runner_imports_torch_only_for_a_script_that_does(tmp_path: Path) -> None:
-    plain = tmp_path / "plain.py"
-    plain.write_text('"""Plain\n=====\n"""\nimport json\nimport sys\n\nprint(json.__name__, "torch" in sys.modules)\n')
-    assert _printed(plain, tmp_path) == "json False"
-
-
-def test_runner_seeds_torch_when_the_script_imports_it(tmp_path: Path) -> None:
-    seeded = tmp_path / "seeded.py"
-    seeded.write_text('"""Seeded\n======\n"""\n' "import torch\n\nprint(torch.rand(1).item())\n")
-    expected = subprocess.run([sys.executable, "-c", "import torch; torch.manual_seed(0); print(torch.rand(1).item())"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-    assert _printed(seeded, tmp_path) == expected
-
-
+@pytest.mark.site
 def test_parallel_option_is_refused_before_anything_runs(project_copy: Path) -> None:
     conf = project_copy / "conf.py"
     conf.write_text(conf.read_text().replace('"remove_config_comments": True,', '"remove_config_comments": True,\n'
@@ -256,6 +212,7 @@ def test_parallel_option_is_refused_before_anything_runs(project_copy: Path) -> 
     assert not (builddir / "runs").exists()
 
 
+@pytest.mark.site
 def test_a_renamed_tutorial_and_a_removed_section_leave_nothing_behind(project_copy: Path) -> None:
     """sphinx-gallery never deletes what it generated: the build does, for every language, and the old page goes."""
     add_galleries(project_copy)
@@ -287,6 +244,7 @@ def built_in_english(project: Path, conf_line: str) -> tuple[Path, subprocess.Co
     return builddir, result, result.stdout + result.stderr
 
 
+@pytest.mark.site
 def test_a_tutorial_filename_pattern_leaves_out_is_shown_without_output_and_listed(project_copy: Path) -> None:
     """As in sphinx-gallery: not executed, its page shows the code alone; make check names it and passes."""
     builddir, result, output = built_in_english(project_copy, 'sphinx_gallery_conf["filename_pattern"] = r"/ddp_"')
@@ -315,6 +273,7 @@ def test_a_tutorial_filename_pattern_leaves_out_is_shown_without_output_and_list
      "beginner_source/index.py: a tutorial cannot be named index.py: its page would take the place of the "
      "gallery's index; rename it"),
 ])
+@pytest.mark.site
 def test_a_script_sphinx_gallery_cannot_page_is_refused_before_anything_runs(project_copy: Path, name: str,
                                                                              text: str, message: str) -> None:
     (project_copy / "beginner_source" / name).write_text(text)
@@ -325,6 +284,7 @@ def test_a_script_sphinx_gallery_cannot_page_is_refused_before_anything_runs(pro
     assert "[execute]" not in result.stdout and not (builddir / "runs").exists()
 
 
+@pytest.mark.site
 def test_show_memory_shows_the_peak_the_supervisor_measured(project_copy: Path) -> None:
     """No memory_profiler needed (it is not installed): the stamp's peak memory, on the page, without a warning."""
     builddir, result, output = built_in_english(project_copy, 'sphinx_gallery_conf["show_memory"] = True')

@@ -14,6 +14,8 @@ from tutorials_site.core import languages, project, translate
 from tutorials_site.core.checks import output_texts
 from tutorials_site.core.layout import ROOT
 
+pytestmark = pytest.mark.site  # every test here builds a site
+
 TRANSLATED = list(languages.TRANSLATED)
 PAGE = "beginner/data_parallel_tutorial.html"
 ENGLISH_SOURCE = ROOT / "beginner_source" / "data_parallel_tutorial.py"

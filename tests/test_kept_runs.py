@@ -13,9 +13,11 @@ from benchmarks import ci_runs
 from conftest import build, executed, snapshot
 from tutorials_site.core import runs, shards
 
+pytestmark = pytest.mark.site  # every test here builds a site
+
 
 @pytest.fixture(scope="module")
-def first(tmp_path_factory):
+def first(builds_site, tmp_path_factory):
     """(the generated repository, the stand-in torch's folder, the runs its first CI run kept)."""
     work = tmp_path_factory.mktemp("ci")
     repo = ci_runs.generate(work / "repo")

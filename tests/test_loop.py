@@ -69,6 +69,7 @@ def test_a_selection_matching_no_tutorial_is_an_error_naming_it(pattern):
     assert "\n" not in message
 
 
+@pytest.mark.site
 def test_a_selection_matching_nothing_stops_the_build_before_anything_runs(project_copy):
     builddir = project_copy / "_build"
     assert build(project_copy, builddir, env={"LANGUAGES": "en"}).returncode == 0
@@ -81,6 +82,7 @@ def test_a_selection_matching_nothing_stops_the_build_before_anything_runs(proje
     assert snapshot(builddir) == before
 
 
+@pytest.mark.site
 def test_only_make_html_takes_a_selection(project_copy):
     result = build(project_copy, project_copy / "_build", "--noplot", env={"LANGUAGES": "en", "TUTORIALS": DDP})
     assert "TUTORIALS: only `make html` executes a selection" in _one_line(result)
@@ -89,6 +91,7 @@ def test_only_make_html_takes_a_selection(project_copy):
 
 # --- a partial build: refused by check and publish until a whole one -----------------------------------
 
+@pytest.mark.site
 def test_a_fresh_clone_executes_only_the_selection_and_is_refused_until_built_whole(project_copy, tmp_path):
     builddir, pages = project_copy / "_build", tmp_path / "pages"
     partial = build(project_copy, builddir, env={"LANGUAGES": "en", "TUTORIALS": DATA_PARALLEL})
@@ -129,6 +132,7 @@ def test_a_fresh_clone_executes_only_the_selection_and_is_refused_until_built_wh
     assert _command(project_copy, "check", str(builddir / "html")).returncode == 0
 
 
+@pytest.mark.site
 def test_a_selection_shows_current_runs_of_the_others_and_never_a_stale_one(project_copy):
     builddir = project_copy / "_build"
     assert build(project_copy, builddir, env={"LANGUAGES": "en"}).returncode == 0
@@ -174,6 +178,7 @@ def _group_left(pgid):
     return left
 
 
+@pytest.mark.site
 def test_serve_rebuilds_a_saved_tutorial_and_reloads_the_page(project_copy, tmp_path):
     from websockets.sync.client import connect
 
@@ -214,6 +219,7 @@ def test_serve_rebuilds_a_saved_tutorial_and_reloads_the_page(project_copy, tmp_
     assert server.returncode is not None and not _group_left(server.pid)
 
 
+@pytest.mark.site
 @pytest.mark.parametrize("port, said", [
     ("80x", "error: PORT: '80x' is not a port number (1 to 65535; for example PORT=8001)"),
     ("70000", "error: PORT: '70000' is not a port number (1 to 65535; for example PORT=8001)"),

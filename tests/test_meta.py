@@ -139,6 +139,7 @@ def test_releases_alternates_point_at_stable_and_other_versions_at_their_folder(
     assert versions.published_url(SITE_URL, "main", "ko", "index.html") == f"{SITE_URL}/main/ko/index.html"
 
 
+@pytest.mark.site
 def test_without_a_site_url_alternates_are_relative_and_absolute_tags_left_out(project_copy, tmp_path):
     conf = project_copy / "conf.py"
     conf.write_text(re.sub(r"(?m)^tutorials_site_url = .*$", 'tutorials_site_url = ""', conf.read_text()))

@@ -7,9 +7,8 @@ import subprocess
 import sys
 
 import pytest
-from test_bad_input import one_line_error
 
-from conftest import build, executed
+from conftest import build, executed, one_line_error
 from tutorials_site.commands import execute
 from tutorials_site.core import needs
 from tutorials_site.core.errors import SiteError
@@ -145,11 +144,16 @@ def _stamp(builddir, name):
     return json.loads((builddir / "runs" / "beginner_source" / name / "stamp.json").read_text())
 
 
+# The machine these builds run on, whatever this one has: torch sees no GPU.
+NO_GPU = {"CUDA_VISIBLE_DEVICES": ""}
+
+
+@pytest.mark.site
 def test_strict_needs_fail_a_tutorial_the_machine_cannot_meet_and_lenient_runs_it_anyway(project_copy):
     (project_copy / "beginner_source" / "cpu_tutorial.py").write_text(CPU_TUTORIAL)
     builddir = project_copy / "_build"
-    strict = build(project_copy, builddir, env={**ENGLISH, "NEEDS": "strict"})
-    # This machine has no GPU; both DDP and Data Parallelism declare two (`# tutorials-needs: gpus=2`).
+    strict = build(project_copy, builddir, env={**ENGLISH, **NO_GPU, "NEEDS": "strict"})
+    # No GPU seen; both DDP and Data Parallelism declare two (`# tutorials-needs: gpus=2`).
     line = (project_copy / DATA_PARALLEL).read_text().splitlines().index("# tutorials-needs: gpus=2") + 1
     error = (f"{DATA_PARALLEL}:{line}: ERROR: needs 2 GPUs (its tutorials-needs line), got no GPU; not run: "
              "NEEDS=strict runs a tutorial only where its needs are met (a multi-gpu runner; NEEDS=lenient runs it "
@@ -161,7 +165,7 @@ def test_strict_needs_fail_a_tutorial_the_machine_cannot_meet_and_lenient_runs_i
     assert not (builddir / "runs" / "beginner_source" / "data_parallel_tutorial").exists()  # never started
     assert not (builddir / "html").exists()  # nothing rendered
 
-    lenient = build(project_copy, builddir, env=ENGLISH)  # NEEDS unset: lenient, as `make html` on a laptop
+    lenient = build(project_copy, builddir, env={**ENGLISH, **NO_GPU})  # NEEDS unset: lenient, as `make html` on a laptop
     assert lenient.returncode == 0, lenient.stdout + lenient.stderr
     assert executed(lenient) == 2  # the CPU tutorial's run is current
     assert (f"[execute] {DATA_PARALLEL}: note: ran on no GPU, written for 2 GPUs (its tutorials-needs line)"
@@ -174,11 +178,12 @@ def test_strict_needs_fail_a_tutorial_the_machine_cannot_meet_and_lenient_runs_i
     assert "Output captured on CPU (no GPU) · torch" in cpu_page
 
     # A run on less than its needs is not current for a strict build: it is tried again, and refused again.
-    again = build(project_copy, builddir, env={**ENGLISH, "NEEDS": "strict"})
+    again = build(project_copy, builddir, env={**ENGLISH, **NO_GPU, "NEEDS": "strict"})
     assert again.returncode != 0 and error in again.stdout.splitlines() and executed(again) == 0
     assert _stamp(builddir, "data_parallel_tutorial")["needs_gpus"] == 2  # the lenient run is kept
 
 
+@pytest.mark.site
 def test_a_malformed_needs_line_or_needs_value_is_refused_before_anything_runs(project_copy):
     tutorial = project_copy / "beginner_source" / "cpu_tutorial.py"
     tutorial.write_text(CPU_TUTORIAL.replace("# tutorials-needs: cpu", "# tutorials-needs: gpus=2.5"))
@@ -194,10 +199,11 @@ def test_a_malformed_needs_line_or_needs_value_is_refused_before_anything_runs(p
     assert not builddir.exists()
 
 
+@pytest.mark.site
 def test_make_ci_build_enforces_needs_unless_told_lenient(project_copy):
     from conftest import make
 
-    result = make(project_copy, "ci-build", LANGUAGES="en")
+    result = make(project_copy, "ci-build", LANGUAGES="en", **NO_GPU)
     assert result.returncode != 0 and "ERROR: needs 2 GPUs" in result.stdout
     assert not (project_copy / "_build" / "html").exists()
 

@@ -33,6 +33,8 @@ from PIL import Image
 
 from conftest import build, copy_project
 
+pytestmark = pytest.mark.site  # every test here builds a site
+
 PARITY = Path(__file__).parent / "parity"
 EXAMPLES, GALLERY = "parity_source", "parity"
 SCRAPER = "parity_scraper.py"  # goes beside conf.py, not into the gallery
@@ -449,18 +451,18 @@ def project(request, tmp_path_factory) -> tuple[Path, dict]:
 
 
 @pytest.fixture(scope="module")
-def site(project: tuple[Path, dict]) -> Built:
+def site(builds_site, project: tuple[Path, dict]) -> Built:
     return build_site(project[0])
 
 
 @pytest.fixture(scope="module")
-def stock(project: tuple[Path, dict], tmp_path_factory) -> Built:
+def stock(builds_site, project: tuple[Path, dict], tmp_path_factory) -> Built:
     """Built with the options the site's conf.py ends up with, so that only the renderer differs."""
     return build_stock(tmp_path_factory.mktemp("stock") / "project", project[1])
 
 
 @pytest.fixture(scope="module")
-def stock_alone(tmp_path_factory) -> Built:
+def stock_alone(builds_site, tmp_path_factory) -> Built:
     """A stock build that needs no site: for the tests of the comparison itself."""
     options = {"filename_pattern": r"\.py$", **PAIRS["options"]}
     return build_stock(tmp_path_factory.mktemp("stock-alone") / "project", options)

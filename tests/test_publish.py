@@ -56,26 +56,65 @@ def test_republishing_one_version_leaves_the_other_byte_identical(published, gh_
     assert not list(gh_pages.glob(".publish-*"))
 
 
-STEPS = ["start", "staged main", "installed main", "versions.json", "site files", "done"]
+# A publish killed before each of its changes to the tree: a process that runs publish() with an audit hook
+# (Python's own events, raised before each operation) counting what publish does to an entry of PAGES itself
+# (copies a folder to it, deletes one, renames onto it, opens it for writing, or exchanges two folders) and
+# exiting at the N-th as SIGKILL would leave it; N=0 kills nowhere and prints how many changes there were.
+KILLER = """
+import os, sys
+from pathlib import Path
+from tutorials_site.core.publish import publish
+
+htmldir, pages, kill_at = sys.argv[1], Path(sys.argv[2]).resolve(), int(sys.argv[3])
+changes = []
+
+def in_pages(path):
+    return isinstance(path, (str, bytes, os.PathLike)) and Path(os.fsdecode(path)).is_absolute() \\
+        and Path(os.fsdecode(path)).resolve().parent == pages
+
+def hook(event, args):
+    if (event in ("shutil.copytree", "os.rename") and in_pages(args[1])
+            or event in ("shutil.rmtree", "os.remove") and in_pages(args[0])
+            or event == "open" and in_pages(args[0]) and args[2] & (os.O_WRONLY | os.O_RDWR)
+            or event == "ctypes.dlsym" and args[1] == "renameat2"):
+        changes.append(event)
+        if len(changes) == kill_at:
+            sys.stderr.write(f"killed before change {kill_at}: {event} {args[:2]}\\n")
+            os._exit(137)
+
+sys.addaudithook(hook)
+publish(htmldir, pages)
+print(len(changes))
+"""
 
 
-@pytest.mark.parametrize("step", STEPS)
-def test_a_publish_killed_at_any_step_leaves_a_serving_tree(published, gh_pages, step):
+def kill_publish(published, pages, at):
+    return subprocess.run([sys.executable, "-c", KILLER, str(published / "_build" / "html"), str(pages), str(at)],
+                          cwd=published, capture_output=True, text=True)
+
+
+def test_a_publish_killed_at_any_step_leaves_a_serving_tree(published, gh_pages, tmp_path, subtests):
+    counted = kill_publish(published, shutil.copytree(gh_pages, tmp_path / "counted"), 0)
+    assert counted.returncode == 0, counted.stderr
+    changes = int(counted.stdout)
+    # At least: the version copied beside the tree, swapped in, the old one deleted, five files written and renamed.
+    assert changes >= 13
     before = snapshot(gh_pages)
-    killer = (f"import os; from tutorials_site.core import publish as p; "
-              f"p._step = lambda name: os._exit(137) if name == {step!r} else None; "
-              f"p.publish({str(published / '_build' / 'html')!r}, {str(gh_pages)!r})")
-    result = subprocess.run([sys.executable, "-c", killer], cwd=published, capture_output=True, text=True)
-    assert result.returncode == 137, result.stderr
-    manifest = versions.load(gh_pages / "versions.json")  # whole, old or new
-    for entry in manifest["versions"] + [{"name": "stable"}]:
-        for lang in languages.ALL:
-            assert (gh_pages / entry["name"] / lang.seg / PAGE).is_file(), (step, entry["name"])
-    after = snapshot(gh_pages)
-    assert {k: v for k, v in after.items() if k.startswith("1.0/")} == \
-           {k: v for k, v in before.items() if k.startswith("1.0/")}
-    assert publish(published, gh_pages).returncode == 0  # and the next publish cleans up
-    assert not list(gh_pages.glob(".publish-*"))
+    for at in range(1, changes + 1):
+        with subtests.test(killed_before_change=at):
+            pages = shutil.copytree(gh_pages, tmp_path / f"killed-{at}")
+            result = kill_publish(published, pages, at)
+            assert result.returncode == 137, result.stderr
+            manifest = versions.load(pages / "versions.json")  # whole, old or new
+            for entry in manifest["versions"] + [{"name": "stable"}]:
+                for lang in languages.ALL:
+                    assert (pages / entry["name"] / lang.seg / PAGE).is_file(), (result.stderr, entry["name"])
+            after = snapshot(pages)
+            assert {k: v for k, v in after.items() if k.startswith("1.0/")} == \
+                   {k: v for k, v in before.items() if k.startswith("1.0/")}
+            assert publish(published, pages).returncode == 0  # and the next publish cleans up
+            assert not list(pages.glob(".publish-*"))
+            shutil.rmtree(pages)
 
 
 def test_a_publish_killed_while_writing_versions_json_leaves_it_whole_and_its_temporary_to_the_next(published, gh_pages):

@@ -70,7 +70,7 @@ def marked(mark):
 
 
 @pytest.fixture
-def run(tmp_path):
+def run(runs_tutorials, tmp_path):
     """run(path, timeout=60, rundir=None, options=OPTIONS): run_tutorial in tmp_path; afterwards, nothing it
     started may be left.
 
@@ -246,10 +246,10 @@ def test_killing_the_build_kills_the_tutorial_and_its_workers(tmp_path, run):
         time.sleep(1000)
         """)
     build = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from tutorials_site.commands.execute import run_tutorial; "
-                               "from tests.test_runner import OPTIONS; "
-                               "run_tutorial(sys.argv[1], sys.argv[2], sys.argv[3], OPTIONS, timeout=600, label='x')",
-         str(path), str(tmp_path / "run"), str(tmp_path)],
+        [sys.executable, "-c", "import sys; from tutorials_site.commands.execute import RunOptions, run_tutorial; "
+                               "options = RunOptions.defaults(sys.argv[3], 'beginner/images'); "
+                               "run_tutorial(sys.argv[1], sys.argv[2], sys.argv[4], options, timeout=600, label='x')",
+         str(path), str(tmp_path / "run"), str(ROOT), str(tmp_path)],
         cwd=ROOT, env=run.env)
     deadline = time.monotonic() + 30
     output = tmp_path / "run" / "out" / "0.txt"
@@ -351,6 +351,22 @@ def test_the_random_generators_are_seeded(tmp_path, run):
     once, again = run(path, rundir=tmp_path / "once"), run(path, rundir=tmp_path / "again")
     assert outputs(once) == outputs(again)
     assert outputs(once)[0].split()[0] == str(random.Random(0).random())
+
+
+def test_torch_is_imported_only_by_a_script_that_does(tmp_path, run):
+    path = tutorial(tmp_path, 'import json\nimport sys\n\nprint(json.__name__, "torch" in sys.modules)')
+    outcome = run(path)
+    assert outcome.ok, outcome.error
+    assert "".join(outputs(outcome)).strip() == "json False"
+
+
+def test_torch_is_seeded_when_the_script_imports_it(tmp_path, run):
+    path = tutorial(tmp_path, "import torch\n\nprint(torch.rand(1).item())")
+    expected = subprocess.run([sys.executable, "-c", "import torch; torch.manual_seed(0); print(torch.rand(1).item())"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    outcome = run(path)
+    assert outcome.ok, outcome.error
+    assert "".join(outputs(outcome)).strip() == expected
 
 
 def test_peak_memory_counts_the_children(tmp_path, run):

@@ -6,9 +6,8 @@ import subprocess
 import sys
 
 import pytest
-from test_execution import normalized
 
-from conftest import build, executed
+from conftest import build, executed, normalized
 from tutorials_site.core import shards
 from tutorials_site.core.errors import UsageError
 from tutorials_site.core.project import Project, current
@@ -58,6 +57,7 @@ def assemble(project, builddir, *shard_dirs):
                           env={**os.environ, "LANGUAGES": "en ja"})
 
 
+@pytest.mark.site
 def test_two_shards_assembled_give_the_same_site_as_one_build(project_copy, tmp_path):
     (project_copy / "beginner_source" / "second_tutorial.py").write_text(SECOND)
     env = {"LANGUAGES": "en ja"}
@@ -82,6 +82,7 @@ def test_two_shards_assembled_give_the_same_site_as_one_build(project_copy, tmp_
     assert any(name.suffix == ".zip" for name in one) and any(name.name == "searchindex.js" for name in one)
 
 
+@pytest.mark.site
 def test_assembling_without_every_shard_executes_nothing_and_says_what_is_missing(project_copy, tmp_path):
     # Shard 2 alone cannot make a site: shard 1's tutorials have no run.
     result = build(project_copy, tmp_path / "shard2", env={"SHARD": "2/2"})
@@ -92,6 +93,7 @@ def test_assembling_without_every_shard_executes_nothing_and_says_what_is_missin
     assert not (tmp_path / "assembled" / "html").exists()
 
 
+@pytest.mark.site
 def test_make_durations_records_each_tutorial_s_run_time(project_copy, tmp_path):
     from conftest import make
 
@@ -103,6 +105,7 @@ def test_make_durations_records_each_tutorial_s_run_time(project_copy, tmp_path)
     assert durations["beginner_source/data_parallel_tutorial"] == stamp.seconds > 0
 
 
+@pytest.mark.site
 def test_assemble_takes_from_each_shard_only_the_runs_it_executed(project_copy, tmp_path):
     import shutil
 
@@ -191,6 +194,7 @@ def test_class_shards_is_class_n_pairs(spec):
     assert shards.parse_counts("gpu=4") == {"cpu": 1, "gpu": 4, "multi-gpu": 1}
 
 
+@pytest.mark.site
 def test_the_shards_of_every_class_assembled_give_the_whole_site(project_copy, tmp_path):
     (project_copy / "beginner_source" / "cpu_tutorial.py").write_text(CLASS_TUTORIAL.format(name="cpu", needs="cpu"))
     env = {"LANGUAGES": "en"}

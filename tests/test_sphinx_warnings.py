@@ -91,7 +91,7 @@ def stage(src: Path, one: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def site(builds_site, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """A repository with one tutorial folder and a Korean catalog, staged and built for en and ko."""
     repo = tmp_path_factory.mktemp("repo")
     stage(repo, ONE)

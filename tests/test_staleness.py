@@ -4,9 +4,12 @@ import re
 import subprocess
 import sys
 
+import pytest
 from babel.messages.pofile import read_po
 
 from conftest import build, executed
+
+pytestmark = pytest.mark.site  # every test here builds a site
 
 PAGE = "beginner/data_parallel_tutorial.html"
 OLD = "In this tutorial you will:"

@@ -135,6 +135,7 @@ def test_labels_keep_the_english_placeholders_and_tags(msgstr, reason):
     assert result is None if reason is None else reason in result
 
 
+@pytest.mark.site
 def test_injected_markup_reaches_neither_the_page_nor_the_downloads(project_copy):
     from conftest import build
 

@@ -27,12 +27,26 @@ def page(site):
     return (site / TUTORIAL_PAGE).read_text()
 
 
-def test_training_loop_prints_in_model_and_outside_lines_under_its_cell(page):
-    # On the CPU (and on one GPU) the whole batch reaches the model: 100 samples in batches of 30.
+def chunks(batch, gpus):
+    """The sizes Tensor.chunk splits a batch into for that many GPUs (DataParallel's scatter): the whole batch
+    on the CPU or one GPU."""
+    size = -(-batch // max(gpus, 1))
+    return [min(size, batch - start) for start in range(0, batch, size)]
+
+
+def test_training_loop_prints_in_model_and_outside_lines_under_its_cell(page, machine):
+    # 100 samples in batches of 30: each GPU's share reaches the model (the whole batch on the CPU or one GPU),
+    # the replicas printing in any order, then the loop prints the whole batch.
     loop = next(text for text in outputs(page) if "Outside:" in text and "GPUs ---" not in text)
-    lines = [line.strip() for line in loop.strip().splitlines()]
-    expected = [line for batch in (30, 30, 30, 10) for line in model_lines(batch)]
-    assert lines == expected
+    steps, step = [], []
+    for line in (line.strip() for line in loop.strip().splitlines()):
+        step.append(line)
+        if line.startswith("Outside:"):
+            steps.append((sorted(step[:-1]), line))
+            step = []
+    gpus = machine.gpus if machine.gpus > 1 else 0  # DataParallel only where there are several
+    assert step == [] and steps == [(sorted(model_lines(piece)[0] for piece in chunks(batch, gpus)), model_lines(batch)[1])
+                                    for batch in (30, 30, 30, 10)]
 
 
 # The split DataParallel's scatter makes (Tensor.chunk along dim 0), per number of GPUs.
@@ -67,13 +81,15 @@ def test_figure_is_on_the_page_and_the_gallery_thumbnail(site, page):
     assert thumb and (site / "en" / thumb[1]).read_bytes() != placeholder.read_bytes()
 
 
-def test_provenance_line_says_where_and_when_it_ran(page):
+def test_provenance_line_says_where_and_when_it_ran(page, machine):
     line = html.unescape(re.sub(r"<[^>]+>", "", re.search(r'<div class="tutorial-provenance[^"]*">\s*<p>(.*?)</p>', page, re.S)[1]))
     stamp = json.loads(html.unescape(re.search(r'<meta name="tutorial-execution-stamp" content="([^"]+)"', page)[1]))
-    assert stamp["hardware"]["device"] == "CPU" and stamp["hardware"]["gpus"] == 0  # this machine has no GPU
-    assert line.startswith("Output captured on CPU (no GPU)")
-    # It declares two GPUs (`# tutorials-needs: gpus=2`) and ran on fewer, as a lenient build runs it: the line says so.
-    assert stamp["needs_gpus"] == 2 and line.startswith("Output captured on CPU (no GPU) · written for 2 GPUs · torch")
+    gpus, device, cuda = machine.gpus, machine.device, machine.cuda
+    assert (stamp["hardware"]["device"], stamp["hardware"]["gpus"], stamp["hardware"]["cuda"]) == (device, gpus, cuda)
+    where = "CPU (no GPU)" if not gpus else f"{device} (1 GPU)" if gpus == 1 else f"{device} ({gpus} GPUs)"
+    # It declares two GPUs (`# tutorials-needs: gpus=2`); run on fewer, as a lenient build runs it, the line says so.
+    written = " · written for 2 GPUs" if gpus < 2 else ""
+    assert stamp["needs_gpus"] == 2 and line.startswith(f"Output captured on {where}{written} · torch ")
     assert f"torch {metadata.version('torch')}" in line
     assert f"commit {stamp['commit']}" in line and re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", line)
-    assert "CUDA" not in line  # a CPU build of torch has no CUDA version to report
+    assert (f" · CUDA {cuda} · " in line if cuda else "CUDA" not in line)  # a CPU build of torch has no CUDA version

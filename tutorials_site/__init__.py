@@ -4,3 +4,7 @@
 - sphinxext: what runs inside Sphinx, listed in conf.py as one extension;
 - commands: `python -m tutorials_site <command>`, the Makefile's targets.
 """
+
+# The package's own version, which its Sphinx extension reports (conf.py's `needs_extensions` reads it);
+# the site's versions are git's (core.versions).
+__version__ = "1.0"

@@ -38,10 +38,6 @@ class PublishError(SiteError):
     pass
 
 
-def _step(name):
-    """Marks the boundary between two steps (tests kill the process here)."""
-
-
 def validate(htmldir):
     try:
         info = BuildInfo.read(Path(htmldir, "build.json"))
@@ -87,12 +83,10 @@ def _install(source, target, pages):
     shutil.rmtree(staged, ignore_errors=True)
     # A build's own versions.json serves it as a local preview; a published tree has one, at its root.
     shutil.copytree(source, staged, ignore=lambda folder, names: ["versions.json"] if Path(folder) == Path(source) else [])
-    _step(f"staged {target.name}")
     if target.exists():
         _exchange(staged, target)  # `staged` now holds the previous version, deleted at the end
     else:
         os.rename(staged, target)
-    _step(f"installed {target.name}")
 
 
 def site_url() -> str:
@@ -169,7 +163,6 @@ def _publish_locked(htmldir, pages, info):
     # From a publish that was killed (its copies, a site file it was writing): none runs but us.
     for leftover in [*pages.glob(f"{STAGING}*"), *pages.glob(LEFTOVERS)]:
         shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
-    _step("start")
 
     name = info.name
     _install(htmldir, pages / name, pages)
@@ -178,7 +171,6 @@ def _publish_locked(htmldir, pages, info):
     if new["stable"] == name or new["stable"] != current.get("stable") or not (pages / "stable").exists():
         _install(pages / new["stable"], pages / "stable", pages)
     write_atomically(manifest_path, json.dumps(new, indent=1, ensure_ascii=False, sort_keys=True) + "\n", durable=True)
-    _step("versions.json")
 
     url = site_url()
     stable_langs = [lang for lang in languages.ALL if (pages / "stable" / lang.seg).is_dir()]
@@ -188,9 +180,7 @@ def _publish_locked(htmldir, pages, info):
     write_atomically(pages / "sitemap.xml", _sitemap(pages, new, url), durable=True)
     write_atomically(pages / "robots.txt", f"User-agent: *\nAllow: /\nSitemap: {url}sitemap.xml\n", durable=True)
     write_atomically(pages / ".nojekyll", "", durable=True)
-    _step("site files")
 
     for leftover in pages.glob(f"{STAGING}*"):  # the versions that were replaced
         shutil.rmtree(leftover)
-    _step("done")
     return new

@@ -1,18 +1,20 @@
 """The tutorials site's Sphinx extension, listed in conf.py as "tutorials_site.sphinxext".
 
-Each module wires its own part; they import from tutorials_site.core only.
+Each module wires its own part; they import from tutorials_site.core only. Each
+module's setup says whether its handlers are safe under `sphinx-build -j` and why.
+Every warning they log has type "tutorials" and a subtype (README: "Warnings"),
+so that conf.py's `suppress_warnings = ["tutorials.<subtype>"]` silences it.
 """
 
+from .. import __version__
 from . import colab, color_scheme, gallery, i18n, meta, provenance, search, versions
+
+# In this order: the handlers of one event run in the order they were connected (the page's tags follow it).
+PARTS = (colab, color_scheme, gallery, i18n, meta, search, provenance, versions)
 
 
 def setup(app):
-    colab.setup(app)
-    color_scheme.setup(app)
-    gallery.setup(app)
-    i18n.setup(app)
-    meta.setup(app)
-    search.setup(app)
-    provenance.setup(app)
-    versions.setup(app)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    parts = [part.setup(app) for part in PARTS]
+    return {"version": __version__,
+            "parallel_read_safe": all(part["parallel_read_safe"] for part in parts),
+            "parallel_write_safe": all(part["parallel_write_safe"] for part in parts)}

@@ -9,6 +9,7 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.locale import get_translation
 
+from .. import __version__
 from ..core.languages import BY_CODE
 
 _ = get_translation("sphinx")
@@ -39,3 +40,5 @@ def add_colab_link(app, doctree, docname):
 def setup(app):
     app.add_config_value("tutorials_github_repo", "", "html", types=[str])
     app.connect("doctree-resolved", add_colab_link)
+    # Nothing at reading; at writing, it edits only the doctree it is given (resolved in the main process).
+    return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from pygments.formatters import HtmlFormatter
 
+from .. import __version__
+
 DARK_STYLE = "a11y-dark"  # accessible-pygments, pinned in requirements.txt
 STYLESHEET = "pygments-dark.css"
 PICKED = ":root[data-color-scheme=dark]"
@@ -43,3 +45,5 @@ def write_dark_stylesheet(app):
 def setup(app):
     app.add_css_file(STYLESHEET)
     app.connect("builder-inited", write_dark_stylesheet)
+    # It writes its file at builder-inited: once, in the main process, before any reading or writing.
+    return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -27,6 +27,7 @@ from sphinx_gallery.notebook import jupyter_notebook, save_notebook
 from sphinx_gallery.scrapers import ImagePathIterator
 from sphinx_gallery.utils import get_md5sum, zip_files
 
+from .. import __version__
 from ..core import notebook_text, project, runs, tutorial_text
 from ..core.files import write_atomically
 from ..core.languages import BY_CODE
@@ -288,3 +289,7 @@ def setup(app):
     app.connect("builder-inited", refuse_own_execution, priority=900)
     app.connect("build-finished", refuse_own_execution)
     app.connect("build-finished", drop_removed_pages)
+    # Its config-inited, builder-inited and build-finished handlers run once, in the main process; at writing,
+    # drop_unused_css edits only its page's context. `_projects` holds no state of the build: a memo of the
+    # project's discovery from conf.py and the files, which a process reading in parallel finds again the same.
+    return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -28,6 +28,7 @@ from sphinx.util import logging
 from sphinx.util.nodes import extract_messages
 from sphinx_gallery.directives import imgsgnode
 
+from .. import __version__
 from ..core import languages
 from ..core.catalogs import is_site_message
 from ..core.gallery_strings import N_, match_gallery_template
@@ -216,7 +217,8 @@ def mark_untranslated(app, doctree):
     if app.config.tutorials_strict:
         shown = "; ".join(repr(m[:40]) for m in messages[:3])
         logger.warning("%d passage(s) not translated into %s, shown in English%s", count,
-                       app.config.language, f": {shown}" if shown else "", location=docname)
+                       app.config.language, f": {shown}" if shown else "", location=docname,
+                       type="tutorials", subtype="untranslated")
     banner = nodes.warning(classes=["translation-incomplete"])
     paragraph = nodes.paragraph()
     paragraph += nodes.Text(_("{count} passage(s) of this page are not translated yet and are shown in English.")
@@ -255,3 +257,7 @@ def setup(app):
     app.connect("builder-inited", script_labels)
     app.connect("builder-inited", add_template_filters)
     app.connect("html-page-context", add_page_context)
+    # At reading, mark_untranslated keeps what it finds in the doctree and in env.dependencies, which Sphinx
+    # merges back from a parallel reader (its warnings too); the doctree-resolved handlers run in the main
+    # process, and add_page_context edits only its page's context.
+    return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -12,6 +12,7 @@ from docutils import nodes
 from sphinx.locale import get_translation
 from sphinx_gallery.directives import imgsgnode
 
+from .. import __version__
 from ..core import languages
 from ..core.summaries import SITE_DESCRIPTION, plain_text, summary
 from ..core.versions import canonical_url, folder_url
@@ -77,3 +78,6 @@ def add_page_context(app, pagename, templatename, context, doctree):
 
 def setup(app):
     app.connect("html-page-context", add_page_context)
+    # Nothing at reading; at writing, it reads the environment (whole in every writing process) and edits
+    # only its page's context.
+    return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

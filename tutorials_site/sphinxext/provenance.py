@@ -15,6 +15,7 @@ from docutils import nodes
 from sphinx.locale import get_translation
 from sphinx.util.docutils import SphinxDirective
 
+from .. import __version__
 from ..core.fingerprint import source_digest
 from ..core.records import Stamp
 from ..core.stamps import STAMP_META, read_stamp, stamp_path
@@ -105,3 +106,6 @@ def setup(app):
     app.add_directive("tutorial-provenance", ProvenanceDirective)
     app.connect("source-read", add_directive)
     app.connect("html-page-context", add_stamp_meta)
+    # The directive keeps the stamp in env.metadata and its file in env.dependencies, which Sphinx's own
+    # collectors merge back from a parallel reader; add_stamp_meta edits only its page's context.
+    return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

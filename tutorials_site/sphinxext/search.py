@@ -11,6 +11,8 @@ import re
 
 from sphinx.search import SearchLanguage
 
+from .. import __version__
+
 CJK = "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _WORD = re.compile(r"[^\W_]+|_", re.UNICODE)
 _RUNS = re.compile(f"[{CJK}]+|[^{CJK}]+")
@@ -66,3 +68,5 @@ def _language(code, name):
 def setup(app):
     for code, name in (("ko", "Korean"), ("ja", "Japanese"), ("zh", "Chinese")):
         app.add_search_language(_language(code, name))
+    # Sphinx feeds the search index in the main process only, reading and writing in parallel or not.
+    return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

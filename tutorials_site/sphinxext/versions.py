@@ -9,6 +9,7 @@ import json
 
 from sphinx.locale import get_translation
 
+from .. import __version__
 from ..core import languages
 from ..core.versions import as_built, canonical_url, is_release
 
@@ -42,3 +43,5 @@ def setup(app):
     app.add_config_value("tutorials_site_url", "", "html", types=[str])
     app.add_config_value("tutorials_versions", "", "html", types=[str])
     app.connect("html-page-context", add_page_context)
+    # Nothing at reading; at writing, it edits only its page's context.
+    return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,168 @@
+"""sphinxext.gallery: every tutorial's page rendered from its one run, and sphinx-gallery kept from executing."""
+
+import hashlib
+import json
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from sphinx.errors import ExtensionError
+
+from tutorials_site.commands.runner import output_rst
+from tutorials_site.core.records import BlockRecord, Hardware, RunRecord, Stamp
+from tutorials_site.core.runs import RESULT, STAMP
+from tutorials_site.core.stamps import stamp_path
+from tutorials_site.sphinxext.gallery import (
+    drop_removed_pages,
+    drop_unused_css,
+    refuse_own_execution,
+    render_galleries,
+    take_show_memory,
+)
+
+
+def test_refuse_own_execution_names_what_sphinx_gallery_ran(fake_app):
+    app = fake_app()
+    app.config.sphinx_gallery_conf = {"passing_examples": ["/x/a.py"], "failing_examples": {}}
+    with pytest.raises(ExtensionError, match=r"a\.py"):
+        refuse_own_execution(app)
+    app.config.sphinx_gallery_conf = {"passing_examples": [], "failing_examples": {}}
+    refuse_own_execution(app)
+
+
+# --- conf.py's options ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, shown", [(True, True), (False, False), (None, False), (print, False)])
+def test_show_memory_is_taken_from_sphinx_gallery_and_shown_from_the_supervisor_s_measure(fake_app, value, shown):
+    app = fake_app()
+    conf = {"examples_dirs": ["beginner_source"], **({"show_memory": value} if value is not None else {})}
+    app.config.sphinx_gallery_conf = conf
+    take_show_memory(app, app.config)
+    assert app.config.tutorials_show_memory is shown
+    # sphinx-gallery measures nothing where it is ours (a function of the user's own is left to sphinx-gallery).
+    assert app.config.sphinx_gallery_conf == ({**conf, "show_memory": False} if shown else conf)
+    assert conf.get("show_memory") is value  # conf.py's dictionary itself unchanged
+
+
+def test_sphinx_gallery_s_stylesheets_for_outputs_no_run_gives_are_left_out(fake_app):
+    css = [SimpleNamespace(filename=f"_static/{name}") for name in
+           ("pygments.css", "sg_gallery.css", "sg_gallery-binder.css", "sg_gallery-dataframe.css",
+            "sg_gallery-rendered-html.css", "tutorials.css")]
+    context = {"css_files": css}
+    drop_unused_css(fake_app(), "index", "page.html", context, None)
+    assert [Path(c.filename).name for c in context["css_files"]] == ["pygments.css", "sg_gallery.css", "tutorials.css"]
+
+
+# --- pages of tutorials that are gone ------------------------------------------------------------------
+
+@pytest.fixture
+def built_pages(fake_app):
+    """An HTML output with the pages of a gallery (one of them gone from the sources) and of another folder."""
+    app = fake_app()
+    for name in ("beginner/index.html", "beginner/kept.html", "beginner/gone.html", "beginner/[odd].html",
+                 "_sources/beginner/gone.rst.txt", "_sources/beginner/gone.py.txt", "_sources/beginner/kept.rst.txt",
+                 "_sources/beginner/[odd].rst.txt", "notes/gone.html"):
+        (app.outdir / name).parent.mkdir(parents=True, exist_ok=True)
+        (app.outdir / name).write_text("x")
+    app.env.found_docs = {"beginner/index", "beginner/kept", "notes/other"}
+    return app
+
+
+def files(folder):
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+def test_a_gone_tutorial_s_page_and_its_sources_are_removed_after_the_build(built_pages):
+    drop_removed_pages(built_pages, None)
+    assert files(built_pages.outdir) == ["_sources/beginner/kept.rst.txt", "beginner/index.html", "beginner/kept.html",
+                                         "notes/gone.html"]  # outside the galleries: not ours to remove
+
+
+@pytest.mark.parametrize("failed, builder", [(True, "html"), (False, "latex")])
+def test_nothing_is_removed_after_a_failed_build_or_by_another_builder(built_pages, failed, builder):
+    before = files(built_pages.outdir)
+    built_pages.builder.format = builder
+    drop_removed_pages(built_pages, RuntimeError("failed") if failed else None)
+    assert files(built_pages.outdir) == before
+
+
+# --- rendering from the runs (a small Sphinx project, sphinx-gallery's configuration whole) -------------------
+
+SCRIPT = '''"""
+A tiny tutorial
+===============
+
+Prints one line.
+"""
+
+print("hello from the run")
+'''
+KEY = "beginner_source/data_parallel_tutorial"  # a tutorial of conf.py's galleries, this script in its place
+UNRUN = json.dumps(["beginner_source/ddp_tutorial"])  # the other one: shown without output here
+HARDWARE = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0", cuda=None)
+
+
+def record_run(runs, text, seconds=1.25):
+    """A run of SCRIPT as the runner records it: its output, and its stamp."""
+    run_dir = runs / KEY
+    RunRecord(blocks=(BlockRecord(line=8, texts=(text,), images=(), rst=output_rst(text)),), error=None,
+              hardware=HARDWARE, seconds=seconds).write(run_dir / RESULT)
+    stamp = Stamp(source="s" * 64, environment="e" * 64, outputs="o" * 64, seconds=seconds, failed=False,
+                  peak_rss_mb=50.0, gpu_peak_mb=(), hardware=HARDWARE, commit="abc", date="2025-06-01 12:00 UTC")
+    stamp.write(run_dir / STAMP)
+    return stamp
+
+
+def test_a_run_becomes_the_page_sphinx_gallery_keeps_and_is_not_rendered_again(sphinx_app, tmp_path):
+    stamp = record_run(tmp_path / "runs", "hello from the run\n")
+    files = {"beginner_source/data_parallel_tutorial.py": SCRIPT}
+    app, log, _ = sphinx_app(files, tutorials_runs=str(tmp_path / "runs"), tutorials_unrun=UNRUN)
+    target = app.srcdir / "beginner" / "data_parallel_tutorial.py"
+    rendering = "[gallery] data_parallel_tutorial.py: rendering the run's output"
+    assert rendering in log.getvalue()
+    rst = target.with_suffix(".rst").read_text()
+    assert "sphx-glr-script-out" in rst and "    hello from the run" in rst and "(0 minutes 1.250 seconds)" in rst
+    assert target.read_text() == SCRIPT
+    assert Path(f"{target}.md5").read_text() == hashlib.md5(SCRIPT.encode()).hexdigest()  # sphinx-gallery skips it
+    assert Stamp.read(stamp_path(target)) == stamp
+    notebook = json.loads(target.with_suffix(".ipynb").read_text())
+    assert any('print("hello from the run")' in "".join(cell["source"]) for cell in notebook["cells"])
+    with zipfile.ZipFile(target.with_suffix(".zip")) as archive:
+        assert sorted(archive.namelist()) == ["data_parallel_tutorial.ipynb", "data_parallel_tutorial.py"]
+        assert {info.date_time for info in archive.infolist()} == {(1980, 1, 1, 0, 0, 0)}  # equal sources, equal bytes
+    assert app.config.sphinx_gallery_conf["passing_examples"] == []  # sphinx-gallery executed nothing
+
+    _, log, _ = sphinx_app(files, tutorials_runs=str(tmp_path / "runs"), tutorials_unrun=UNRUN)
+    assert rendering not in log.getvalue()  # the same run, the same script: nothing to write again
+    record_run(tmp_path / "runs", "hello from another run\n")
+    _, log, _ = sphinx_app(files, tutorials_runs=str(tmp_path / "runs"), tutorials_unrun=UNRUN)
+    assert rendering in log.getvalue() and "    hello from another run" in target.with_suffix(".rst").read_text()
+
+
+def test_a_page_left_unrun_forgets_the_run_it_was_rendered_from(sphinx_app, tmp_path):
+    record_run(tmp_path / "runs", "hello from the run\n")
+    files = {"beginner_source/data_parallel_tutorial.py": SCRIPT}
+    app, _, _ = sphinx_app(files, tutorials_runs=str(tmp_path / "runs"), tutorials_unrun=UNRUN)
+    target = app.srcdir / "beginner" / "data_parallel_tutorial.py"
+    assert stamp_path(target).exists()
+    sphinx_app(files, tutorials_runs=str(tmp_path / "runs"), tutorials_unrun=json.dumps([KEY, *json.loads(UNRUN)]))
+    assert not stamp_path(target).exists() and not target.with_name(f"{target.stem}.run.json").exists()
+    assert "sphx-glr-script-out" not in target.with_suffix(".rst").read_text()  # sphinx-gallery's page: no output
+
+
+def test_a_tutorial_without_its_run_or_with_a_damaged_one_stops_the_build(sphinx_app, tmp_path):
+    files = {"beginner_source/data_parallel_tutorial.py": SCRIPT}
+    (tmp_path / "runs").mkdir()
+    with pytest.raises(ExtensionError, match=f"{KEY}.py: no run in .*runs/{KEY}; tutorials are executed by "):
+        sphinx_app(files, tutorials_runs=str(tmp_path / "runs"), tutorials_unrun=UNRUN)
+    record_run(tmp_path / "runs", "hello\n")
+    (tmp_path / "runs" / KEY / RESULT).write_text("{")
+    with pytest.raises(ExtensionError, match=f"{KEY}.py: .*damaged, not JSON.*build again with"):
+        sphinx_app(files, tutorials_runs=str(tmp_path / "runs"), tutorials_unrun=UNRUN)
+
+
+def test_html_noplot_renders_nothing_from_runs(fake_app, tmp_path):
+    app = fake_app(tutorials_runs="")
+    render_galleries(app)
+    assert not app.srcdir.exists()

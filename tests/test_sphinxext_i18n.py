@@ -1,0 +1,218 @@
+"""sphinxext.i18n: every string of a page in its language, and a banner where passages are still in English."""
+
+import hashlib
+import json
+import logging
+import re
+from types import SimpleNamespace
+
+import pytest
+from docutils import nodes
+from sphinx_gallery.directives import imgsgnode
+
+from tutorials_site.core import languages
+from tutorials_site.sphinxext import i18n
+
+PAGE = "beginner/data_parallel_tutorial"
+
+
+def page(title, *children):
+    document = nodes.document(None, None)
+    document += nodes.section("", nodes.title("", title), *children)
+    return document
+
+
+def prose(text, source="index.rst"):
+    """A paragraph as Sphinx reads it from a file: a message to translate."""
+    paragraph = nodes.paragraph(text, text)
+    paragraph.source, paragraph.line = source, 3
+    return paragraph
+
+
+# --- sphinx-gallery's strings, figures and thumbnails ------------------------------------------------------
+
+def test_sphinx_gallery_s_strings_are_translated_as_templates_keeping_values_and_spacing(fake_app, sphinx_catalog):
+    sphinx_catalog("ko", {"Download Python source code: {filename}": "Python 소스 코드 다운로드: {filename}"})
+    doctree = page("A title", nodes.paragraph("", " Download Python source code: demo.py "),
+                   nodes.paragraph("", "Download the data first."))
+    i18n.translate_gallery_strings(fake_app(language="ko"), doctree, PAGE)
+    assert [p.astext() for p in doctree.findall(nodes.paragraph)] == [" Python 소스 코드 다운로드: demo.py ",
+                                                                       "Download the data first."]
+    english = page("A title", nodes.paragraph("", "Download Python source code: demo.py"))
+    i18n.translate_gallery_strings(fake_app(language="en"), english, PAGE)
+    assert english.next_node(nodes.paragraph).astext() == "Download Python source code: demo.py"
+
+
+def figure(number, alt, srcset=None):
+    return imgsgnode(uri=f"/beginner/images/sphx_glr_drawing_a_line_{number:03}.png", alt=alt, srcset=srcset)
+
+
+def test_a_figure_named_after_its_file_is_labelled_with_its_number_and_the_page_s_title(fake_app, sphinx_catalog):
+    sphinx_catalog("ja", {"Figure {number} of {title}": "{title} の図 {number}"})
+    doctree = page("Drawing <a> line", figure(1, "drawing a line"), figure(2, "drawing a line", srcset="x 2x"),
+                   figure(3, "What the author wrote"))
+    i18n.label_figures(fake_app(language="ja"), doctree, PAGE)
+    # With a srcset, sphinx-gallery writes the alt text into the page as it is: it gets it escaped.
+    assert [image["alt"] for image in doctree.findall(imgsgnode)] == [
+        "Drawing <a> line の図 1", "Drawing &lt;a&gt; line の図 2", "What the author wrote"]
+
+
+def test_thumbnail_tooltips_lose_the_rest_of_their_rest(fake_app):
+    app = fake_app()
+    app.env.labels["sphx_glr_beginner_ddp_tutorial.py"] = ("beginner/ddp_tutorial", "", "Getting started with DDP")
+    tooltip = r"PyTorch\ 를 배우기, \*stars\*, see sphx_glr_beginner_ddp_tutorial.py &amp; sphx_glr_gone.py"
+    thumbnail = f'<div class="sphx-glr-thumbcontainer" tooltip="{tooltip}">'
+    doctree = page("A gallery", nodes.raw("", thumbnail, format="html"), nodes.raw("", '<p tooltip="a\\ b">', format="html"))
+    i18n.clean_thumbnail_tooltips(app, doctree, "beginner/index")
+    assert [raw.astext() for raw in doctree.findall(nodes.raw)] == [
+        '<div class="sphx-glr-thumbcontainer" tooltip="PyTorch를 배우기, *stars*, see Getting started with DDP '
+        '&amp; sphx_glr_gone.py">', '<p tooltip="a\\ b">']
+
+
+# --- labels other scripts write, and the templates ---------------------------------------------------------
+
+def test_the_labels_of_other_packages_scripts_are_handed_over_translated(fake_app, sphinx_catalog):
+    sphinx_catalog("zh_CN", {"Copy": "复制", "Open/close menu": "打开/关闭菜单"})
+    app = fake_app(language="zh_CN")
+    i18n.script_labels(app)
+    [(name, priority, attributes)] = app.js_files
+    assert (name, priority) == ("labels.js", 501)  # after copybutton.js
+    labels = json.loads(attributes["data-labels"])
+    assert labels["copybutton"]["copy"] == "复制" and labels["expand"] == "打开/关闭菜单"
+    assert labels["copybutton"]["copy_success"] == "Copied!"  # not translated: as written
+    english = fake_app(language="en")
+    i18n.script_labels(english)
+    assert english.js_files == []
+
+
+def css_unescaped(quoted):
+    assert quoted[0] == quoted[-1] == '"'
+    return re.sub(r"\\([0-9a-f]+) ", lambda m: chr(int(m[1], 16)), quoted[1:-1])
+
+
+@pytest.mark.parametrize("text", ["Plain words 한국어", 'a "quote" and \\ back', "</style><script>x</script>", "line\nbreak"])
+def test_css_string_escapes_all_but_letters_digits_and_spaces(text):
+    quoted = i18n.css_string(text)
+    assert re.fullmatch(r'"[\w \\]*"', quoted) and css_unescaped(quoted) == text
+
+
+def test_templates_get_the_css_string_filter(fake_app):
+    app = fake_app()
+    i18n.add_template_filters(app)
+    assert app.builder.templates.environment.filters["css_string"] is i18n.css_string
+    app.builder = object()  # a builder without templates
+    i18n.add_template_filters(app)
+
+
+# --- the languages of the site -----------------------------------------------------------------------------
+
+def test_the_site_s_languages_are_those_built_all_by_default(fake_app):
+    assert i18n.site_languages(fake_app(tutorials_languages="")) == list(languages.ALL)
+    assert [lang.code for lang in i18n.site_languages(fake_app(tutorials_languages="zh-cn en"))] == ["zh_CN", "en"]
+
+
+@pytest.mark.parametrize("pagename, expected", [("index", "../ja/index.html"),
+                                                ("beginner/basics/demo", "../../../ja/beginner/basics/demo.html")])
+def test_a_page_in_another_language_is_reached_relatively(pagename, expected):
+    assert i18n.page_url(pagename, "ja", pagename) == expected
+
+
+def test_the_page_context_has_the_switcher_alternates_and_translated_names(fake_app, sphinx_catalog):
+    sphinx_catalog("ko", {"PyTorch Tutorials": "파이토치 튜토리얼"})
+    app = fake_app(language="ko", version="1.0", tutorials_languages="en ko",
+                   tutorials_site_url="https://example.org/site/")
+    context = {"metatags": ""}
+    i18n.add_page_context(app, PAGE, "page.html", context, None)
+    assert context["site_languages"] == [
+        {"seg": "en", "name": "English", "hreflang": "en", "url": "../../en/beginner/data_parallel_tutorial.html",
+         "current": False},
+        {"seg": "ko", "name": "한국어", "hreflang": "ko", "url": "../../ko/beginner/data_parallel_tutorial.html",
+         "current": True}]
+    assert context["current_language"] is languages.BY_CODE["ko"]
+    assert context["project"] == context["docstitle"] == "파이토치 튜토리얼"
+    assert context["copyright"] == app.config.copyright  # not in this catalog: as written
+    url = "https://example.org/site/stable/{}/beginner/data_parallel_tutorial.html"  # a release's: its stable copy
+    assert context["metatags"] == "".join(f'\n<link rel="alternate" hreflang="{hreflang}" href="{url.format(seg)}">'
+                                          for hreflang, seg in [("en", "en"), ("ko", "ko"), ("x-default", "en")])
+    relative = {"metatags": ""}
+    i18n.add_page_context(fake_app(language="ko", tutorials_languages="ko", tutorials_site_url=""), "index",
+                          "page.html", relative, None)
+    assert relative["metatags"] == ('\n<link rel="alternate" hreflang="ko" href="../ko/index.html">'
+                                    '\n<link rel="alternate" hreflang="x-default" href="../ko/index.html">')
+
+
+# --- passages still in English -----------------------------------------------------------------------------
+
+@pytest.fixture
+def logged(monkeypatch):
+    """What the i18n module logs in this test: each record's attributes and message, as it was emitted."""
+    records = []
+    handler = logging.Handler()
+    handler.emit = lambda record: records.append(SimpleNamespace(**vars(record), message=record.getMessage()))
+    logger = logging.getLogger(f"sphinx.{i18n.__name__}")
+    logger.addHandler(handler)
+    yield records
+    logger.removeHandler(handler)
+
+
+def test_a_site_page_with_untranslated_messages_gets_a_banner_under_its_title(fake_app, logged):
+    app = fake_app(language="ja")
+    app.env.docname = "index"
+    translated = prose("Translated.")
+    translated["translated"] = True
+    doctree = page("A title", prose("Nobody translated this."), translated)
+    i18n.mark_untranslated(app, doctree)
+    section = doctree.next_node(nodes.section)
+    banner = section.children[1]
+    assert isinstance(banner, nodes.warning) and banner["classes"] == ["translation-incomplete"]
+    assert banner.astext() == ("1 passage(s) of this page are not translated yet and are shown in English. "
+                               "Read the English page.")
+    assert banner.next_node(nodes.reference)["refuri"] == "../en/index.html"
+    assert logged == []  # a warning under STRICT=1 only
+
+
+def test_a_tutorial_page_counts_what_the_build_wrote_beside_its_script_and_depends_on_it(fake_app, logged):
+    app = fake_app(language="ko", tutorials_strict=True)
+    status = app.srcdir / "beginner_source" / "data_parallel_tutorial.i18n.json"
+    status.parent.mkdir(parents=True)
+    status.write_text(json.dumps({"total": 12, "english": 3}))
+    app.env.docname = PAGE
+    doctree = page("A tutorial", prose("Nobody translated this either.", source=f"{PAGE}.rst"))
+    i18n.mark_untranslated(app, doctree)
+    assert doctree.next_node(nodes.warning).astext().startswith("3 passage(s) of this page")
+    assert app.env.dependencies[PAGE] == {str(status)}
+    [record] = logged
+    assert (record.levelname, record.type, record.subtype, record.location) == ("WARNING", "tutorials",
+                                                                                "untranslated", PAGE)
+    assert record.message == "3 passage(s) not translated into ko, shown in English"
+
+
+def test_an_english_or_fully_translated_page_is_left_alone(fake_app, logged):
+    for language, paragraph in (("en", prose("English.")), ("ko", nodes.paragraph("", "Built-in, no source."))):
+        app = fake_app(language=language, tutorials_strict=True)
+        app.env.docname = "index"
+        doctree = page("A title", paragraph)
+        before = doctree.pformat()
+        i18n.mark_untranslated(app, doctree)
+        assert doctree.pformat() == before
+    assert logged == []
+
+
+def test_the_label_catalog_s_digest_is_a_value_pages_are_read_with(fake_app):
+    app = fake_app(language="ko")
+    app.config.locale_dirs = ["_locale", "missing"]
+    i18n.note_label_catalog(app, app.config)
+    assert app.config.tutorials_label_catalog == hashlib.sha256().hexdigest()  # no catalog yet
+    mo = app.srcdir / "_locale" / "ko" / "LC_MESSAGES" / "sphinx.mo"
+    mo.parent.mkdir(parents=True)
+    mo.write_bytes(b"compiled labels")
+    i18n.note_label_catalog(app, app.config)
+    assert app.config.tutorials_label_catalog == hashlib.sha256(b"compiled labels").hexdigest()
+
+
+def test_setup_connects_each_handler_to_its_event(fake_app):
+    connected = {(event, handler) for event, handler, _ in fake_app().connected}
+    assert {("config-inited", i18n.note_label_catalog), ("doctree-read", i18n.mark_untranslated),
+            ("doctree-resolved", i18n.translate_gallery_strings), ("doctree-resolved", i18n.label_figures),
+            ("doctree-resolved", i18n.clean_thumbnail_tooltips), ("builder-inited", i18n.script_labels),
+            ("builder-inited", i18n.add_template_filters), ("html-page-context", i18n.add_page_context)} <= connected
