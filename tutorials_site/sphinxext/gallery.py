@@ -170,6 +170,7 @@ def write_downloads(app) -> None:
     spaced = BY_CODE[app.config.language].spaced
     site = site_project(app.config)
     sources = {tutorial: Path(app.srcdir, tutorial.gallery.examples_dir, tutorial.rel) for tutorial in site.tutorials}
+    sources = {tutorial: source for tutorial, source in sources.items() if source.exists()}  # staged: the page's own
     titles = {}  # what a role that names a tutorial without a title shows: its title in this language
     for tutorial, source in sources.items():
         try:
