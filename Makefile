@@ -21,6 +21,8 @@
 #              like 'beginner_source/*ddp*'); the others show no output unless their run is current,
 #              and `make check` and `make publish` refuse the build until a `make html` without it
 #   PORT       `make serve`: the port it serves on, at 127.0.0.1 (default 8000)
+#   VERBOSE    1: builds show each language's Sphinx log on the screen too, not only in
+#              BUILDDIR/logs/<lang>.log (its warnings and errors are always shown, at their authors' lines)
 #   SHARDS     `make assemble`: the shards' build folders
 #   CHROMIUM   the browser `make test` and `make audit` drive (default: /usr/bin/chromium)
 #   TORCH      cpu or cuda: the torch build (and lock file) the venv gets (default: cuda where
@@ -58,7 +60,7 @@ cpu_wheels = if $(1) install -q --dry-run --no-deps "$(2)" >/dev/null 2>&1; then
 LOCK_TOOLS := pip==26.3 pip-tools==7.6.2
 # Every variable reaches the commands through the environment and is quoted in the recipes
 # ("$$PY", never $(PY)), so it arrives as one argument whatever it holds: `;`, spaces, quotes.
-export LANGUAGES VERSION STRICT SHARD NEEDS CLASS_SHARDS REUSE SHARDS TUTORIALS PORT FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS
+export LANGUAGES VERSION STRICT SHARD NEEDS CLASS_SHARDS REUSE SHARDS TUTORIALS PORT FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS VERBOSE
 RUN := "$$PY" -m tutorials_site
 
 .PHONY: html html-noplot serve check ci-build assemble shard-matrix durations lint docs publish update-po i18n-status audit test test-fast bench clean lock

@@ -191,3 +191,13 @@ def test_log_lines_are_read_with_colours_and_without_locations() -> None:
         "/src/c.rst:9: WARNING: Title underline too short.\n\nT\n-- [docutils]",
     ]
     assert found[1] == Warning(None, None, "WARNING", "html_static_path entry '_static' does not exist")
+
+
+def test_a_failed_build_shows_the_end_of_its_log_after_the_warnings_it_reported() -> None:
+    log = ("reading sources... [100%] gal/one\n"
+           "/src/c.rst:9: WARNING: Title underline too short.\n\nT\n-- [docutils]\n"
+           "\nExtension error!\n\nTraceback\n=========\n\n    ZeroDivisionError: division by zero\n")
+    assert sphinx_warnings.after_warnings(log, 40) == [
+        "", "Extension error!", "", "Traceback", "=========", "", "    ZeroDivisionError: division by zero"]
+    assert sphinx_warnings.after_warnings(log, 2) == ["", "    ZeroDivisionError: division by zero"]
+    assert sphinx_warnings.after_warnings("a\nb\n", 1) == ["b"]  # no warning: the end of the log

@@ -11,6 +11,7 @@
 
 import dataclasses
 import hashlib
+import io
 import json
 import multiprocessing
 import os
@@ -29,15 +30,36 @@ from ..core.settings import Settings
 from ..core.site_pages import chooser_page
 from ..core.staging import stage, working_folder
 from . import execute
+from .build_log import BuildLog, shown
 
 # Besides the staged sources, the runs, conf.py and the environment fingerprint, what a build reads from the
 # project root.
 CONF_INPUTS = ("_templates", "_static")
 PACKAGE = Path(__file__).parents[1]
 MB = 2**20
+# The most lines a failed language's build shows of what Sphinx reported after its last warning.
+FAILURE_LINES = 100
+# What each language's log says first: sphinx-gallery's own summary would read as if nothing ran.
+LOG_PREFACE = (
+    "# Sphinx's and sphinx-gallery's output for one language. The build shows the warnings and errors below\n"
+    "# at their authors' files and lines, and this whole log with VERBOSE=1. The tutorials ran before Sphinx\n"
+    "# started, each once for every language (the build's [execute] lines; <builddir>/runs/); sphinx-gallery\n"
+    "# renders those runs and executes nothing itself, so where it says that it executed no example\n"
+    "# (plot_gallery was False, executed 0 out of 0 files) that is as it should be.\n"
+)
 
 
-def _stamp(tutorial, outcome, environment, digest, run_dir, need):
+@dataclasses.dataclass(frozen=True)
+class Executed:
+    """What the execution stage did with the tutorials it was given."""
+
+    ran: tuple[str, ...]  # the keys of those it executed
+    failed: tuple[str, ...]  # the errors of those that failed, one line each
+    taken: int  # how many got a copy of their current run in REUSE
+    current: int  # how many had a current run already
+
+
+def _stamp(tutorial, outcome, environment, digest, run_dir, need, log):
     result = outcome.result
     stamp = Stamp(source=digest, environment=environment, outputs=runs.outputs(run_dir, result),
                   seconds=outcome.seconds, failed=not outcome.ok, peak_rss_mb=round(outcome.peak_rss_bytes / MB, 1),
@@ -45,11 +67,11 @@ def _stamp(tutorial, outcome, environment, digest, run_dir, need):
                   hardware=result.hardware, needs_gpus=need.gpus,
                   **runs.origin(ROOT))  # a stamped run finished: it has its hardware
     stamp.write(run_dir / runs.STAMP)
-    print(f"[execute] {tutorial.label}: {stamp.seconds:.1f} s, peak memory {stamp.peak_rss_mb:.0f} MB"
-          + "".join(f", GPU {i}: {mb:.0f} MB" for i, mb in enumerate(stamp.gpu_peak_mb)), flush=True)
+    log.line(f"[execute] {tutorial.label}: {stamp.seconds:.1f} s, peak memory {stamp.peak_rss_mb:.0f} MB"
+             + "".join(f", GPU {i}: {mb:.0f} MB" for i, mb in enumerate(stamp.gpu_peak_mb)))
     if stamp.hardware.gpus < need.gpus:  # NEEDS=lenient (the default): it ran anyway, and its page says so
-        print(f"[execute] {tutorial.label}: note: ran on {needs.describe_gpus(stamp.hardware.gpus)}, written for "
-              f"{needs.describe_gpus(need.gpus)} ({need.origin})", flush=True)
+        log.line(f"[execute] {tutorial.label}: note: ran on {needs.describe_gpus(stamp.hardware.gpus)}, written for "
+                 f"{needs.describe_gpus(need.gpus)} ({need.origin})")
 
 
 def _ran_on_less(run_dir, need):
@@ -85,7 +107,7 @@ def _build_state(tree, tutorial):
     return isolation.tree_state(tree.root, (tree.workdir(""), tree.run_dir(tutorial.key)))
 
 
-def _run_isolated(settings, project, tutorial, run_dir, timeout):
+def _run_isolated(settings, project, tutorial, run_dir, timeout, tick):
     """Run one tutorial with the environment core.isolation allows it, then check what it did.
 
     A run whose output shows the value of a secret withheld from it fails, its record redacted; one that
@@ -98,7 +120,7 @@ def _run_isolated(settings, project, tutorial, run_dir, timeout):
     build_before = _build_state(settings.tree, tutorial)
     outcome = execute.run_tutorial(tutorial.path, run_dir, workdir,
                                    execute.RunOptions.of(project, tutorial, settings.output_limits),
-                                   timeout=timeout, label=tutorial.label, env=env)
+                                   timeout=timeout, label=tutorial.label, env=env, tick=tick)
     _refuse_changes(settings.tree, project, tutorial, build_before, project_before)
     secrets = isolation.withheld(os.environ, env)
     leaks = isolation.leaks(outcome.result, secrets)
@@ -130,22 +152,20 @@ def run_is_current(settings: Settings, tutorial: project.Tutorial, environment: 
                     settings.output_limits)
 
 
-def run_tutorials(settings, project, tutorials, environment):
-    """Run each tutorial whose run is not current, one at a time; returns the labels of those that failed and the
-    keys of those run.
+def run_tutorials(settings, project, tutorials, environment, log: BuildLog) -> Executed:
+    """Run each tutorial whose run is not current, one at a time.
 
     A run not current here but current in REUSE's build folder is copied from there instead of run.
     A failure listed in conf.py's expected_failing_examples is stamped like a success (its page shows
     the traceback); `abort_on_example_error` stops at the first unexpected one. Under NEEDS=strict, a
     tutorial this machine has too few GPUs for is not run, and the build stops once the others ran.
     """
-    failed, unmet, ran, taken = [], [], [], 0
     rerun = project.flag("run_stale_examples")
-    machine = None  # the GPUs tutorials see here, asked once, when first needed
     reuse = settings.reuse
     if reuse and not reuse.root.exists():
-        print(f"[execute] REUSE={reuse.root}: no such folder, no runs to take from it", flush=True)
+        log.line(f"[execute] REUSE={reuse.root}: no such folder, no runs to take from it")
         reuse = None
+    todo, taken = [], 0  # what is run is known before anything runs: the live line counts it
     for tutorial in tutorials:
         run_dir = settings.tree.run_dir(tutorial.key)
         digest = source_digest(tutorial.path, tutorial.label)
@@ -157,33 +177,43 @@ def run_tutorials(settings, project, tutorials, environment):
             runs.restore(kept, run_dir)
             taken += 1
             continue
-        if settings.enforce_needs and need.gpus:
-            if machine is None:
-                machine = execute.machine(isolation.tutorial_environment(os.environ, isolation.allowed(project.conf)))
-            error = need.unmet(tutorial.label, machine)
-            if error:
-                print(error, flush=True)
-                unmet.append(error)
+        todo.append((tutorial, digest, need))
+    expected = shards.expected_seconds(settings.tree, [tutorial.key for tutorial, _, _ in todo])
+    failed, unmet, ran = [], [], []
+    machine = None  # the GPUs tutorials see here, asked once, when first needed
+    with log.executing([expected[tutorial.key] for tutorial, _, _ in todo]) as progress:
+        for tutorial, digest, need in todo:
+            if settings.enforce_needs and need.gpus:
+                if machine is None:
+                    machine = execute.machine(isolation.tutorial_environment(os.environ,
+                                                                             isolation.allowed(project.conf)))
+                error = need.unmet(tutorial.label, machine)
+                if error:
+                    log.line(error)
+                    unmet.append(error)
+                    progress.done()
+                    continue
+            timeout = execute.timeout_for(tutorial.path, settings.timeout, tutorial.label)  # checked by refuse_unusable
+            progress.start(tutorial.label, timeout)
+            run_dir = settings.tree.run_dir(tutorial.key)
+            outcome = _run_isolated(settings, project, tutorial, run_dir, timeout, progress.tick)
+            progress.done()
+            ran.append(tutorial.key)
+            if outcome.ok or (outcome.raised and project.expected_to_fail(tutorial)):
+                _stamp(tutorial, outcome, environment, digest, run_dir, need, log)
+                if not outcome.ok:
+                    log.line(f"[execute] {tutorial.label}: failed, as conf.py's expected_failing_examples expects")
                 continue
-        timeout = execute.timeout_for(tutorial.path, settings.timeout, tutorial.label)  # checked by refuse_unusable
-        print(f"[execute] {tutorial.label} (time limit {timeout:g} s)", flush=True)
-        outcome = _run_isolated(settings, project, tutorial, run_dir, timeout)
-        ran.append(tutorial.key)
-        if outcome.ok or (outcome.raised and project.expected_to_fail(tutorial)):
-            _stamp(tutorial, outcome, environment, digest, run_dir, need)
-            if not outcome.ok:
-                print(f"[execute] {tutorial.label}: failed, as conf.py's expected_failing_examples expects", flush=True)
-            continue
-        print(outcome.error, flush=True)
-        failed.append(outcome.error)
-        if project.flag("abort_on_example_error"):
-            print("[execute] abort_on_example_error: the remaining tutorials are not executed", flush=True)
-            break
-    print(f"[execute] executed {len(ran)} of {len(tutorials)} tutorial(s)"
-          + (f"; took {taken} current run(s) from REUSE={reuse.root}" if reuse else ""), flush=True)
+            log.line(outcome.error)
+            failed.append(outcome.error)
+            if project.flag("abort_on_example_error"):
+                log.line("[execute] abort_on_example_error: the remaining tutorials are not executed")
+                break
+    log.line(f"[execute] executed {len(ran)} of {len(tutorials)} tutorial(s)"
+             + (f"; took {taken} current run(s) from REUSE={reuse.root}" if reuse else ""))
     if unmet:  # never run here, so no page to render: the build stops (the others' runs are kept)
         raise Failed("[build] failed: " + "\n  ".join(failed + unmet))
-    return failed, ran
+    return Executed(ran=tuple(ran), failed=tuple(failed), taken=taken, current=len(tutorials) - len(todo) - taken)
 
 
 def _has_title(text):
@@ -248,6 +278,7 @@ def sphinx_args(settings, lang, src, noplot, unrun: Sequence[str] = ()):
     output (a TUTORIALS build: the others, without a current run)."""
     command = [
         "-b", "html", "--keep-going",
+        "--no-color",  # the log is a file: no escape sequences (Sphinx colours where CI or FORCE_COLOR is set)
         "-c", str(ROOT),
         "-d", str(settings.tree.doctrees(lang)),
         "-D", f"language={lang.code}",
@@ -357,16 +388,88 @@ def _preload():
     pygments.lexers.python.PythonLexer()  # compiles its token rules on the class, for every fork
 
 
+class _Copied(io.TextIOBase):
+    """Standard error for Sphinx: written into the log, in order with the rest, and copied: Sphinx reports its
+    warnings and, when it fails, what went wrong there."""
+
+    def __init__(self, log: io.TextIOBase) -> None:
+        self.log, self.copy = log, io.StringIO()
+
+    def write(self, text: str) -> int:
+        self.copy.write(text)
+        return self.log.write(text)
+
+    def flush(self) -> None:
+        self.log.flush()
+
+    @property
+    def encoding(self) -> str:  # Sphinx writes what this encoding can take
+        return self.log.encoding
+
+    def fileno(self) -> int:
+        return 2  # the log too (dup2 below)
+
+
 def _sphinx(command, log):
-    """One language's sphinx-build, in a process forked for it alone; its output goes to `log`."""
+    """One language's sphinx-build, in a process forked for it alone; its output goes to `log`.
+    Returns its exit status, how long it took and, when it failed, the end of what it reported after its
+    last warning (an exception, for example; the warnings are shown at their authors' lines)."""
     from sphinx.cmd.build import build_main
 
+    started = time.perf_counter()
     with open(log, "w") as out:
+        out.write(LOG_PREFACE)
+        out.flush()
         os.dup2(out.fileno(), 1)
         os.dup2(out.fileno(), 2)
-        sys.stdout = sys.stderr = open(1, "w", closefd=False)  # noqa: SIM115 (the process ends with the build)
+        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 (the process ends with the build)
+        sys.stderr = _Copied(sys.stdout)
         os.chdir(ROOT)
-        return build_main(command)
+        status = build_main(command)
+        report = sphinx_warnings.after_warnings(sys.stderr.copy.getvalue(), FAILURE_LINES) if status else []
+        return status, time.perf_counter() - started, report
+
+
+def _render(settings, site, todo, noplot, log):
+    """Build each language of TODO ((lang, command, UpToDate) each), as many at once as settings.jobs; returns
+    the URL segments of those that failed. Each language's lines come as it finishes, then every warning
+    once, at the author's file and line (a translation's: at its catalog entry)."""
+    tree = settings.tree
+    _preload()
+    tree.logs.mkdir(parents=True, exist_ok=True)
+    failed, found = [], {}
+    # A fresh fork per language (maxtasksperchild=1): Sphinx keeps global state per process.
+    context = multiprocessing.get_context("fork")
+    jobs = min(len(todo), settings.jobs)
+    with (context.Pool(jobs, maxtasksperchild=1) as pool,
+          log.rendering([lang.seg for lang, _, _ in todo], jobs) as rendering):
+        builds = {}
+        for lang, command, up_to_date in todo:
+            log_file = tree.logs / f"{lang.seg}.log"
+            rendering.start(lang.seg, log_file, noplot)
+            builds[lang] = (up_to_date, log_file, pool.apply_async(_sphinx, (command, log_file)))
+        while builds:
+            finished = [lang for lang, (_, _, build) in builds.items() if build.ready()]
+            if not finished:
+                next(iter(builds.values()))[2].wait(0.1)
+                rendering.tick()
+            for lang in finished:
+                up_to_date, log_file, build = builds.pop(lang)
+                status, seconds, report = build.get()
+                found[lang.seg] = language_warnings(tree, site, lang, log_file)
+                if status:
+                    failed.append(lang.seg)
+                    why = ("; with STRICT=1 its warnings (below) are errors" if settings.strict and not report
+                           else "".join(f"\n  {line}" for line in report))
+                    rendering.done(lang.seg, f"[build] {lang.seg}: sphinx-build failed (exit status {status}) after "
+                                             f"{seconds:.1f} s (log: {shown(log_file)}){why}")
+                else:
+                    up_to_date.remember()
+                    rendering.done(lang.seg, f"[build] {lang.seg}: done in {seconds:.1f} s")
+                log.sphinx_log(lang.seg, log_file)
+    for warning in sphinx_warnings.merge(found):
+        log.line(str(warning))
+    return [lang.seg for lang, _, _ in todo if lang.seg in failed]
 
 
 def html(settings, noplot=False, assemble=False):
@@ -377,22 +480,22 @@ def html(settings, noplot=False, assemble=False):
     With `assemble`, nothing is executed: a tutorial without a current run is an error.
     """
     tree, langs = settings.tree, settings.langs
+    log = BuildLog.here(settings.verbose)
     site = project.current()
     catalogs.check_layout()
     for folder in site.ignored_folders:
-        print(f"warning: {folder}/: holds scripts but is no gallery section (a section is a gallery's "
-              "subfolder with a GALLERY_HEADER.rst or README.txt); its scripts get no page", flush=True)
+        log.line(f"warning: {folder}/: holds scripts but is no gallery section (a section is a gallery's "
+                 "subfolder with a GALLERY_HEADER.rst or README.txt); its scripts get no page")
     selected = _selection(settings, site, noplot or assemble)
     refuse_unusable(site)
     for lang in langs:
         translate.check_labels(lang)
     environment = environment_fingerprint()
-    failed, ran = [], []
+    executed, failed = None, []
     if "plot_gallery" in site.options and not site.flag("plot_gallery"):
         noplot = True  # conf.py asks for pages without output, as sphinx-gallery gives them
     if not noplot:
-        executed = [t for t in selected if t.executed]
-        tutorials = shards.selection(settings.shard) if settings.shard else executed
+        tutorials = shards.selection(settings.shard) if settings.shard else [t for t in selected if t.executed]
         if assemble:
             missing = [t.key for t in tutorials
                        if runs.problems(tree.run_dir(t.key), source_digest(t.path, t.label), environment)]
@@ -400,77 +503,68 @@ def html(settings, noplot=False, assemble=False):
                 raise Failed("[assemble] refusing to execute anything here; no current shard output for:\n  "
                              + "\n  ".join(missing))
         else:
-            failed, ran = run_tutorials(settings, site, tutorials, environment)
+            executed = run_tutorials(settings, site, tutorials, environment, log)
+            failed = list(executed.failed)
             if failed and site.flag("abort_on_example_error"):
                 raise Failed("[build] failed: " + "\n  ".join(failed))  # and nothing rendered
         if settings.shard:
             # Its tutorials' runs, executed or taken from REUSE; durations count the executed ones only.
             ShardRecord(shard=str(settings.shard), tutorials=tuple(t.key for t in tutorials),
-                        executed=tuple(ran)).write(tree.shard_record)
+                        executed=executed.ran).write(tree.shard_record)
             if failed:
                 raise Failed("[build] failed: " + "\n  ".join(failed))
-            print(f"[build] shard {settings.shard}: executed; `make assemble` renders the pages", flush=True)
+            log.line(f"[build] shard {settings.shard}: done in {log.elapsed():.1f} s ({_tutorials_done(executed)}); "
+                     "`make assemble` renders the pages")
             return
         for error in expectation_errors(tree, site):
-            print(error, flush=True)
+            log.line(error)
             failed.append(error)
         if failed and site.flag("only_warn_on_example_error"):
-            print("[build] WARNING: only_warn_on_example_error: building the pages of these failed tutorials "
-                  "with their errors (make check will refuse them):\n  " + "\n  ".join(failed), flush=True)
+            log.line("[build] WARNING: only_warn_on_example_error: building the pages of these failed tutorials "
+                     "with their errors (make check will refuse them):\n  " + "\n  ".join(failed))
             failed = []
     unrun = _unrun(settings, site, selected, environment) if settings.tutorials and not noplot else []
     if settings.tutorials:
         # Until this build is done, nothing in its folder claims a whole site (build.json is publish's input).
         Path(tree.html, "build.json").unlink(missing_ok=True)
-    todo = []
+    todo, current = [], []
     for lang in langs:
         src, reports = stage(tree, lang)
         for problem in (p for report in reports for p in report.problems):
-            print(f"warning: {problem}", flush=True)
+            log.line(f"warning: {problem}")
         english = sum(report.english for report in reports)
         if settings.strict and english:
-            print(f"[build] {lang.seg}: STRICT=1 and {english} tutorial passage(s) would be shown in English",
-                  flush=True)
+            log.line(f"[build] {lang.seg}: STRICT=1 and {english} tutorial passage(s) would be shown in English")
             failed.append(lang.seg)
             continue
         command = sphinx_args(settings, lang, src, noplot, unrun)
         up_to_date = UpToDate(tree, site, lang, command, environment)
         if up_to_date:
-            print(f"[build] {lang.seg}: up to date", flush=True)
+            log.line(f"[build] {lang.seg}: up to date")
+            current.append(lang.seg)
             continue
         up_to_date.forget()
         todo.append((lang, command, up_to_date))
     if todo:
-        _preload()
-        tree.logs.mkdir(parents=True, exist_ok=True)
-        # A fresh fork per language (maxtasksperchild=1): Sphinx keeps global state per process.
-        context = multiprocessing.get_context("fork")
-        started = time.perf_counter()
-        with context.Pool(min(len(todo), settings.jobs), maxtasksperchild=1) as pool:
-            builds = [(lang, up_to_date, tree.logs / f"{lang.seg}.log",
-                       pool.apply_async(_sphinx, (command, tree.logs / f"{lang.seg}.log")))
-                      for lang, command, up_to_date in todo]
-            found = {}
-            for lang, up_to_date, log, build in builds:
-                status = build.get()
-                print(f"[build] {lang.seg}: sphinx-build{' (no execution)' if noplot else ''} (log: {log})", flush=True)
-                found[lang.seg] = language_warnings(tree, site, lang, log)
-                if status:
-                    print(log.read_text(), end="", flush=True)
-                    failed.append(lang.seg)
-                else:
-                    up_to_date.remember()
-                    print(f"[build] {lang.seg}: done ({time.perf_counter() - started:.1f} s since start)", flush=True)
-        # Each warning once, at the author's file and line (a translation's: at its catalog entry).
-        for warning in sphinx_warnings.merge(found):
-            print(warning, flush=True)
+        failed += _render(settings, site, todo, noplot, log)
     write_root_index(tree.html, langs)
     # Pages ask the site root for versions.json; served from _build/html, this build is that root.
     local = versions.as_built(settings.published, settings.version)
     Path(tree.html, "versions.json").write_text(json.dumps(local, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
-    if failed:  # the tutorials' errors again, at the end, where they are seen; a language: its log above
+    if failed:  # the tutorials' errors again, at the end, where they are seen; a language: its report above
         raise Failed("[build] failed: " + "\n  ".join(failed))
     write_build_info(tree.html, settings.version, langs, executed=not noplot, partial=" ".join(settings.tutorials))
+    rendered = ", ".join(lang.seg for lang, _, _ in todo) or "none"
+    what = ("none executed (pages without output)" if noplot else "none executed (the shards' runs)" if assemble
+            else _tutorials_done(executed))
+    log.line(f"[build] done in {log.elapsed():.1f} s: rendered {rendered}"
+             + (f" (up to date: {', '.join(current)})" if current else "") + f"; tutorials: {what}")
+    log.line(f"[build] open {shown(tree.html / 'index.html')}; Sphinx's logs are in {shown(tree.logs)}/")
+
+
+def _tutorials_done(executed: Executed) -> str:
+    return (f"{len(executed.ran)} executed, {executed.current} current"
+            + (f", {executed.taken} taken from REUSE" if executed.taken else ""))
 
 
 # --- TUTORIALS: a build that executes only the tutorials named (the author's fast loop) ---

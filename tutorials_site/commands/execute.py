@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -219,11 +220,13 @@ def _unfinished_result(source, rundir, limits, progress, error, seconds):
     return RunRecord(blocks=tuple(blocks), error=error, hardware=None, seconds=seconds)
 
 
-def run_tutorial(source, rundir, workdir, options, *, timeout, label, env=None):
+def run_tutorial(source, rundir, workdir, options, *, timeout, label, env=None,
+                 tick: Callable[[], None] | None = None):
     """Run SOURCE as `python SOURCE` would, in WORKDIR, recording into RUNDIR; LABEL names it in errors.
 
     ENV: the tutorial's environment (default: what core.isolation allows of this process's). The caller
     starts no other process while it runs: every child this process gains meanwhile is the tutorial's.
+    TICK is called every few hundredths of a second while it runs (a build's live line shows the time passing).
     """
     source, rundir = Path(source).resolve(), Path(rundir).resolve()
     shutil.rmtree(rundir, ignore_errors=True)
@@ -240,10 +243,11 @@ def run_tutorial(source, rundir, workdir, options, *, timeout, label, env=None):
 
     own = {child.pid for child in psutil.Process().children()}
     with _subreaper():
-        return _supervise(source, rundir, workdir, env, own, options.output_limits, timeout=timeout, label=label)
+        return _supervise(source, rundir, workdir, env, own, options.output_limits, timeout=timeout, label=label,
+                          tick=tick or (lambda: None))
 
 
-def _supervise(source, rundir, workdir, env, own, limits, *, timeout, label):
+def _supervise(source, rundir, workdir, env, own, limits, *, timeout, label, tick):
     started = time.monotonic()
     with open(rundir / "runner.log", "wb") as log:
         process = subprocess.Popen(
@@ -266,6 +270,7 @@ def _supervise(source, rundir, workdir, env, own, limits, *, timeout, label):
             descendants = _descendants(runner)
             seen.update((p.pid, p) for p in descendants)
             peak = max(peak, _rss([runner, *descendants]))
+            tick()
             time.sleep(_SAMPLE_S)
         seconds = time.monotonic() - started
     finally:

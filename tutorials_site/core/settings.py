@@ -32,6 +32,7 @@ class Settings:
     # against conf.py's galleries by Project.select.
     tutorials: tuple[str, ...] = ()
     reuse: BuildTree | None = None  # a build folder whose current runs are taken instead of executed (REUSE)
+    verbose: bool = False  # VERBOSE: Sphinx's own output on the screen too, not only in <builddir>/logs/
 
     @property
     def published(self):
@@ -48,7 +49,7 @@ def flag(value):
 
 def from_environment(environ, builddir=None):
     """Settings from a mapping of make variables (LANGUAGES, VERSION, STRICT, SHARD, NEEDS, BUILDDIR, PAGES,
-    BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM, TUTORIALS, REUSE)."""
+    BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM, TUTORIALS, REUSE, VERBOSE)."""
     jobs = environ.get("BUILD_JOBS", "").strip() or str(os.cpu_count() or 1)
     if not re.fullmatch(r"[1-9]\d*", jobs):
         raise UsageError(f"BUILD_JOBS: {jobs!r} is not a positive number of processes")
@@ -81,6 +82,7 @@ def from_environment(environ, builddir=None):
         chromium=environ.get("CHROMIUM", "").strip() or DEFAULT_CHROMIUM,
         tutorials=tuple(environ.get("TUTORIALS", "").split()),
         reuse=_reuse(environ.get("REUSE", "").strip(), tree),
+        verbose=flag(environ.get("VERBOSE")),
     )
 
 

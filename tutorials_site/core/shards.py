@@ -175,3 +175,18 @@ def record(builddirs):
             if stamp and (executed is None or key in executed):
                 durations[key] = stamp.seconds
     return durations
+
+
+def expected_seconds(tree: BuildTree, keys: list[str]) -> dict[str, float | None]:
+    """How long each tutorial (by key) may be expected to run, for a build's estimate of its time left: its
+    last run in TREE (on this machine; stale or not, as long as it was stamped), else the duration CI
+    recorded; None for one never timed."""
+    recorded = load_durations()
+    expected = {}
+    for key in keys:
+        try:
+            stamp = Stamp.read(tree.run_dir(key) / runs.STAMP)
+        except RecordError:
+            stamp = None  # of another format: the recorded duration will do
+        expected[key] = stamp.seconds if stamp else recorded.get(key)
+    return expected

@@ -25,7 +25,7 @@ How sphinx-gallery (0.22) lays out an example page, and the offsets that follow:
 
 import ast
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -212,10 +212,9 @@ def catalog_line(units: Sequence[tutorial_text.Unit], line: int, catalog: Catalo
 # --- build logs ----------------------------------------------------------------------------------
 
 
-def rewrite(log_text: str, locate: Locate) -> list[Warning]:
-    """The warnings and errors of a Sphinx log, located by `locate` where it knows the place."""
-    lines = ESCAPE.sub("", log_text).splitlines()
-    found, i = [], 0
+def _entries(lines: Sequence[str]) -> Iterator[tuple[int, int, re.Match[str]]]:
+    """The warnings and errors of a log's LINES: (first line, last line, the first line's match) each."""
+    i = 0
     while i < len(lines):
         start = _START.match(lines[i])
         if not start:
@@ -231,6 +230,15 @@ def rewrite(log_text: str, locate: Locate) -> list[Warning]:
                 if _TYPE_TAG.search(lines[j]):
                     end = j
                     break
+        yield i, end, start
+        i = end + 1
+
+
+def rewrite(log_text: str, locate: Locate) -> list[Warning]:
+    """The warnings and errors of a Sphinx log, located by `locate` where it knows the place."""
+    lines = ESCAPE.sub("", log_text).splitlines()
+    found = []
+    for i, end, start in _entries(lines):
         message = "\n".join([start["message"], *lines[i + 1:end + 1]])
         file, line = _split_location(start["loc"])
         if file is not None:
@@ -238,8 +246,15 @@ def rewrite(log_text: str, locate: Locate) -> list[Warning]:
             if located is not None:
                 file, line = located
         found.append(Warning(file, line, start["level"], message))
-        i = end + 1
     return found
+
+
+def after_warnings(log_text: str, limit: int) -> list[str]:
+    """The last lines of a Sphinx log that follow its last warning or error, at most LIMIT: where a build that
+    failed says why when no warning does (an extension's exception), without repeating what rewrite found."""
+    lines = ESCAPE.sub("", log_text).rstrip("\n").splitlines()
+    last = max((end for _, end, _ in _entries(lines)), default=-1)
+    return lines[max(last + 1, len(lines) - limit):]
 
 
 def _split_location(location: str | None) -> tuple[str | None, int | None]:
