@@ -26,7 +26,7 @@ PER_TUTORIAL, PER_LANGUAGE, PER_BUILD = 3, 2, 4
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess, str]:
+def built(builds_site: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess, str]:
     """A copy of the project with a warning in a tutorial, built into its _build for en and ko, and the
     warning as the build should tell it."""
     project = copy_project(tmp_path_factory.mktemp("build_log") / "project")
