@@ -166,3 +166,20 @@ def test_html_noplot_renders_nothing_from_runs(fake_app, tmp_path):
     app = fake_app(tutorials_runs="")
     render_galleries(app)
     assert not app.srcdir.exists()
+
+
+def test_every_notebook_is_written_in_plain_markdown_with_a_tutorial_s_title_for_its_label(sphinx_app, tmp_path):
+    record_run(tmp_path / "runs", "hello from the run\n")
+    script = SCRIPT.replace("Prints one line.", "Prints one line. See :class:`~torch.nn.DataParallel`\\ , and "
+                            ":ref:`sphx_glr_beginner_ddp_tutorial.py`.")
+    ddp = '"""\nDDP, in short\n=============\n\nWith :func:`torch.distributed.init_process_group`.\n"""\nx = 1\n'
+    files = {"beginner_source/data_parallel_tutorial.py": script, "beginner_source/ddp_tutorial.py": ddp}
+    app, _, _ = sphinx_app(files, tutorials_runs=str(tmp_path / "runs"), tutorials_unrun=UNRUN)
+    for stem, wanted in (("data_parallel_tutorial", "Prints one line. See ``DataParallel``, and DDP, in short."),
+                         ("ddp_tutorial", "With ``torch.distributed.init_process_group``.")):
+        notebook = app.srcdir / "beginner" / f"{stem}.ipynb"  # rendered from its run, or written by sphinx-gallery
+        markdown = "".join("".join(cell["source"]) for cell in json.loads(notebook.read_text())["cells"]
+                           if cell["cell_type"] == "markdown")
+        assert wanted in markdown and ":class:" not in markdown and ":func:" not in markdown, markdown
+        with zipfile.ZipFile(notebook.with_suffix(".zip")) as archive:
+            assert archive.read(notebook.name) == notebook.read_bytes()

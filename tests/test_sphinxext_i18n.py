@@ -216,3 +216,27 @@ def test_setup_connects_each_handler_to_its_event(fake_app):
             ("doctree-resolved", i18n.translate_gallery_strings), ("doctree-resolved", i18n.label_figures),
             ("doctree-resolved", i18n.clean_thumbnail_tooltips), ("builder-inited", i18n.script_labels),
             ("builder-inited", i18n.add_template_filters), ("html-page-context", i18n.add_page_context)} <= connected
+
+
+@pytest.mark.parametrize("lang, translated, shown", [("ja", "（{minutes} 分 {seconds} 秒）", "（0 分 4.2 秒）"),
+                                                    ("ko", "({minutes}분 {seconds}초)", " (0분 4.2초)")])
+def test_full_width_punctuation_takes_no_space_before_it_in_japanese_and_chinese(fake_app, sphinx_catalog, lang,
+                                                                                 translated, shown):
+    sphinx_catalog(lang, {"({minutes} minutes {seconds} seconds)": translated})
+    doctree = page("A title", nodes.paragraph("", "", nodes.strong("", "Total"), nodes.Text(" (0 minutes 4.2 seconds)")))
+    i18n.translate_gallery_strings(fake_app(language=lang), doctree, PAGE)
+    assert doctree.next_node(nodes.paragraph).astext() == "Total" + shown
+
+
+def test_line_breaks_between_two_cjk_characters_go_from_japanese_and_chinese_prose_only(fake_app):
+    def doctree():
+        return page("A title", nodes.paragraph("", "1 台のマシンに搭載された複数の GPU\nに各バッチを分散させ\nました。"),
+                    nodes.literal_block("", "x = 1  # 分散させ\nました"))
+
+    japanese = doctree()
+    i18n.join_wide_line_breaks(fake_app(language="ja"), japanese)
+    assert japanese.next_node(nodes.paragraph).astext() == "1 台のマシンに搭載された複数の GPU\nに各バッチを分散させました。"
+    assert japanese.next_node(nodes.literal_block).astext() == "x = 1  # 分散させ\nました"
+    korean = doctree()
+    i18n.join_wide_line_breaks(fake_app(language="ko"), korean)
+    assert korean.next_node(nodes.paragraph).astext().count("\n") == 2
