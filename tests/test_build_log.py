@@ -61,6 +61,12 @@ def test_without_a_terminal_a_build_prints_a_few_plain_lines_and_every_warning_o
     assert f"[build] open {Path('_build', 'html', 'index.html')}" in result.stdout
 
 
+def test_a_warning_is_told_again_by_the_next_build_of_the_same_sources(built) -> None:
+    project, _, warning = built
+    again = build(project, project / "_build", env={"LANGUAGES": "en ko"})
+    assert again.returncode == 0 and again.stdout.count(f"{warning}\n") == 1, again.stdout
+
+
 def test_verbose_shows_sphinx_logs_and_github_actions_folds_them(built) -> None:
     project, _, warning = built
     builddir = project / "_build"

@@ -457,6 +457,10 @@ def _render(settings, site, todo, noplot, log):
                 up_to_date, log_file, build = builds.pop(lang)
                 status, seconds, report = build.get()
                 found[lang.seg] = language_warnings(tree, site, lang, log_file)
+                if status or found[lang.seg]:
+                    # Sphinx re-reads only changed pages: a build of the same sources would say nothing of
+                    # these warnings. Without its environment, the next one reads every page and tells them.
+                    (tree.doctrees(lang) / "environment.pickle").unlink(missing_ok=True)
                 if status:
                     failed.append(lang.seg)
                     why = ("; with STRICT=1 its warnings (below) are errors" if settings.strict and not report
@@ -464,7 +468,8 @@ def _render(settings, site, todo, noplot, log):
                     rendering.done(lang.seg, f"[build] {lang.seg}: sphinx-build failed (exit status {status}) after "
                                              f"{seconds:.1f} s (log: {shown(log_file)}){why}")
                 else:
-                    up_to_date.remember()
+                    if not found[lang.seg]:
+                        up_to_date.remember()
                     rendering.done(lang.seg, f"[build] {lang.seg}: done in {seconds:.1f} s")
                 log.sphinx_log(lang.seg, log_file)
     for warning in sphinx_warnings.merge(found):
