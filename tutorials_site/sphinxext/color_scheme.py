@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from pygments.formatters import HtmlFormatter
+from sphinx.application import Sphinx
 
 DARK_STYLE = "a11y-dark"  # accessible-pygments, pinned in requirements.txt
 STYLESHEET = "pygments-dark.css"
@@ -17,10 +18,11 @@ PICKED = ":root[data-color-scheme=dark]"
 SYSTEM = ":root:not([data-color-scheme=light])"
 
 
-def dark_stylesheet():
+def dark_stylesheet() -> str:
+    """The dark style's CSS, scoped to where the dark colour scheme applies (see above)."""
     formatter = HtmlFormatter(style=DARK_STYLE)
 
-    def rules(scope):
+    def rules(scope: str) -> str:
         # :where() adds nothing to the light rules' specificity: each dark rule replaces its light one
         # (it comes later), and what overrides Pygments (sphinx-gallery's output blocks) still does.
         prefix = f":where({scope}) .highlight"
@@ -32,7 +34,8 @@ def dark_stylesheet():
             f"@media screen and (prefers-color-scheme: dark) {{\n{rules(SYSTEM)}\n}}\n")
 
 
-def write_dark_stylesheet(app):
+def write_dark_stylesheet(app: Sphinx) -> None:
+    """Write the dark stylesheet into an HTML build's _static/ (builder-inited)."""
     # Written before the pages, so that their links carry the file's checksum like the others.
     if app.builder.format == "html":
         static = Path(app.outdir, "_static")
@@ -40,6 +43,7 @@ def write_dark_stylesheet(app):
         (static / STYLESHEET).write_text(dark_stylesheet(), encoding="utf-8")
 
 
-def setup(app):
+def setup(app: Sphinx) -> None:
+    """Link the dark stylesheet from every page, and write it when the build starts."""
     app.add_css_file(STYLESHEET)
     app.connect("builder-inited", write_dark_stylesheet)
