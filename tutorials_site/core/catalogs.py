@@ -26,8 +26,6 @@ from .layout import ROOT
 
 LOCALES = ROOT / "locales"
 SITE_DOMAINS = ("site", "sphinx")
-# A msgid or msgstr as Babel holds it: text, or the forms of a plural (which the site's catalogs do not use).
-MessageText = str | tuple[str, ...] | list[str]
 _PO_LINE = re.compile(
     r'^(?:(?:msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)\s+)?"(?:[^"\\]|\\.)*"\s*$'
     r"|^#.*$|^\s*$"
@@ -176,8 +174,9 @@ def is_site_message(msgid: str, locations: Iterable[tuple[str, int]], tutorial_m
     )
 
 
-def counts(template: Catalog, catalog: Catalog | None, usable: Callable[[MessageText, MessageText], bool]) -> tuple[int, int, int]:
-    """(translated, fuzzy, untranslated) of the template's messages in the catalog."""
+def counts(template: Catalog, catalog: Catalog | None, usable: Callable[[str, str], bool]) -> tuple[int, int, int]:
+    """(translated, fuzzy, untranslated) of the template's messages in the catalog, by USABLE(msgid, msgstr);
+    a plural, which no catalog here has, counts as untranslated."""
     translated = fuzzy = untranslated = 0
     for message in template:
         if not message.id:
@@ -185,7 +184,8 @@ def counts(template: Catalog, catalog: Catalog | None, usable: Callable[[Message
         found = catalog.get(message.id) if catalog is not None else None
         if found is not None and found.string and found.fuzzy:
             fuzzy += 1
-        elif found is not None and is_translated(found) and usable(message.id, found.string or ""):  # is_translated: a string
+        elif (found is not None and is_translated(found) and isinstance(message.id, str) and isinstance(found.string, str)
+              and usable(message.id, found.string)):
             translated += 1
         else:
             untranslated += 1

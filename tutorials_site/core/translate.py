@@ -319,7 +319,9 @@ def check_label_translation(message: Message, msgstr: str) -> str | None:
     return None
 
 
-SITE_CHECKS: dict[str, Callable[[Message, str], str | None]] = {"site": check_page_translation, "sphinx": check_label_translation}
+# Why a translation of a site catalog's message is refused (None: it is used).
+SiteCheck = Callable[[Message, str], str | None]
+SITE_CHECKS: dict[str, SiteCheck] = {"site": check_page_translation, "sphinx": check_label_translation}
 
 
 def usable_site_catalog(domain: str, po: Path) -> tuple[Catalog, list[str]]:
