@@ -91,7 +91,7 @@ shard-matrix: $(DEPS)  ## CI's execute matrix (JSON): the shards of each runner 
 durations: $(DEPS)  ## refresh .github/tutorial-durations.json from build folders (FROM="dir ...")
 	$(RUN) durations
 
-lint: $(VENV)/.test-deps  ## sphinx-lint, msgfmt --check, actionlint, zizmor and ruff
+lint: $(VENV)/.test-deps  ## sphinx-lint, msgfmt --check, actionlint, zizmor, ruff and mypy
 	$(RUN) lint
 
 docs: html  ## build every language of this version and publish it into docs/, beside the others

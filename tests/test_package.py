@@ -4,6 +4,7 @@ import ast
 import subprocess
 import sys
 
+from tutorials_site.commands import lint
 from tutorials_site.core.layout import ROOT
 
 PACKAGE = ROOT / "tutorials_site"
@@ -97,6 +98,11 @@ def test_ruff_is_clean():
     result = subprocess.run([sys.executable, "-m", "ruff", "check", "--output-format", "concise", str(ROOT)],
                             capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_is_clean():
+    code, output = lint.mypy()  # as `make lint` runs it: strict on core/ (mypy.ini)
+    assert code == 0, output
 
 
 def _owned_uses(path):

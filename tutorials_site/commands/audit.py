@@ -20,12 +20,18 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from ..core import audit
 from ..core.errors import Failed, UsageError
+from ..core.settings import Settings
+
+if TYPE_CHECKING:
+    from playwright.sync_api import ConsoleMessage, Page, Request, Response  # a test tool: imported when the audit runs
 
 # The Makefile installs the npm tools into the venv the commands run in ($VENV/node).
 NODE_MODULES = Path(sys.prefix) / "node" / "node_modules"
@@ -35,28 +41,40 @@ LIGHTHOUSE = NODE_MODULES / "lighthouse" / "cli" / "index.js"
 BROWSER_FLAGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
 CATEGORIES = ",".join(audit.BUDGET)
 LIGHTHOUSE_TIMEOUT = 300  # seconds; a run takes about 20 s here
-SCHEMES = ("light", "dark")
+Scheme = Literal["light", "dark"]
+SCHEMES: tuple[Scheme, ...] = ("light", "dark")
 
 # What GitHub Pages compresses, and the cache lifetime it gives every file.
 GZIPPED = {".html", ".css", ".js", ".json", ".svg", ".xml", ".txt"}
 CACHE_CONTROL = "max-age=600"
 
 
-def watch(page):
+def watch(page: "Page") -> list[str]:
     """What goes wrong on a Playwright page from now on: console errors, uncaught errors, failed requests
     (a list that fills as they happen; the browser tests use it too)."""
-    seen = []
-    # A failed request's console message has no URL: the response and requestfailed events name it.
-    page.on("console", lambda m: m.type == "error" and not m.text.startswith("Failed to load resource")
-            and seen.append(f"console error: {m.text}"))
+    seen: list[str] = []
+
+    def console(m: "ConsoleMessage") -> None:
+        # A failed request's console message has no URL: the response and requestfailed events name it.
+        if m.type == "error" and not m.text.startswith("Failed to load resource"):
+            seen.append(f"console error: {m.text}")
+
+    def response(r: "Response") -> None:
+        if r.status >= 400:
+            seen.append(f"failed request: {r.status} {r.url}")
+
+    def request_failed(r: "Request") -> None:
+        if r.failure != "net::ERR_ABORTED":  # cut short by leaving the page: not failed
+            seen.append(f"failed request: {r.failure} {r.url}")
+
+    page.on("console", console)
     page.on("pageerror", lambda e: seen.append(f"uncaught error: {e}"))
-    page.on("response", lambda r: r.status >= 400 and seen.append(f"failed request: {r.status} {r.url}"))
-    # A request cut short by leaving the page (net::ERR_ABORTED) did not fail.
-    page.on("requestfailed", lambda r: r.failure != "net::ERR_ABORTED" and seen.append(f"failed request: {r.failure} {r.url}"))
+    page.on("response", response)
+    page.on("requestfailed", request_failed)
     return seen
 
 
-def axe_violations(page):
+def axe_violations(page: "Page") -> list[audit.Violation]:
     """axe-core's violations on an open Playwright page (every rule axe runs by default)."""
     page.add_script_tag(path=str(AXE))
     return page.evaluate("async () => (await axe.run(document)).violations")
@@ -65,7 +83,7 @@ def axe_violations(page):
 # --- the server ----------------------------------------------------------------------------------
 
 
-def accepts_gzip(header):
+def accepts_gzip(header: str | None) -> bool:
     """Whether an Accept-Encoding header admits gzip (`gzip;q=0` refuses it)."""
     for part in (header or "").split(","):
         name, _, params = part.strip().partition(";")
@@ -85,13 +103,15 @@ class PagesHandler(SimpleHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as browsers meet the real site
     timeout = 5  # an idle kept-alive connection ends, so that stopping the server never waits long
 
-    def do_GET(self):
+    def do_GET(self) -> None:
+        """Serve the file, or 404.html."""
         self._serve(send_body=True)
 
-    def do_HEAD(self):
+    def do_HEAD(self) -> None:
+        """Send what GET would, without the body."""
         self._serve(send_body=False)
 
-    def _serve(self, send_body):
+    def _serve(self, send_body: bool) -> None:
         path = Path(self.translate_path(self.path))
         if path.is_dir():
             url = urlsplit(self.path)
@@ -122,16 +142,18 @@ class PagesHandler(SimpleHTTPRequestHandler):
         if send_body:
             self.wfile.write(body)
 
-    def log_message(self, *args):
-        pass
+    def log_message(self, *args: Any) -> None:
+        """Log nothing: the audit prints its own lines."""
 
 
 class PagesServer(ThreadingHTTPServer):
+    """The server of the published tree, one thread per request."""
+
     daemon_threads = False  # server_close() waits for every request's thread: none outlives serve()
 
 
 @contextlib.contextmanager
-def serve(pages):
+def serve(pages: Path) -> Iterator[str]:
     """Serve the tree at `pages` on 127.0.0.1 (a free port) while the block runs; yields the base URL."""
     server = PagesServer(("127.0.0.1", 0), functools.partial(PagesHandler, directory=str(pages)))
     thread = threading.Thread(target=server.serve_forever, name="audit-server")
@@ -147,7 +169,7 @@ def serve(pages):
 # --- Lighthouse ----------------------------------------------------------------------------------
 
 
-def lighthouse(url, output, chromium):
+def lighthouse(url: str, output: Path, chromium: str) -> dict[str, Any]:
     """One Lighthouse run (mobile, simulated throttling) on `url`; its JSON report, or one that carries
     the failure as Lighthouse's own reports do (runtimeError)."""
     command = ["node", str(LIGHTHOUSE), url, "--output=json", f"--output-path={output}",
@@ -169,10 +191,11 @@ def lighthouse(url, output, chromium):
     if process.returncode or not Path(output).is_file():
         tail = " | ".join(log.strip().splitlines()[-3:])
         return {"runtimeError": {"code": f"exit status {process.returncode}", "message": tail}}
-    return json.loads(Path(output).read_text(encoding="utf-8"))
+    report: dict[str, Any] = json.loads(Path(output).read_text(encoding="utf-8"))
+    return report
 
 
-def measure(base, path, folder, chromium):
+def measure(base: str, path: str, folder: str, chromium: str) -> tuple[audit.Report, list[float | None]]:
     """A page's judged report and its runs' performance scores: more runs when the first is below budget."""
     name = path.replace("/", "_")
     reports = [lighthouse(f"{base}/{path}", Path(folder, f"{name}.1.json"), chromium)]
@@ -184,10 +207,12 @@ def measure(base, path, folder, chromium):
     return audit.median_run(reports), [audit.scores(r)["performance"] for r in reports]
 
 
-def lighthouse_pass(base, paths, chromium):
+def lighthouse_pass(base: str, paths: Sequence[str], chromium: str) -> int:
     """Measure every page, a line each; the number of pages over budget."""
     width = max(map(len, paths))
-    over, errored, details = 0, {}, []
+    over = 0
+    errored: dict[str, str] = {}
+    details: list[str] = []
     with tempfile.TemporaryDirectory(prefix="audit-") as folder:
         for path in paths:
             report, runs = measure(base, path, folder, chromium)
@@ -209,19 +234,21 @@ def lighthouse_pass(base, paths, chromium):
     return over
 
 
-def node_version():
+def node_version() -> str:
+    """`node --version`: what Lighthouse ran under."""
     return subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
 
 
 # --- axe-core ------------------------------------------------------------------------------------
 
 
-def axe_pass(base, paths, chromium):
+def axe_pass(base: str, paths: Sequence[str], chromium: str) -> tuple[int, int]:
     """axe-core on every page in each colour scheme, and what the console and the network reported there;
     (violations, errors) counted and printed."""
     from playwright.sync_api import Error, sync_playwright  # a test tool: imported only when the audit runs
 
-    violations, errors = [], []
+    violations: list[tuple[str, Scheme, audit.Violation]] = []
+    errors: list[str] = []
     with sync_playwright() as playwright:
         try:
             browser = playwright.chromium.launch(executable_path=chromium, args=BROWSER_FLAGS)
@@ -244,12 +271,13 @@ def axe_pass(base, paths, chromium):
           f"{len(violations)} violation(s), {len(errors)} console error(s) or failed request(s)")
     for path, scheme, violation in violations:
         print("\n".join(audit.format_violation(path, scheme, violation)))
-    for error in errors:
-        print(error)
+    for problem in errors:
+        print(problem)
     return len(violations), len(errors)
 
 
-def run(settings):
+def run(settings: Settings) -> None:
+    """`make audit`: Lighthouse and axe-core on the published tree PAGES; Failed where a page breaks the budget."""
     pages = Path(settings.pages)
     segs = audit.stable_languages(pages, [lang.seg for lang in settings.langs])
     for needed in (LIGHTHOUSE, AXE):

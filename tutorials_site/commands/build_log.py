@@ -88,6 +88,7 @@ class Executing:
             self._log.line(f"[execute] {len(expected)} tutorial(s) to run, {self._estimate(0, 'expected')}")
 
     def start(self, label: str, timeout: float) -> None:
+        """A tutorial starts: the live line names it, or a line says so where there is none."""
         self._label, self._since = label, time.monotonic()
         if self._live is None:
             self._log.line(f"[execute] {label} (time limit {timeout:g} s)")
@@ -100,6 +101,7 @@ class Executing:
             self._live.tick()
 
     def done(self) -> None:
+        """The running tutorial ended: one more done."""
         self._done += 1
         self._label = ""
         if self._live is not None:
@@ -117,6 +119,7 @@ class Executing:
         return f"{tqdm.format_interval(now - self._started)} in all, {self._estimate(now - self._since, 'left')}{running}"
 
     def close(self) -> None:
+        """End the live line of the tutorials' stage."""
         if self._live is not None:
             self._live.bar.close()
 
@@ -133,11 +136,13 @@ class Rendering:
                             self._describe) if log.terminal else None)
 
     def start(self, seg: str, log_file: Path, noplot: bool) -> None:
+        """A language starts rendering, its Sphinx log in LOG_FILE."""
         if self._live is None:
             self._log.line(f"[build] {seg}: sphinx-build{' (no execution)' if noplot else ''} "
                            f"(log: {shown(log_file)})")
 
     def tick(self) -> None:
+        """Redraw the live line while the languages render."""
         if self._live is not None:
             self._live.tick()
 
@@ -155,6 +160,7 @@ class Rendering:
                 + (f"; next: {', '.join(waiting)}" if waiting else ""))
 
     def close(self) -> None:
+        """End the live line of the rendering stage."""
         if self._live is not None:
             self._live.bar.close()
 
@@ -213,4 +219,5 @@ class BuildLog:
             self.line(f"[build] {seg}: Sphinx's log ({shown(log_file)}):\n{text}")
 
     def elapsed(self) -> float:
+        """Seconds since the build started."""
         return time.monotonic() - self.started

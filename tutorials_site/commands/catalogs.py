@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from babel.messages.catalog import Catalog
@@ -18,10 +19,10 @@ from babel.messages.pofile import read_po
 from ..core import catalogs, languages, project, tutorial_text
 from ..core.layout import ROOT, BuildTree
 from ..core.staging import stage
-from ..core.translate import SITE_CHECKS, link_targets, refusal
+from ..core.translate import SITE_CHECKS, SiteCheck, link_targets, refusal
 
 
-def _sphinx_gettext(outdir):
+def _sphinx_gettext(outdir: Path | str) -> tuple[Path, Path]:
     """Run Sphinx's gettext builder on the English pages (without executing anything)."""
     src, _ = stage(BuildTree(Path(outdir) / "build"), languages.SOURCE)
     subprocess.run(
@@ -32,7 +33,8 @@ def _sphinx_gettext(outdir):
     return Path(outdir) / "pot", src
 
 
-def site_templates():
+def site_templates() -> dict[str, Catalog]:
+    """The templates of the site catalogs: site (the hand-written pages) and sphinx (the labels)."""
     tutorial_msgids = {u.msgid for t in project.current().tutorials for u in tutorial_text.parse(t.path).units}
     with tempfile.TemporaryDirectory() as tmp:
         pot, src = _sphinx_gettext(tmp)
@@ -42,10 +44,12 @@ def site_templates():
         for message in extracted:
             # Locations relative to the staged source tree: index.md, beginner/index.rst, ...
             locations = [(os.path.relpath(os.path.normpath(pot / file), src), line) for file, line in message.locations]
-            if message.id and catalogs.is_site_message(message.id, locations, tutorial_msgids):
+            if message.id and isinstance(message.id, str) and catalogs.is_site_message(message.id, locations, tutorial_msgids):
                 site.add(message.id, locations=locations, auto_comments=message.auto_comments)
     ui = Catalog(project="PyTorch Tutorials", fuzzy=False)
-    theme_pot = Path(__import__("sphinx_rtd_theme").__file__).parent / "locale" / "sphinx.pot"
+    import sphinx_rtd_theme  # only here: the theme is Sphinx's to load
+
+    theme_pot = Path(sphinx_rtd_theme.__file__).parent / "locale" / "sphinx.pot"
     with open(theme_pot, "rb") as f:
         for message in read_po(f):
             if message.id:
@@ -59,17 +63,18 @@ def site_templates():
         (ROOT / "_templates", "_templates", [("**.html", "jinja2.ext:babel_extract")]),
     ]
     for folder, label, method_map in ours:
-        for filename, lineno, message, comments, _ in extract_from_dir(
+        for filename, lineno, text, comments, _ in extract_from_dir(
             folder, method_map=method_map, keywords={"_": None, "N_": None, "gettext": None}
         ):
-            if message in ui:
-                ui[message].locations.append((f"{label}/{filename}", lineno))
+            if text in ui:
+                ui[text].locations.append((f"{label}/{filename}", lineno))
             else:
-                ui.add(message, locations=[(f"{label}/{filename}", lineno)], auto_comments=comments)
+                ui.add(text, locations=[(f"{label}/{filename}", lineno)], auto_comments=comments)
     return {"site": site, "sphinx": ui}
 
 
-def update_po():
+def update_po() -> None:
+    """`make update-po`: every language's catalogs merged with what the sources say now."""
     catalogs.check_layout()
     site = site_templates()
     for lang in languages.TRANSLATED:
@@ -81,7 +86,7 @@ def update_po():
               f"{', '.join(f'{d}.po' for d in site)}")
 
 
-def status(langs, strict=False):
+def status(langs: Sequence[languages.Language], strict: bool = False) -> bool:
     """Print one line per language and tutorial; returns False when anything is below 100%."""
     langs = [lang for lang in langs if lang is not languages.SOURCE]
     total = [0, 0, 0]
@@ -93,7 +98,8 @@ def status(langs, strict=False):
             units = {u.msgid: u for u in tutorial_text.parse(path).units}
             allowed = link_targets(lang)
 
-            def usable(msgid, msgstr, units=units, allowed=allowed):
+            def usable(msgid: str, msgstr: str, units: dict[str, tutorial_text.Unit] = units,
+                       allowed: dict[str, set[str]] = allowed) -> bool:
                 return refusal(units[msgid], msgstr, allowed) is None
 
             line = catalogs.counts(catalogs.tutorial_template(path), catalog, usable)
@@ -102,16 +108,16 @@ def status(langs, strict=False):
             po = catalogs.catalog_dir(lang) / f"{domain}.po"
             catalog = catalogs.load(po) if po.exists() else Catalog()
 
-            def usable(msgid, msgstr, check=SITE_CHECKS[domain], catalog=catalog):
+            def usable_site(msgid: str, msgstr: str, check: SiteCheck = SITE_CHECKS[domain], catalog: Catalog = catalog) -> bool:
                 return check(catalog[msgid], msgstr) is None
 
-            _print_status(lang.seg, domain, catalogs.counts(catalog, catalog, usable), total)
+            _print_status(lang.seg, domain, catalogs.counts(catalog, catalog, usable_site), total)
     complete = total[0] == sum(total)
     _print_status("total", "", total, None)
     return complete or not strict
 
 
-def _print_status(seg, name, line, total):
+def _print_status(seg: str, name: str, line: Sequence[int], total: list[int] | None) -> None:
     translated, fuzzy, untranslated = line
     all_ = sum(line)
     percent = 100 * translated // all_ if all_ else 100

@@ -10,16 +10,18 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from ..core import build_lock, checks, publish, shards
 from ..core.errors import Failed, SiteError
 from ..core.layout import ROOT, BuildTree
-from ..core.settings import from_environment
+from ..core.settings import Settings, from_environment
 from . import audit, build, catalogs, lint, serve
 
 
-def _check(settings, htmldir):
+def _check(settings: Settings, htmldir: Path) -> None:
     partial = checks.partial_build(htmldir)
     if partial:
         raise Failed(f"check: {partial}")
@@ -33,34 +35,35 @@ def _check(settings, htmldir):
     print(f"check: {htmldir}: every tutorial executed and stamped, every internal link resolves")
 
 
-def _publish(htmldir, pages):
+def _publish(htmldir: Path, pages: Path) -> None:
     new = publish.publish(htmldir, pages)
     listed = ", ".join(e["name"] for e in new["versions"])
     print(f"publish: {pages}: versions {listed}; stable {new['stable']}")
 
 
-def _durations(builddirs):
+def _durations(builddirs: Sequence[Path | str]) -> None:
     durations = {**shards.load_durations(), **shards.record(builddirs)}
     shards.DURATIONS.write_text(json.dumps(dict(sorted(durations.items())), indent=1) + "\n")
     print(f"durations: {len(durations)} unit(s) in {shards.DURATIONS.relative_to(ROOT)}")
 
 
-def _shard_matrix(env):
+def _shard_matrix(env: Mapping[str, str]) -> None:
     """CI's execute matrix, one line of JSON: the shards of each runner class (CLASS_SHARDS: the most each gets)."""
     print(json.dumps(shards.matrix(shards.parse_counts(env.get("CLASS_SHARDS", ""))), sort_keys=True))
 
 
-def _i18n_status(settings):
+def _i18n_status(settings: Settings) -> None:
     if not catalogs.status(settings.langs, strict=settings.strict):
         raise Failed("i18n-status: STRICT=1 and some translations are below 100%")
 
 
-def _htmldir(settings, args):
+def _htmldir(settings: Settings, args: argparse.Namespace) -> Path:
     """The built HTML that check and publish read: the one given, else BUILDDIR's."""
     return Path(args.paths[0]) if args.paths else settings.tree.html
 
 
-COMMANDS = {
+# Each command, given the settings and the command line (with `env`, the environment).
+COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], object]] = {
     "html": lambda s, a: build.html(s),
     "html-noplot": lambda s, a: build.html(s, noplot=True),
     "assemble": lambda s, a: build.assemble(s, [Path(p).resolve() for p in a.paths or a.env.get("SHARDS", "").split()]),
@@ -81,7 +84,7 @@ WRITERS = ("html", "html-noplot", "assemble")
 READERS = ("check", "publish")
 
 
-def _holding(settings, args):
+def _holding(settings: Settings, args: argparse.Namespace) -> AbstractContextManager[None]:
     if args.command in WRITERS:
         return build_lock.locked(settings.tree, write=True)
     if args.command in READERS:
@@ -89,7 +92,8 @@ def _holding(settings, args):
     return contextlib.nullcontext()
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the command the command line names; a SiteError exits with its message and status 1."""
     parser = argparse.ArgumentParser(prog="python -m tutorials_site", description=__doc__.split("\n")[0])
     parser.add_argument("command", choices=COMMANDS)
     parser.add_argument("paths", nargs="*",

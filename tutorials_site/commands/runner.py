@@ -38,6 +38,7 @@ import builtins
 import codeop
 import contextlib
 import importlib.abc
+import io
 import json
 import os
 import platform
@@ -51,23 +52,36 @@ import sysconfig
 import time
 import traceback
 import types
+from collections.abc import Callable, Iterator, Sequence
+from importlib.machinery import ModuleSpec
 from pathlib import Path
+from typing import Any, TypedDict
 
 from sphinx_gallery.py_source_parser import extract_file_config, split_code_and_text_blocks
 
 from ..core import project
 from ..core.records import BlockRecord, Hardware, RunError, RunRecord
-from ..core.runs import first_code_line, read_json, write_json
+from ..core.runs import CodeBlock, first_code_line, read_json, write_json
 from ..core.terminal import BlockOutput, OutputLimits, RunOutput, render
 
 # How long finished children get to be reaped before their output is read.
 _CHILDREN_GRACE_S = 1.0
 _MESSAGE_LIMIT = 1000  # characters of an exception's message the build's error line shows
 _LOG_FDS = (1, 2)  # the runner's own stdout and stderr (its log), once fds 1 and 2 point at a block's file
-_mask_before_fork = set()
+_mask_before_fork: set[int | signal.Signals] = set()
 
 
-def _kill_own_group(signum, frame):
+class _Ran(TypedDict):
+    """What the runner notes of a code block while the tutorial runs, for result.json."""
+
+    line: int  # its first line of code
+    images: list[str]  # its figures, relative to page/
+    images_rst: str  # sphinx-gallery's reST of them
+    repr: list[str | None]  # (method, text) of its last expression's repr; None, None without one
+    traceback: str | None  # where it raised
+
+
+def _kill_own_group(signum: int, frame: types.FrameType | None) -> None:
     # SIGTERM comes when the supervisor dies (PR_SET_PDEATHSIG): take every worker down too.
     os.killpg(0, signal.SIGKILL)
 
@@ -76,28 +90,29 @@ def _kill_own_group(signum, frame):
 # shutdown) must end that worker alone, as by default. Resetting it after the fork leaves a
 # moment in which a SIGTERM is caught, then dropped with the child's pending signals, and the
 # worker never ends; so SIGTERM stays blocked across the fork until the child has reset it.
-def _before_fork():
+def _before_fork() -> None:
     global _mask_before_fork
     _mask_before_fork = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
 
 
-def _after_fork_in_parent():
+def _after_fork_in_parent() -> None:
     signal.pthread_sigmask(signal.SIG_SETMASK, _mask_before_fork)
 
 
-def _after_fork_in_child():
+def _after_fork_in_child() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     # A forked worker writes whole lines, like the processes sitecustomize sets up (see execute.py).
     for stream in (sys.stdout, sys.stderr):
-        stream.reconfigure(line_buffering=True, write_through=False)
+        if isinstance(stream, io.TextIOWrapper):  # as main() left them, unless the tutorial replaced them
+            stream.reconfigure(line_buffering=True, write_through=False)
     signal.pthread_sigmask(signal.SIG_SETMASK, _mask_before_fork)
 
 
-def _become_main(source, doc):
+def _become_main(source: str, doc: str | None) -> dict[str, Any]:
     """Install a fresh `__main__` module for SOURCE, as `python SOURCE` does; returns its namespace."""
     main = types.ModuleType("__main__", doc)
     main.__file__ = source  # spawn and forkserver children re-run this file as __mp_main__
-    main.__builtins__ = builtins
+    main.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = main
     sys.argv = [source]
     # `-m` put the working directory first on sys.path; a script gets its own folder there.
@@ -110,9 +125,12 @@ def _become_main(source, doc):
 class _SeedOnImport(importlib.abc.MetaPathFinder):
     """Seeds NumPy and torch as the tutorial imports them, not before: a script without torch never pays for it."""
 
-    SEEDS = {"numpy": lambda module: module.random.seed(0), "torch": lambda module: module.manual_seed(0)}
+    SEEDS: dict[str, Callable[[types.ModuleType], object]] = {
+        "numpy": lambda module: module.random.seed(0), "torch": lambda module: module.manual_seed(0)}
 
-    def find_spec(self, name, path, target=None):
+    def find_spec(self, name: str, path: Sequence[str] | None,
+                  target: types.ModuleType | None = None) -> ModuleSpec | None:
+        """The spec another finder gives NAME, its loader seeding the module once loaded (numpy, torch only)."""
         if name not in self.SEEDS:
             return None
         for finder in sys.meta_path:
@@ -120,16 +138,17 @@ class _SeedOnImport(importlib.abc.MetaPathFinder):
             if spec is not None and spec.loader is not None:
                 load, seed = spec.loader.exec_module, self.SEEDS[name]
 
-                def exec_module(module, load=load, seed=seed):
+                def exec_module(module: types.ModuleType, load: Callable[[types.ModuleType], None] = load,
+                                seed: Callable[[types.ModuleType], object] = seed) -> None:
                     load(module)
                     seed(module)
 
-                spec.loader.exec_module = exec_module
+                spec.loader.exec_module = exec_module  # type: ignore[method-assign]  # this spec's loader only
                 return spec
         return None
 
 
-def _seed():
+def _seed() -> None:
     random.seed(0)
     sys.meta_path.insert(0, _SeedOnImport())
     for name, seed in _SeedOnImport.SEEDS.items():
@@ -137,13 +156,14 @@ def _seed():
             seed(sys.modules[name])
 
 
-def _flush():
+def _flush() -> None:
     # The streams this process started with, which write straight to fds 1 and 2.
-    sys.__stdout__.flush()
-    sys.__stderr__.flush()
+    for stream in (sys.__stdout__, sys.__stderr__):
+        if stream is not None:
+            stream.flush()
 
 
-def _redirect_output(path):
+def _redirect_output(path: Path) -> None:
     """Point fds 1 and 2 at PATH, so that C code and child processes write there too."""
     _flush()
     # O_APPEND: this process and its children share the file, and none overwrites another's writes.
@@ -155,14 +175,14 @@ def _redirect_output(path):
     os.close(fd)
 
 
-def _start_guard(out, limits):
+def _start_guard(out: Path, limits: OutputLimits) -> subprocess.Popen[bytes]:
     """output_guard.py, which keeps out/ within the limits while the tutorial writes there; it ends once
     told so on its stdin."""
     return subprocess.Popen([sys.executable, "-m", "tutorials_site.commands.output_guard", str(out),
                              str(limits.block), str(limits.run)], stdin=subprocess.PIPE)
 
 
-def recorded_sizes(out, blocks, limits):
+def recorded_sizes(out: Path, blocks: int, limits: OutputLimits) -> list[tuple[int, int]]:
     """(bytes recorded, bytes left out) of out/<k>.txt for each of the first BLOCKS blocks, once the run is
     over; each file is cut back to what it may record (output_guard.py did so at intervals while it ran)."""
     sizes = [(out / f"{k}.txt").stat().st_size if (out / f"{k}.txt").exists() else 0 for k in range(blocks)]
@@ -175,19 +195,21 @@ def recorded_sizes(out, blocks, limits):
     return recorded
 
 
-def _run_block(compiler, namespace, source, code, lineno):
+def _run_block(compiler: codeop.Compile, namespace: dict[str, Any], source: str, code: str,
+               lineno: int) -> tuple[bool, Any]:
     """Execute one code block; returns (whether it ends with an expression, that expression's value)."""
     # Padding keeps the file's own line numbers in tracebacks and in linecache lookups.
     tree = ast.parse("\n" * (lineno - 1) + code, source)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    exec(compiler(tree, source, "exec"), namespace)
-    if last is None:
+    # codeop.Compile compiles a syntax tree as compile() does (its stubs take source text only).
+    exec(compiler(tree, source, "exec"), namespace)  # type: ignore[arg-type]
+    if not isinstance(last, ast.Expr):  # None: the block does not end with an expression
         return False, None
-    return True, eval(compiler(ast.Expression(last.value), source, "eval"), namespace)
+    return True, eval(compiler(ast.Expression(last.value), source, "eval"), namespace)  # type: ignore[arg-type]
 
 
 @contextlib.contextmanager
-def _to_log():
+def _to_log() -> Iterator[None]:
     """Point fds 1 and 2 at the runner's log for a while (sphinx-gallery's own messages), then back."""
     _flush()
     held = os.dup(1), os.dup(2)
@@ -197,15 +219,17 @@ def _to_log():
     finally:
         _flush()
         os.dup2(held[0], 1), os.dup2(held[1], 2)
-        os.close(held[0]), os.close(held[1])
+        os.close(held[0])
+        os.close(held[1])
 
 
 class _Gallery:
     """sphinx-gallery's view of this run: its configuration, filled when first needed, and the figures saved."""
 
-    def __init__(self, options, source, rundir, namespace, file_conf):
+    def __init__(self, options: dict[str, Any], source: str, rundir: Path, namespace: dict[str, Any],
+                 file_conf: dict[str, Any]) -> None:
         self.options = options
-        self.conf = None
+        self.conf: dict[str, Any] | None = None
         page_root = rundir / "page"
         images = page_root / options["images"]
         images.mkdir(parents=True, exist_ok=True)
@@ -219,7 +243,8 @@ class _Gallery:
         }
         self.page_root = page_root
 
-    def configuration(self):
+    def configuration(self) -> dict[str, Any]:
+        """sphinx-gallery's configuration of conf.py, filled with its defaults at the first call."""
         if self.conf is None:
             from sphinx_gallery.gen_gallery import _fill_gallery_conf_defaults
 
@@ -231,7 +256,7 @@ class _Gallery:
             self.conf.update(src_dir=str(self.page_root), builder_name="html", plot_gallery=True)
         return self.conf
 
-    def start(self, source):
+    def start(self, source: str) -> None:
         """What a stock build does before an example runs, when conf.py asks for more than the defaults."""
         if not self.options["own_callables"]:
             return
@@ -244,7 +269,7 @@ class _Gallery:
         if conf["reset_modules_order"] in ("before", "both"):
             clean_modules(conf, Path(source).name, "before")
 
-    def figures(self, block, block_conf):
+    def figures(self, block: CodeBlock, block_conf: dict[str, Any]) -> str:
         """The block's figures saved by the scrapers, as reST; '' when it has none or defers them."""
         if re.search(r"^[ \t]*#\s*sphinx_gallery_defer_figures[ \t]*\n?", block.content, re.MULTILINE):
             return ""
@@ -257,7 +282,7 @@ class _Gallery:
         with _to_log():  # what saving prints is not the block's output (a stock build scrapes after capturing)
             return save_figures(block, self.vars, conf)
 
-    def images(self, before):
+    def images(self, before: int) -> list[str]:
         """The figure files saved since `before` figures, relative to the page root.
 
         A scraper may save a figure in another format than the path's (.svg, .webp), or nothing at all
@@ -269,7 +294,8 @@ class _Gallery:
         return [path.relative_to(self.page_root).as_posix() for path in found if path.is_file()]
 
 
-def _repr(options, file_conf, block_conf, value):
+def _repr(options: dict[str, Any], file_conf: dict[str, Any], block_conf: dict[str, Any],
+          value: Any) -> tuple[str | None, str | None]:
     """(method, text) of a block's last expression, as capture_repr and ignore_repr_types choose it.
 
     An HTML repr longer than a block's output may be cannot be cut (it is markup): the object's text repr
@@ -286,7 +312,7 @@ def _repr(options, file_conf, block_conf, value):
     return method, text
 
 
-def output_rst(text, images_rst="", repr_method=None, repr_text=None):
+def output_rst(text: str, images_rst: str = "", repr_method: str | None = None, repr_text: str | None = None) -> str:
     """The reST sphinx-gallery writes under a code block, made by its own function from what was recorded."""
     from sphinx_gallery.gen_rst import CODE_OUTPUT, _get_code_output
 
@@ -304,7 +330,8 @@ def output_rst(text, images_rst="", repr_method=None, repr_text=None):
     return rst
 
 
-def _code_objects(options, blocks, tree, namespace):
+def _code_objects(options: dict[str, Any], blocks: list[CodeBlock], tree: ast.Module | None,
+                  namespace: dict[str, Any]) -> dict[str, Any]:
     """The names the script uses, resolved as sphinx-gallery resolves them for code links and backreferences."""
     from sphinx_gallery.backreferences import _make_ref_regex, identify_names
 
@@ -312,14 +339,14 @@ def _code_objects(options, blocks, tree, namespace):
     return identify_names(blocks, _make_ref_regex(options["default_role"]), variables, tree)
 
 
-def _error_rst(traceback_text):
+def _error_rst(traceback_text: str) -> str:
     """A failed block's traceback, shown as sphinx-gallery shows it."""
     from sphinx_gallery.gen_rst import codestr2rst
 
     return "\n.. rst-class:: sphx-glr-script-out\n\n" + codestr2rst(traceback_text, lang="pytb") + "\n\n\n\n"
 
 
-def _machine_folders(root):
+def _machine_folders(root: str) -> dict[str, str]:
     """{folder + "/": what a traceback shows instead}: the project's root, installed packages, the standard library."""
     shown = {os.path.expanduser("~"): "~/"}
     paths = sysconfig.get_paths()
@@ -332,7 +359,7 @@ def _machine_folders(root):
     return {folder.rstrip(os.sep) + os.sep: name for folder, name in shown.items() if folder.rstrip(os.sep)}
 
 
-def short_paths(text, root):
+def short_paths(text: str, root: str) -> str:
     """TEXT with the build machine's folders left out of its paths, the rest of each path kept: the project's
     files relative to ROOT, installed packages under `.../site-packages/`, the standard library under
     `.../python3.X/`, other files in the home folder under `~/`."""
@@ -341,13 +368,13 @@ def short_paths(text, root):
     return re.sub(rf"(?<![\w.~/-])(?:{pattern})", lambda match: folders[match[0]], text)
 
 
-def _describe(exc, source, block_line, root):
+def _describe(exc: BaseException, source: str, block_line: int, root: str) -> tuple[str, int, str]:
     """The traceback to show (without this file's frames), the tutorial line to blame, a one-line message."""
     tb, line = exc.__traceback__, block_line
     while tb is not None and tb.tb_frame.f_globals is globals():
         tb = tb.tb_next
     if isinstance(exc, SyntaxError) and exc.filename == source:
-        tb, line = None, exc.lineno  # the block did not compile: the frames are the compiler's
+        tb, line = None, exc.lineno or block_line  # the block did not compile: the frames are the compiler's
     frame = tb
     while frame is not None:
         if frame.tb_frame.f_code.co_filename == source:
@@ -361,19 +388,19 @@ def _describe(exc, source, block_line, root):
     return text, line, (summary.strip().splitlines() or [type(exc).__name__])[0]
 
 
-def _block_shown(block: BlockOutput, printed_file: Path, sizes: tuple[int, int], record: dict) -> BlockRecord:
+def _block_shown(block: BlockOutput, printed_file: Path, sizes: tuple[int, int], record: _Ran) -> BlockRecord:
     """result.json's record of a block that ran to its end: what it printed, then its last expression's text."""
     printed = block.show_file(printed_file, *sizes)
     method, repr_text = record["repr"]
     as_text = method in ("__repr__", "__str__") and repr_text  # an HTML repr is shown as HTML
-    if as_text:
+    if as_text and repr_text:
         repr_text = block.show_text(repr_text)
     shown = f"{printed}\n{repr_text}" if as_text and repr_text else printed
     return BlockRecord(line=record["line"], texts=(shown,) if shown.strip() else (), images=tuple(record["images"]),
                        rst=output_rst(printed, record["images_rst"], method, repr_text))
 
 
-def _wait_for_children():
+def _wait_for_children() -> None:
     """Reap the multiprocessing children that are finishing, so that their output is all written."""
     multiprocessing = sys.modules.get("multiprocessing")
     if multiprocessing is None:
@@ -399,7 +426,8 @@ def _hardware() -> tuple[Hardware, list[int]]:
     return hardware, [torch.cuda.max_memory_allocated(device) for device in range(gpus)]
 
 
-def main(argv):
+def main(argv: list[str]) -> None:
+    """Run the tutorial SOURCE, recording into RUNDIR (argv: SOURCE RUNDIR; see above), and exit."""
     global _LOG_FDS
     source = os.path.abspath(argv[1])
     rundir = Path(argv[2]).resolve()
@@ -416,20 +444,22 @@ def main(argv):
     _seed()
     # Unbuffered text, so that this process's writes and its children's interleave in order.
     for stream in (sys.stdout, sys.stderr):
-        stream.reconfigure(line_buffering=True, write_through=True)
+        if isinstance(stream, io.TextIOWrapper):  # as Python opened them
+            stream.reconfigure(line_buffering=True, write_through=True)
     _LOG_FDS = os.dup(1), os.dup(2)  # the runner's log; not inheritable: no child gets these
     gallery = _Gallery(options, source, rundir, namespace, file_conf)
     gallery.start(source)
 
     # One compiler for all blocks carries `from __future__` imports from one block to the next.
     compiler = codeop.Compile()
-    ran, error = [], None
+    ran: list[_Ran] = []
+    error: RunError | None = None
     for k, block in enumerate(block for block in blocks if block.type == "code"):
         line = first_code_line(block)
         write_json(rundir / "progress.json", {"block": k, "line": line})
         _redirect_output(out / f"{k}.txt")
         block_conf = extract_file_config(block.content)
-        record = {"line": line, "images": [], "images_rst": "", "repr": [None, None], "traceback": None}
+        record: _Ran = {"line": line, "images": [], "images_rst": "", "repr": [None, None], "traceback": None}
         ran.append(record)
         before = len(gallery.vars["image_path_iterator"])
         try:
@@ -454,7 +484,8 @@ def main(argv):
     # A line, not the end of the pipe: a forked worker still running holds the pipe open too.
     guard.communicate(b"done\n")
     hardware, gpu_peaks = _hardware()
-    blocks_out, shown_output = [], RunOutput(limits)
+    blocks_out: list[BlockRecord] = []
+    shown_output = RunOutput(limits)
     for k, (record, sizes) in enumerate(zip(ran, recorded_sizes(out, len(ran), limits), strict=True)):
         block = shown_output.block()
         if record["traceback"] is None:

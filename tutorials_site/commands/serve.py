@@ -31,6 +31,7 @@ _NOT_INPUTS = re.compile(r"(^\.|~$|\.sw[a-p]$|\.py[cod]$|^4913$)")
 
 
 def port_of(environ: Mapping[str, str]) -> int:
+    """PORT, DEFAULT_PORT where it is not given; UsageError where it is no port number."""
     value = environ.get("PORT", "").strip() or str(DEFAULT_PORT)
     if not re.fullmatch(r"[0-9]{1,5}", value) or not 0 < int(value) < 65536:
         raise UsageError(f"PORT: {value!r} is not a port number (1 to 65535; for example PORT=8001)")
@@ -56,6 +57,7 @@ class Rebuild:
     builddir: Path
 
     def __call__(self, changed_paths: Sequence[Path] = ()) -> None:
+        """Build the site again, after naming the saves that call for it (CHANGED_PATHS)."""
         if changed_paths:
             names = ", ".join(sorted({_shown(path) for path in changed_paths}))
             print(f"[serve] changed: {names}; building", flush=True)

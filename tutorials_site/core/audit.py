@@ -4,7 +4,9 @@ The command (commands/audit.py) serves the published tree and runs the tools;
 what passes is decided here, from the reports alone.
 """
 
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from . import languages, project, versions
 from .errors import SiteError
@@ -24,19 +26,25 @@ NOT_PAGES = {"_static", "_sources", "_downloads", "_images"}  # a language's fol
 ITEMS_SHOWN = 3
 SNIPPET = 100  # characters of an element's HTML shown beside its selector
 
+# Lighthouse's JSON report of one page, and one detail item of one of its audits; axe-core's violation.
+Report = Mapping[str, Any]
+Item = Mapping[str, Any]
+Violation = Mapping[str, Any]
+
 
 class AuditError(SiteError):
     """A tree that cannot be audited."""
 
 
-def kb(count):
+def kb(count: float) -> str:
+    """COUNT bytes in kilobytes, as the lines show them: `212 KB`."""
     return f"{round(count / 1000)} KB"
 
 
 # --- the pages -----------------------------------------------------------------------------------
 
 
-def stable_languages(pages, wanted=None):
+def stable_languages(pages: Path | str, wanted: Collection[str] | None = None) -> list[str]:
     """The URL segments published under PAGES/stable/ (those in `wanted`, if given), in the site's order;
     refuses a tree without stable/."""
     pages = Path(pages)
@@ -52,21 +60,21 @@ def stable_languages(pages, wanted=None):
         raise AuditError(f"PAGES={pages}: stable/ holds no language (no stable/<language>/index.html)")
     chosen = [seg for seg in segs if wanted is None or seg in wanted]
     if not chosen:
-        raise AuditError(f"LANGUAGES: none of {' '.join(wanted)} is published in {pages}/stable/ ({' '.join(segs)})")
+        raise AuditError(f"LANGUAGES: none of {' '.join(wanted or ())} is published in {pages}/stable/ ({' '.join(segs)})")
     return chosen
 
 
-def _gallery_dirs():
+def _gallery_dirs() -> set[str]:
     return {gallery.gallery_dir for gallery in project.current().galleries}
 
 
-def is_tutorial(path):
+def is_tutorial(path: Path | str) -> bool:
     """stable/<seg>/<gallery>/[<section>/]<stem>.html; the galleries' and sections' index.html aside."""
     parts = Path(path).parts
     return len(parts) in (4, 5) and parts[2] in _gallery_dirs() and parts[-1] != "index.html"
 
 
-def lighthouse_pages(pages, segs):
+def lighthouse_pages(pages: Path | str, segs: Sequence[str]) -> list[str]:
     """What Lighthouse measures, per language: the landing page, each gallery's index and each tutorial."""
     found = []
     for seg in segs:
@@ -82,7 +90,7 @@ def lighthouse_pages(pages, segs):
     return found
 
 
-def html_pages(pages, segs):
+def html_pages(pages: Path | str, segs: Sequence[str]) -> list[str]:
     """Every HTML page of the given languages of stable/, as paths relative to PAGES."""
     pages = Path(pages)
     found = []
@@ -96,28 +104,29 @@ def html_pages(pages, segs):
 # --- Lighthouse's reports ------------------------------------------------------------------------
 
 
-def scores(report):
+def scores(report: Report) -> dict[str, float | None]:
     """Category -> score (None where Lighthouse could not score it)."""
     categories = report.get("categories", {})
     return {name: categories.get(name, {}).get("score") for name in BUDGET}
 
 
-def transferred(report):
+def transferred(report: Report) -> int:
+    """The bytes the page transferred (Lighthouse's total-byte-weight), 0 where it has none."""
     return int(report.get("audits", {}).get("total-byte-weight", {}).get("numericValue", 0))
 
 
-def needs_more_runs(report):
+def needs_more_runs(report: Report) -> bool:
     """A first run below the performance budget is measured again before it is judged."""
     score = scores(report)["performance"]
     return score is None or score < BUDGET["performance"]
 
 
-def median_run(reports):
+def median_run(reports: Sequence[Report]) -> Report:
     """The run whose performance is the median of the runs (an odd number of them)."""
     return sorted(reports, key=lambda r: scores(r)["performance"] or 0)[len(reports) // 2]
 
 
-def failures(path, report):
+def failures(path: str, report: Report) -> list[str]:
     """What breaks the budget on this page, shortest first: the category names and `transferred`."""
     if report.get("runtimeError"):
         return ["runtime error"]
@@ -127,13 +136,13 @@ def failures(path, report):
     return failed
 
 
-def item_label(item, base=""):
+def item_label(item: Item, base: str = "") -> str | None:
     """What an audit's detail item points at: a URL (relative to the server's `base`), else a CSS selector
     and the element's opening HTML; with the item's description when it has one (a console message).
     A list section (a table of its own inside an insight) has no such target: None."""
     if item.get("type") == "list-section":
         return None
-    node = next((item[key] for key in ("node", "source") if isinstance(item.get(key), dict)), {})
+    node: Item = next((item[key] for key in ("node", "source") if isinstance(item.get(key), dict)), {})
     url = item.get("url") or (item.get("sourceLocation") or {}).get("url") or node.get("url")
     if isinstance(url, str) and url:
         label = url.removeprefix(f"{base}/") if base else url
@@ -145,7 +154,7 @@ def item_label(item, base=""):
     return label or None
 
 
-def failing_audits(report, category, base=""):
+def failing_audits(report: Report, category: str, base: str = "") -> list[tuple[str, str, str, list[str]]]:
     """The audits that pull a category down, heaviest first: (id, title, displayValue, a few item labels)."""
     refs = report.get("categories", {}).get(category, {}).get("auditRefs", [])
     found = []
@@ -158,19 +167,19 @@ def failing_audits(report, category, base=""):
     return found
 
 
-def heaviest_requests(report, base="", count=5):
+def heaviest_requests(report: Report, base: str = "", count: int = 5) -> list[tuple[str, int]]:
     """(url, bytes) of the largest transfers, for a page over its byte budget."""
     items = report.get("audits", {}).get("total-byte-weight", {}).get("details", {}).get("items", [])
     return [(item_label(item, base) or "?", int(item.get("totalBytes", 0))) for item in items[:count]]
 
 
-def errored_audits(report):
+def errored_audits(report: Report) -> dict[str, str]:
     """id -> message of the audits Lighthouse could not run (no score; they weigh nothing in a category)."""
     return {audit["id"]: (audit.get("errorMessage") or "").split("\n")[0]
             for audit in report.get("audits", {}).values() if audit.get("scoreDisplayMode") == "error"}
 
 
-def format_line(path, report, runs=(), width=0):
+def format_line(path: str, report: Report, runs: Sequence[float | None] = (), width: int = 0) -> str:
     """`<path>  perf 0.97  a11y 1.00  bp 1.00  seo 1.00  212 KB`, with the performance runs when there were several."""
     if report.get("runtimeError"):
         error = report["runtimeError"]
@@ -178,12 +187,12 @@ def format_line(path, report, runs=(), width=0):
     shown = "  ".join(f"{SHORT[name]} {'-' if score is None else f'{score:.2f}'}" for name, score in scores(report).items())
     line = f"{path:<{width}}  {shown}  {kb(transferred(report))}"
     if len(runs) > 1:
-        line += f"  (perf: median of {len(runs)} runs: {' '.join(f'{s or 0:.2f}' for s in sorted(runs))})"
+        line += f"  (perf: median of {len(runs)} runs: {' '.join(f'{s:.2f}' for s in sorted(s or 0 for s in runs))})"
     failed = failures(path, report)
     return line + (f"  FAILS: {', '.join(failed)}" if failed else "")
 
 
-def failure_details(path, report, base=""):
+def failure_details(path: str, report: Report, base: str = "") -> list[str]:
     """Lines that say why a page breaks the budget: each failing category's audits, or its heaviest transfers;
     URLs relative to the server's `base`."""
     lines = [f"{path}:"]
@@ -205,7 +214,7 @@ def failure_details(path, report, base=""):
 # --- axe-core's results --------------------------------------------------------------------------
 
 
-def format_violation(path, scheme, violation):
+def format_violation(path: str, scheme: str, violation: Violation) -> list[str]:
     """`<page> [<scheme>] <rule>: <help>` and the first elements it names."""
     targets = [" ".join(map(str, node.get("target", []))) for node in violation.get("nodes", [])]
     lines = [f"{path} [{scheme}] {violation['id']}: {violation.get('help', '')}"]

@@ -12,6 +12,7 @@ the previous English kept as `#| msgid`) or untranslated: both show English.
 
 import io
 import re
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 from babel.messages.catalog import Catalog, Message
@@ -35,29 +36,30 @@ class CatalogError(SiteError):
     """A catalog that cannot be used: the message names the file and line."""
 
 
-def catalog_dir(lang):
+def catalog_dir(lang: languages.Language) -> Path:
+    """A language's catalogs: locales/<code>/LC_MESSAGES/."""
     return LOCALES / lang.code / "LC_MESSAGES"
 
 
-def tutorial_po(lang, tutorial: project.Tutorial) -> Path:
+def tutorial_po(lang: languages.Language, tutorial: project.Tutorial) -> Path:
     """A tutorial's catalog, keyed by its path: <lang>/LC_MESSAGES/beginner_source/basics/<stem>.po."""
     return catalog_dir(lang) / f"{tutorial.key}.po"
 
 
-def display_path(path):
+def display_path(path: Path | str) -> Path:
     """A path as messages show it: relative to the repository when inside it."""
     path = Path(path)
     return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
 
 
-def load(path):
+def load(path: Path | str) -> Catalog:
     """Read a PO file, failing with file:line on anything malformed (Babel alone accepts some)."""
     data = Path(path).read_bytes()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise CatalogError(f"{display_path(path)}:{line}: not valid UTF-8 (byte {data[error.start]:#04x}); "
+        number = data.count(b"\n", 0, error.start) + 1
+        raise CatalogError(f"{display_path(path)}:{number}: not valid UTF-8 (byte {data[error.start]:#04x}); "
                            "save the catalog as UTF-8") from None
     for number, line in enumerate(text.splitlines(), 1):
         if not _PO_LINE.match(line):
@@ -70,9 +72,12 @@ def load(path):
         raise CatalogError(f"{display_path(path)}: {error}") from None
 
 
-def _check_duplicates(path, text):
+def _check_duplicates(path: Path | str, text: str) -> None:
     """Babel keeps the first of two entries with one msgid (and msgctxt); msgfmt rejects the file: so do we."""
-    seen, parts, field, start = {}, {}, None, 0
+    seen: dict[tuple[str | None, str], int] = {}
+    parts: dict[str, str] = {}
+    field: str | None = None
+    start = 0
     for number, line in enumerate(text.splitlines(), 1):
         word = line.split(" ", 1)[0]
         if word in ("msgctxt", "msgid"):
@@ -91,7 +96,7 @@ def _check_duplicates(path, text):
             parts, field = ({} if word.startswith("msgstr") else parts), None
 
 
-def save(catalog, path):
+def save(catalog: Catalog, path: Path | str) -> None:
     """Write atomically: an interrupted update never leaves half a catalog."""
     data = io.BytesIO()
     write_po(data, catalog, width=79, include_previous=True, sort_output=False)
@@ -103,12 +108,13 @@ def is_translated(message: Message) -> bool:
     return bool(message.id and message.string and not message.fuzzy)
 
 
-def translations(catalog):
-    """msgid -> msgstr for the entries that count (is_translated)."""
-    return {m.id: m.string for m in catalog if is_translated(m)}
+def translations(catalog: Catalog) -> dict[str, str]:
+    """msgid -> msgstr for the entries that count (is_translated); plurals, which no tutorial's text has, left out."""
+    return {m.id: m.string for m in catalog if is_translated(m) and isinstance(m.id, str) and isinstance(m.string, str)}
 
 
-def tutorial_template(path):
+def tutorial_template(path: Path) -> Catalog:
+    """The catalog template of the tutorial script at PATH: each unit of its text (tutorial_text), where it is."""
     template = Catalog(project="PyTorch Tutorials", fuzzy=False)
     for unit in tutorial_text.parse(path).units:
         comment = "code comment: plain text, no reST" if "comment" in unit.kind else f"reST {unit.kind}"
@@ -120,7 +126,7 @@ def tutorial_template(path):
     return template
 
 
-def check_layout():
+def check_layout() -> None:
     """Every catalog folder names a known language, every tutorial catalog an existing tutorial."""
     if not LOCALES.is_dir():
         return
@@ -141,7 +147,7 @@ def check_layout():
                 )
 
 
-def merge(template, path, lang):
+def merge(template: Catalog, path: Path, lang: languages.Language) -> Catalog:
     """Bring the catalog at `path` up to the template; returns the merged catalog."""
     catalog = load(path) if path.exists() else Catalog(
         locale=lang.code, project="PyTorch Tutorials", copyright_holder="the PyTorch Tutorials site authors",
@@ -156,7 +162,7 @@ def merge(template, path, lang):
     return catalog
 
 
-def is_site_message(msgid, locations, tutorial_msgids):
+def is_site_message(msgid: str, locations: Iterable[tuple[str, int]], tutorial_msgids: Collection[str]) -> bool:
     """Whether a message Sphinx extracted belongs in site.po (the tutorials have catalogs of their own)."""
     example_pages = {t.page for t in project.current().tutorials}
     in_pages = {Path(f).with_suffix("").as_posix() for f, _ in locations}
@@ -168,8 +174,9 @@ def is_site_message(msgid, locations, tutorial_msgids):
     )
 
 
-def counts(template, catalog, usable):
-    """(translated, fuzzy, untranslated) of the template's messages in the catalog."""
+def counts(template: Catalog, catalog: Catalog | None, usable: Callable[[str, str], bool]) -> tuple[int, int, int]:
+    """(translated, fuzzy, untranslated) of the template's messages in the catalog, by USABLE(msgid, msgstr);
+    a plural, which no catalog here has, counts as untranslated."""
     translated = fuzzy = untranslated = 0
     for message in template:
         if not message.id:
@@ -177,7 +184,8 @@ def counts(template, catalog, usable):
         found = catalog.get(message.id) if catalog is not None else None
         if found is not None and found.string and found.fuzzy:
             fuzzy += 1
-        elif found is not None and is_translated(found) and usable(message.id, found.string):
+        elif (found is not None and is_translated(found) and isinstance(message.id, str) and isinstance(found.string, str)
+              and usable(message.id, found.string)):
             translated += 1
         else:
             untranslated += 1

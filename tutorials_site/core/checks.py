@@ -9,44 +9,54 @@
 
 import html
 import re
+from collections.abc import Sequence
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from . import project
+from . import languages, project
 from .fingerprint import environment_fingerprint, source_digest
 from .records import BuildInfo, RecordError, Stamp
 from .stamps import STAMP_META, outputs_digest, stamp_problems
 
 
 class _Page(HTMLParser):
+    """What the checks need of a page: its anchors, its links and images (line, target), its <meta> names."""
+
     LINK_ATTRS = {"a": "href", "link": "href", "img": "src", "script": "src", "iframe": "src"}
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.ids, self.links, self.meta, self.images = set(), [], {}, []
+        self.ids: set[str] = set()
+        self.links: list[tuple[int, str]] = []
+        self.meta: dict[str, str | None] = {}
+        self.images: list[tuple[int, str]] = []
 
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        """Record the tag's anchor, link or <meta>."""
+        values = dict(attrs)
         for key in ("id", "name"):
-            if attrs.get(key) and tag != "meta":
-                self.ids.add(attrs[key])
-        if tag == "meta" and attrs.get("name"):
-            self.meta[attrs["name"]] = attrs.get("content", "")
-        target = attrs.get(self.LINK_ATTRS.get(tag, ""))
+            anchor = values.get(key)
+            if anchor and tag != "meta":
+                self.ids.add(anchor)
+        name = values.get("name")
+        if tag == "meta" and name:
+            self.meta[name] = values.get("content", "")
+        target = values.get(self.LINK_ATTRS.get(tag, ""))
         if target:
             self.links.append((self.getpos()[0], target))
             if tag == "img":
                 self.images.append((self.getpos()[0], target))
 
 
-def parse(path):
+def parse(path: Path | str) -> _Page:
+    """The anchors, links, images and <meta> names of the HTML page at PATH."""
     page = _Page()
     page.feed(Path(path).read_text(encoding="utf-8"))
     return page
 
 
-def check_stamps(htmldir, langs):
+def check_stamps(htmldir: Path | str, langs: Sequence[languages.Language]) -> list[str]:
     """Problems of the tutorial pages; a tutorial conf.py's filename_pattern does not execute is listed by
     not_executed(), not here."""
     problems = []
@@ -75,7 +85,7 @@ def check_stamps(htmldir, langs):
     return problems
 
 
-def partial_build(htmldir) -> str | None:
+def partial_build(htmldir: Path | str) -> str | None:
     """Why a build is not the whole site, in one line: a TUTORIALS build (its build.json names the selection)
     executed only those tutorials; None for any other build."""
     try:
@@ -88,7 +98,7 @@ def partial_build(htmldir) -> str | None:
             "build the whole site with `make html` (no TUTORIALS), then check or publish it")
 
 
-def not_executed():
+def not_executed() -> list[str]:
     """The tutorials conf.py's filename_pattern leaves unexecuted: shown without output, by design."""
     return [t.label for t in project.current().tutorials if not t.executed]
 
@@ -96,7 +106,7 @@ def not_executed():
 _OUTPUT_BLOCK = re.compile(r'<div class="sphx-glr-script-out[^"]*"><div class="highlight"><pre>(.*?)</pre>', re.S)
 
 
-def output_texts(html_text):
+def output_texts(html_text: str) -> list[str]:
     """The text of each output block a built page shows (sphinx-gallery's sphx-glr-script-out), in order."""
     return [html.unescape(re.sub(r"<[^>]+>", "", block)) for block in _OUTPUT_BLOCK.findall(html_text)]
 
@@ -106,7 +116,7 @@ def page_outputs(page: Path | str) -> list[str]:
     return output_texts(Path(page).read_text(encoding="utf-8"))
 
 
-def shown_outputs(page, parsed, stem):
+def shown_outputs(page: Path | str, parsed: _Page, stem: str) -> str:
     """The outputs digest of what a built page shows: its output blocks' text and its figures' bytes."""
     texts = page_outputs(page)
     figure = re.compile(rf"(^|/)sphx_glr_{re.escape(stem)}_\d{{3}}\.\w+$")
@@ -115,7 +125,8 @@ def shown_outputs(page, parsed, stem):
     return outputs_digest(texts, images)
 
 
-def check_links(htmldir):
+def check_links(htmldir: Path | str) -> list[str]:
+    """Each internal link of the built site that points to no file, or to no anchor in its page."""
     htmldir = Path(htmldir).resolve()
     pages = {path: parse(path) for path in sorted(htmldir.rglob("*.html"))}
     problems = []

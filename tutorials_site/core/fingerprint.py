@@ -69,6 +69,7 @@ INSTALLERS = frozenset({"pip"})  # the venv's own installer, bundled by Python's
 
 
 def installed_version(name: str) -> str:
+    """The installed version of the distribution NAME, `not installed` where it is not."""
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
@@ -85,7 +86,7 @@ def startup_hooks() -> list[Path]:
     hooks = [path for folder in site_folders() for path in sorted(folder.glob("*.pth"))]
     for name in ("sitecustomize", "usercustomize"):
         spec = PathFinder.find_spec(name)  # found as at start-up, without importing it
-        if spec is not None and spec.has_location:
+        if spec is not None and spec.has_location and spec.origin is not None:
             hooks.append(Path(spec.origin))
     return hooks
 
@@ -154,7 +155,8 @@ def read_requirements(path: Path) -> dict[str, RequirementLine]:
 
     Raises SiteError naming the file and line of a requirement that cannot be read.
     """
-    found, pending, start = {}, "", 0
+    found: dict[str, RequirementLine] = {}
+    pending, start = "", 0
     for number, physical in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         start = start if pending else number
         if physical.endswith("\\"):
@@ -217,6 +219,7 @@ def run_configuration(root: Path = ROOT) -> str:
 
 
 def environment_fingerprint(root: Path = ROOT) -> str:
+    """The digest of what every run depends on (see above), for the project at ROOT."""
     digest = hashlib.sha256()
 
     def add(label: str, data: bytes) -> None:

@@ -8,7 +8,7 @@ keeps them out of the site catalog, where they would be extracted once per page.
 import re
 
 
-def N_(message):
+def N_(message: str) -> str:
     """Marks a message for extraction; translated where it is used."""
     return message
 
@@ -26,7 +26,7 @@ GALLERY_TEMPLATES = (
 )
 
 
-def _pattern(template):
+def _pattern(template: str) -> re.Pattern[str]:
     parts = re.split(r"\{(\w+)\}", template)
     regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts))
     return re.compile(regex)
@@ -36,11 +36,11 @@ _PATTERNS = [(template, _pattern(template)) for template in GALLERY_TEMPLATES]
 _RST_LINK = re.compile(r"`([^`<]+?)\s*<[^>]+>`_+")
 
 
-def _normalized(text):
+def _normalized(text: str) -> str:
     return " ".join(text.split())
 
 
-def match_gallery_template(text):
+def match_gallery_template(text: str) -> tuple[str, dict[str, str]] | None:
     """(template, values) when the text is one of sphinx-gallery's strings, else None."""
     text = _normalized(_RST_LINK.sub(r"\1", text))
     for template, pattern in _PATTERNS:
@@ -50,5 +50,6 @@ def match_gallery_template(text):
     return None
 
 
-def is_gallery_template(msgid):
+def is_gallery_template(msgid: str) -> bool:
+    """Whether MSGID is one of sphinx-gallery's strings (match_gallery_template)."""
     return match_gallery_template(msgid) is not None

@@ -201,9 +201,10 @@ class Snapshot:
 
     @classmethod
     def take(cls, root: Path, skip: Iterable[Path]) -> "Snapshot":
+        """The state of the tree at ROOT (but SKIP) and of the site-packages folders, now."""
         root = Path(root).resolve()
         # The virtual environment is watched where Python runs code from it at start-up: site-packages.
-        skipped = frozenset(Path(p).resolve() for p in (*skip, sys.prefix, root / ".venv"))
+        skipped = frozenset(Path(p).resolve() for p in (*skip, Path(sys.prefix), root / ".venv"))
         entries = tree_state(root, skipped | {root / ".git"})
         for name in GIT_WATCHED:
             _record_one(root / ".git" / name, entries)

@@ -1,5 +1,6 @@
 """The site's languages: Sphinx's language code, the URL segment and the hreflang of each."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import UsageError
@@ -7,6 +8,8 @@ from .errors import UsageError
 
 @dataclass(frozen=True)
 class Language:
+    """One of the site's languages."""
+
     code: str  # Sphinx's `language`, and the folder under locales/
     seg: str  # URL segment: _build/html/<seg>/
     hreflang: str
@@ -28,14 +31,14 @@ BY_SEG = {lang.seg: lang for lang in ALL}
 BY_CODE = {lang.code: lang for lang in ALL}
 
 
-def alternates(langs):
+def alternates(langs: Sequence[Language]) -> list[tuple[str, Language]]:
     """(hreflang, language) of each language a page is in, and "x-default" for the one a reader of
     none of them gets: English, or the first language where English is not among them."""
     default = SOURCE if SOURCE in langs else langs[0]
     return [(lang.hreflang, lang) for lang in langs] + [("x-default", default)]
 
 
-def select(value):
+def select(value: str) -> list[Language]:
     """The languages named by LANGUAGES (URL segments, space-separated), all by default."""
     if not value.strip():
         return list(ALL)

@@ -4,6 +4,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .languages import Language
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # Hand-written pages and the folders pages refer to (`/_static/img/...`), staged beside the galleries
@@ -30,17 +32,20 @@ class BuildTree:
 
     @property
     def html(self) -> Path:
+        """The built site: <builddir>/html/<seg>/ for each language."""
         return self.root / "html"
 
     @property
     def logs(self) -> Path:
+        """Sphinx's log of each language's build: <builddir>/logs/<seg>.log."""
         return self.root / "logs"
 
-    def src(self, lang) -> Path:
+    def src(self, lang: Language) -> Path:
         """The Sphinx source tree staged for one language."""
         return self.root / "src" / lang.seg
 
-    def doctrees(self, lang) -> Path:
+    def doctrees(self, lang: Language) -> Path:
+        """Sphinx's doctrees (its cache of parsed pages) of one language."""
         return self.root / "doctrees" / lang.seg
 
     @property

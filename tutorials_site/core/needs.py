@@ -43,17 +43,21 @@ def parse(value: str) -> int:
 
 
 def describe_gpus(count: int) -> str:
+    """`no GPU`, `1 GPU`, `2 GPUs`."""
     return "no GPU" if count == 0 else "1 GPU" if count == 1 else f"{count} GPUs"
 
 
 @dataclass(frozen=True)
 class Needs:
+    """What hardware a tutorial needs, and where that was declared."""
+
     gpus: int  # the fewest GPUs the tutorial is written for; 0: the CPU is enough
     line: int  # its `# tutorials-needs:` line; 1 where it has none
     origin: str  # where the need was declared, for messages
 
     @property
     def runner_class(self) -> str:
+        """The runner class that has the GPUs it needs (CLASSES)."""
         return CLASSES[min(self.gpus, 2)]
 
     def unmet(self, label: str, machine: "Machine") -> str | None:
@@ -73,6 +77,7 @@ class Machine:
     device: str  # the first GPU's name; "" without one
 
     def describe(self) -> str:
+        """`2 GPUs (NVIDIA H100)`, `no GPU`."""
         return describe_gpus(self.gpus) + (f" ({self.device})" if self.device else "")
 
 

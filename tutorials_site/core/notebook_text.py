@@ -1,8 +1,8 @@
-"""A tutorial's text blocks as the reST that sphinx-gallery's notebook conversion turns into plain Markdown.
+r"""A tutorial's text blocks as the reST that sphinx-gallery's notebook conversion turns into plain Markdown.
 
 sphinx-gallery's `rst2md` converts headings, math, notes, links and images, and passes the rest of reST
 through: roles (``:class:`torch.nn.DataParallel` ``), a reference's label, and the escaped spaces a
-translation writes between inline markup and the word it touches (``DataParallel``\\ 은); CommonMark
+translation writes between inline markup and the word it touches (``DataParallel``\ 은); CommonMark
 shows them as typed. `for_markdown` gives each text block in the reST that reads the same on the page and
 that `rst2md` leaves as Markdown a reader sees as intended, in every language:
 
@@ -47,7 +47,7 @@ def _shown(role: str, content: str, titles: Mapping[str, str]) -> str:
     return titles.get(target, target)
 
 
-def _inline(match: re.Match, titles: Mapping[str, str]) -> str:
+def _inline(match: re.Match[str], titles: Mapping[str, str]) -> str:
     if match["literal"] or match["role"] == "math":
         return match.group()  # rst2md writes inline math as $…$
     if match["escape"]:
@@ -70,7 +70,7 @@ def _flanking(before: str, after: str) -> bool:
 
 def _emphasis(text: str) -> str:
     """Emphasis that CommonMark would not take as such, as inline HTML."""
-    def replace(match: re.Match) -> str:
+    def replace(match: re.Match[str]) -> str:
         start, end = match.start(), match.end()
         before, after = text[start - 1:start], text[end:end + 1]
         inner_first, inner_last = match["text"][0], match["text"][-1]

@@ -51,12 +51,16 @@ class ConfError(SiteError):
 
 @dataclass(frozen=True)
 class Gallery:
+    """One gallery: a source folder of scripts and the folder of their pages."""
+
     examples_dir: str  # the source folder, relative to the project root: beginner_source
     gallery_dir: str  # the folder of its pages: beginner
 
 
 @dataclass(frozen=True)
 class Tutorial:
+    """One tutorial script of a gallery."""
+
     root: Path
     gallery: Gallery
     rel: PurePosixPath  # the script, relative to its gallery's source folder: basics/tensorqs_tutorial.py
@@ -64,6 +68,7 @@ class Tutorial:
 
     @property
     def path(self) -> Path:
+        """The script's file."""
         return self.root / self.gallery.examples_dir / self.rel
 
     @property
@@ -125,12 +130,15 @@ def header(folder: Path) -> Path | None:
 
 @dataclass(frozen=True)
 class Project:
+    """The project conf.py at ROOT declares (see above)."""
+
     root: Path
     options: Mapping[str, Any]  # conf.py's sphinx_gallery_conf, as written
     conf: Mapping[str, Any] = field(default_factory=dict, compare=False)  # conf.py's other names
 
     @classmethod
     def read(cls, root: Path = ROOT) -> "Project":
+        """The project at ROOT, from its conf.py; ConfError where conf.py asks for what the build cannot do."""
         conf = read_conf(root)
         options = conf.get("sphinx_gallery_conf")
         if not isinstance(options, Mapping):
@@ -143,6 +151,7 @@ class Project:
 
     @cached_property
     def galleries(self) -> tuple[Gallery, ...]:
+        """conf.py's galleries, in its order, each checked to exist inside the project with a header."""
         examples = _as_list(self.options.get("examples_dirs", []), "examples_dirs")
         pages = _as_list(self.options.get("gallery_dirs", []), "gallery_dirs")
         if len(examples) != len(pages) or not examples:
@@ -163,10 +172,12 @@ class Project:
 
     @cached_property
     def filename_pattern(self) -> re.Pattern[str]:
+        """What a script's path matches to be executed."""
         return _pattern(self.options, "filename_pattern", DEFAULT_FILENAME_PATTERN)
 
     @cached_property
     def ignore_pattern(self) -> re.Pattern[str]:
+        """What a script's file name matches to be no tutorial (a helper module)."""
         return _pattern(self.options, "ignore_pattern", DEFAULT_IGNORE_PATTERN)
 
     def scripts(self, folder: Path) -> list[Path]:
@@ -233,6 +244,7 @@ class Project:
         return tuple(t for t in self.tutorials if t in chosen)
 
     def tutorial_of_page(self, docname: str) -> Tutorial | None:
+        """The tutorial whose page is DOCNAME; None for any other page."""
         return next((t for t in self.tutorials if t.page == docname), None)
 
     def expected_to_fail(self, tutorial: Tutorial) -> bool:
@@ -241,6 +253,7 @@ class Project:
         return any((self.root / p).resolve() == tutorial.path.resolve() for p in listed)
 
     def flag(self, name: str, default: bool = False) -> bool:
+        """A yes/no option of sphinx_gallery_conf; a string counts as yes when it is `true` or `1`."""
         value = self.options.get(name, default)
         return value.lower() in ("true", "1") if isinstance(value, str) else bool(value)
 

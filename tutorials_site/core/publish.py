@@ -22,7 +22,9 @@ import html
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 from . import checks, languages, project, versions
 from .errors import SiteError
@@ -35,10 +37,11 @@ STAGING = ".publish-"
 
 
 class PublishError(SiteError):
-    pass
+    """A build that may not be published, or a target it may not be published into."""
 
 
-def validate(htmldir):
+def validate(htmldir: Path) -> BuildInfo:
+    """The build.json of a build that may be published; PublishError saying why not otherwise."""
     try:
         info = BuildInfo.read(Path(htmldir, "build.json"))
     except RecordError as error:
@@ -63,7 +66,7 @@ def validate(htmldir):
     return info
 
 
-def _exchange(a, b):
+def _exchange(a: Path, b: Path) -> None:
     """Swap two directories in one step (Linux renameat2 RENAME_EXCHANGE)."""
     libc = ctypes.CDLL(None, use_errno=True)
     if hasattr(libc, "renameat2"):
@@ -77,7 +80,7 @@ def _exchange(a, b):
     os.rename(parked, a)
 
 
-def _install(source, target, pages):
+def _install(source: Path, target: Path, pages: Path) -> None:
     """Copy `source` to the directory `target` inside `pages`, replacing it in one step."""
     staged = pages / f"{STAGING}{target.name}"
     shutil.rmtree(staged, ignore_errors=True)
@@ -91,10 +94,11 @@ def _install(source, target, pages):
 
 def site_url() -> str:
     """conf.py's tutorials_site_url, ending in one slash."""
-    return project.current().conf["tutorials_site_url"].rstrip("/") + "/"
+    url: str = project.current().conf["tutorials_site_url"]
+    return url.rstrip("/") + "/"
 
 
-def _sitemap(pages, manifest, url):
+def _sitemap(pages: Path, manifest: versions.Manifest, url: str) -> str:
     """Every page of the stable version and of each release, with its other languages as alternates."""
     ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:xhtml="http://www.w3.org/1999/xhtml"'
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<urlset {ns}>"]
@@ -117,7 +121,7 @@ def _sitemap(pages, manifest, url):
     return "\n".join(lines) + "\n"
 
 
-def check_target(pages):
+def check_target(pages: Path) -> None:
     """A publish target is a folder outside the repository (docs/ excepted), or a new one."""
     resolved = pages.resolve()
     if resolved.is_relative_to(ROOT) and resolved != (ROOT / "docs").resolve():
@@ -127,7 +131,7 @@ def check_target(pages):
         raise PublishError(f"PAGES={pages}: not a folder")
 
 
-def check_contents(pages):
+def check_contents(pages: Path) -> None:
     """The target holds a published tree (a valid versions.json), or nothing yet. Checked under the lock only:
     a publish in progress leaves the tree without its versions.json for a moment."""
     if not (pages / "versions.json").exists() and any(entry.name != ".git" for entry in pages.iterdir()):
@@ -136,7 +140,7 @@ def check_contents(pages):
 
 
 @contextlib.contextmanager
-def _locked(pages):
+def _locked(pages: Path) -> Iterator[None]:
     """One publish at a time into a tree: the next one waits, then publishes on top."""
     fd = os.open(pages, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -146,7 +150,8 @@ def _locked(pages):
         os.close(fd)  # releases the lock
 
 
-def publish(htmldir, pages):
+def publish(htmldir: Path | str, pages: Path | str) -> versions.Manifest:
+    """Publish the build in HTMLDIR into the tree at PAGES (see above); returns the new versions.json."""
     htmldir, pages = Path(htmldir), Path(pages)
     check_target(pages)
     info = validate(htmldir)
@@ -155,7 +160,7 @@ def publish(htmldir, pages):
         return _publish_locked(htmldir, pages, info)
 
 
-def _publish_locked(htmldir, pages, info):
+def _publish_locked(htmldir: Path, pages: Path, info: BuildInfo) -> versions.Manifest:
     check_target(pages)  # again: another publish may have changed it while we waited
     check_contents(pages)
     manifest_path = pages / "versions.json"
@@ -166,10 +171,12 @@ def _publish_locked(htmldir, pages, info):
 
     name = info.name
     _install(htmldir, pages / name, pages)
-    entry = {key: value for key, value in info.to_dict().items() if key in versions.ENTRY_KEYS}
+    entry = cast(versions.VersionEntry, {key: value for key, value in info.to_dict().items() if key in versions.ENTRY_KEYS})
     new = versions.manifest([e for e in current["versions"] if e["name"] != name] + [entry])
-    if new["stable"] == name or new["stable"] != current.get("stable") or not (pages / "stable").exists():
-        _install(pages / new["stable"], pages / "stable", pages)
+    stable = new["stable"]
+    assert stable is not None  # the versions include the one just added
+    if stable == name or stable != current.get("stable") or not (pages / "stable").exists():
+        _install(pages / stable, pages / "stable", pages)
     write_atomically(manifest_path, json.dumps(new, indent=1, ensure_ascii=False, sort_keys=True) + "\n", durable=True)
 
     url = site_url()

@@ -19,10 +19,15 @@ import json
 import types
 import typing
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 from .errors import SiteError
 from .files import write_atomically
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance  # what dataclasses.fields() takes: a dataclass
+
+T = TypeVar("T", bound="DataclassInstance")
 
 
 class RecordError(SiteError):
@@ -43,7 +48,7 @@ def _decode(kind: Any, value: Any, where: str) -> Any:
         return tuple(_decode(args[0], item, f"{where}[{i}]") for i, item in enumerate(value))
     if origin is dict and isinstance(value, dict):
         return value
-    if dataclasses.is_dataclass(kind) and isinstance(value, dict):
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind) and isinstance(value, dict):
         return _fields(kind, value, where)
     if kind is float and type(value) is int:
         return float(value)
@@ -52,7 +57,7 @@ def _decode(kind: Any, value: Any, where: str) -> Any:
     raise RecordError(f"{where}: {value!r} is not of type {getattr(kind, '__name__', kind)}")
 
 
-def _fields(cls: type, data: dict[str, Any], where: str) -> Any:
+def _fields(cls: type[T], data: dict[str, Any], where: str) -> T:
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - set(fields))
@@ -73,11 +78,13 @@ class Record:
     NAME: ClassVar[str]  # what it is, as messages name it
 
     def to_json(self) -> str:
+        """The record as its file holds it: its fields and its format."""
         return json.dumps({**dataclasses.asdict(self), "format": self.FORMAT}, indent=1, sort_keys=True)
 
     def to_dict(self) -> dict[str, Any]:
         """As its JSON holds it (lists, not tuples)."""
-        return json.loads(self.to_json())
+        data: dict[str, Any] = json.loads(self.to_json())
+        return data
 
     @classmethod
     def from_json(cls, text: str | bytes, where: str) -> Self:
@@ -131,6 +138,8 @@ class BlockRecord:
 
 @dataclasses.dataclass(frozen=True)
 class RunError:
+    """Where and how a run failed."""
+
     line: int  # where it failed (a traceback's last line in the script), or the block that ran
     block_line: int  # the block that was running
     message: str  # one line

@@ -17,7 +17,7 @@ import tokenize
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
 from . import git, languages
 from .files import write_atomically
@@ -87,20 +87,33 @@ def setting(source: Path, name: str, parse: Callable[[str], T], label: str) -> t
         raise ValueError(f"{label}:{line}: tutorials-{name}: {error}") from None
 
 
-def first_code_line(block):
+class CodeBlock(Protocol):
+    """A code block of a script as sphinx-gallery splits it (its `Block`): what first_code_line reads of it."""
+
+    @property
+    def content(self) -> str:
+        """The block's lines, as the script has them."""
+
+    @property
+    def lineno(self) -> int:
+        """The script line the block starts at."""
+
+
+def first_code_line(block: CodeBlock) -> int:
     """Where a reader looks for a code block that hung or crashed: its first line that is not blank."""
     content = block.content
     return block.lineno + content.count("\n", 0, len(content) - len(content.lstrip()))
 
 
-def read_json(path):
+def read_json(path: Path | str) -> Any:
+    """The JSON at PATH; None where it is missing or not JSON."""
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
 
 
-def write_json(path, data):
+def write_json(path: Path | str, data: Any) -> None:
     """Atomically: a reader never sees half a file."""
     write_atomically(path, json.dumps(data, indent=1, sort_keys=True))
 

@@ -2,6 +2,7 @@
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,8 +18,10 @@ DEFAULT_CHROMIUM = "/usr/bin/chromium"
 
 @dataclass(frozen=True)
 class Settings:
+    """What a command was asked for, from the make variables (from_environment)."""
+
     tree: BuildTree
-    langs: list
+    langs: list[languages.Language]
     version: str
     strict: bool
     shard: shards.Shard | None  # SHARD: execute this shard's tutorials only, render nothing
@@ -35,7 +38,7 @@ class Settings:
     verbose: bool = False  # VERBOSE: Sphinx's own output on the screen too, not only in <builddir>/logs/
 
     @property
-    def published(self):
+    def published(self) -> list[versions.VersionEntry]:
         """The versions already published in PAGES, which pages list for readers who open them from disk."""
         try:
             return versions.load(self.pages / "versions.json")["versions"]
@@ -43,11 +46,12 @@ class Settings:
             return []
 
 
-def flag(value):
+def flag(value: str | None) -> bool:
+    """A yes/no make variable: unset, empty or `0` is no."""
     return (value or "").strip() not in ("", "0")
 
 
-def from_environment(environ, builddir=None):
+def from_environment(environ: Mapping[str, str], builddir: Path | str | None = None) -> Settings:
     """Settings from a mapping of make variables (LANGUAGES, VERSION, STRICT, SHARD, NEEDS, BUILDDIR, PAGES,
     BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM, TUTORIALS, REUSE, VERBOSE)."""
     jobs = environ.get("BUILD_JOBS", "").strip() or str(os.cpu_count() or 1)

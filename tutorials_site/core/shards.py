@@ -21,7 +21,9 @@ the same whatever cache entry each one restored.
 import json
 import re
 import shutil
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from . import needs, project, runs
 from .errors import UsageError
@@ -34,6 +36,8 @@ DEFAULT_SECONDS = 5.0  # for a tutorial never timed
 
 @dataclass(frozen=True)
 class Shard:
+    """One shard of the executions (SHARD): its index, the shard count, and the runner class it serves."""
+
     index: int  # from 1
     count: int
     runner_class: str | None  # None: every class's tutorials
@@ -43,6 +47,7 @@ class Shard:
 
 
 def parse(spec: str) -> Shard:
+    """SHARD, `i/N` or `CLASS:i/N`; UsageError saying what is accepted otherwise."""
     match = re.fullmatch(r"\s*(?:([\w-]+)\s*:)?\s*(\d+)\s*/\s*(\d+)\s*", spec or "")
     if not match or not 1 <= int(match[2]) <= int(match[3]):
         raise UsageError(f"SHARD: {spec!r} is not i/N or CLASS:i/N with 1 <= i <= N (for example SHARD=2/4 or "
@@ -64,10 +69,10 @@ def parse_counts(spec: str) -> dict[str, int]:
     return counts
 
 
-def assign(units, count, durations):
+def assign(units: Iterable[str], count: int, durations: Mapping[str, float]) -> list[list[str]]:
     """Longest first, each to the least loaded shard: a list of `count` lists of units."""
     loads = [0.0] * count
-    shards = [[] for _ in range(count)]
+    shards: list[list[str]] = [[] for _ in range(count)]
     for unit in sorted(units, key=lambda u: (-durations.get(u, DEFAULT_SECONDS), u)):
         target = loads.index(min(loads))
         shards[target].append(unit)
@@ -75,13 +80,15 @@ def assign(units, count, durations):
     return shards
 
 
-def load_durations():
-    return json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+def load_durations() -> dict[str, float]:
+    """The committed durations (DURATIONS), {tutorial key: seconds}; none before the first `make durations`."""
+    durations: dict[str, float] = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    return durations
 
 
 def _by_class(site: project.Project) -> dict[str, list[project.Tutorial]]:
     """The executed tutorials of each runner class, every class listed."""
-    found = {name: [] for name in needs.CLASSES}
+    found: dict[str, list[project.Tutorial]] = {name: [] for name in needs.CLASSES}
     for tutorial in (t for t in site.tutorials if t.executed):
         found[needs.of(site, tutorial).runner_class].append(tutorial)
     return found
@@ -95,16 +102,16 @@ def selection(shard: Shard) -> list[project.Tutorial]:
     return [tutorials[key] for key in sorted(assign(list(tutorials), shard.count, load_durations())[shard.index - 1])]
 
 
-def matrix(counts: dict[str, int]) -> dict[str, list[dict]]:
+def matrix(counts: Mapping[str, int]) -> dict[str, list[dict[str, str | int]]]:
     """CI's execute matrix: the shards of each class that has tutorials, as many as COUNTS allows and never more
     than it has tutorials. A project with none gets one shard, which executes nothing (assemble still runs)."""
-    include = [{"class": name, "shard": index, "shards": min(counts[name], len(found))}
+    include: list[dict[str, str | int]] = [{"class": name, "shard": index, "shards": min(counts[name], len(found))}
                for name, found in _by_class(project.current()).items()
                for index in range(1, min(counts[name], len(found)) + 1)]
     return {"include": include or [{"class": needs.CLASSES[0], "shard": 1, "shards": 1}]}
 
 
-def _executed(shard):
+def _executed(shard: BuildTree) -> list[str]:
     """The tutorials a shard's build folder has the runs of (its shard.json: executed there or taken from REUSE),
     checked against its runs."""
     try:
@@ -124,7 +131,7 @@ def _executed(shard):
     return listed
 
 
-def merge(shard_builddirs, tree):
+def merge(shard_builddirs: Sequence[Path | str], tree: BuildTree) -> dict[str, str]:
     """Copy the runs the shards made into `tree`; returns {tutorial key: shard folder it came from}.
 
     From each shard, only the runs of the tutorials its shard.json lists, each tutorial from one shard:
@@ -133,8 +140,8 @@ def merge(shard_builddirs, tree):
     """
     if not shard_builddirs:
         raise UsageError('SHARDS: no build folder given (make assemble SHARDS="dir ...")')
-    executed_by = {}
-    for shard in map(BuildTree, shard_builddirs):
+    executed_by: dict[str, BuildTree] = {}
+    for shard in (BuildTree(Path(folder)) for folder in shard_builddirs):
         if shard.root.resolve() == tree.root.resolve():
             raise UsageError(f"SHARDS: {shard.root}: the folder being assembled into; assemble into another "
                              "BUILDDIR")
@@ -143,24 +150,24 @@ def merge(shard_builddirs, tree):
                 raise UsageError(f"SHARDS: {shard.shard_record}: lists {key}, which {executed_by[key].shard_record} "
                                  "lists too; give each shard of one SHARD=i/N split once")
             executed_by[key] = shard
-    merged = {}
+    merged: dict[str, str] = {}
     shutil.rmtree(tree.runs, ignore_errors=True)  # the site shows the shards' runs, none left from before
     for tutorial in project.current().tutorials:
-        shard = executed_by.get(tutorial.key)
-        if shard is None or not (shard.run_dir(tutorial.key) / runs.STAMP).exists():
+        source = executed_by.get(tutorial.key)
+        if source is None or not (source.run_dir(tutorial.key) / runs.STAMP).exists():
             continue  # listed by no shard, or failed in its shard: html() names it
-        shutil.copytree(shard.run_dir(tutorial.key), tree.run_dir(tutorial.key))
-        merged[tutorial.key] = str(shard.root)
+        shutil.copytree(source.run_dir(tutorial.key), tree.run_dir(tutorial.key))
+        merged[tutorial.key] = str(source.root)
     return merged
 
 
-def record(builddirs):
+def record(builddirs: Iterable[Path | str]) -> dict[str, float]:
     """The run times in the execution stamps under the build folders, by tutorial.
 
     Of a shard's folder, only the runs it executed: one it took from REUSE was timed by the build that ran it.
     """
-    durations = {}
-    for tree in map(BuildTree, builddirs):
+    durations: dict[str, float] = {}
+    for tree in (BuildTree(Path(folder)) for folder in builddirs):
         try:
             shard = ShardRecord.read(tree.shard_record)
         except RecordError:

@@ -3,6 +3,8 @@
 Their HTML lives in _templates/site/, rendered with Jinja (which Sphinx brings).
 """
 
+from collections.abc import Sequence
+
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from . import languages
@@ -13,7 +15,7 @@ _TEMPLATES = Environment(loader=FileSystemLoader(ROOT / "_templates" / "site"), 
                          keep_trailing_newline=True)
 
 
-def chooser_page(langs, prefix="", canonical="", site=""):
+def chooser_page(langs: Sequence[languages.Language], prefix: str = "", canonical: str = "", site: str = "") -> str:
     """A page that sends the reader to <prefix><their language>/index.html (it works from disk too).
 
     Its hreflang alternates are those landing pages, absolute under `site` where given.
@@ -26,7 +28,7 @@ def chooser_page(langs, prefix="", canonical="", site=""):
         description=SITE_DESCRIPTION)
 
 
-def not_found_page(url, langs):
+def not_found_page(url: str, langs: Sequence[languages.Language]) -> str:
     """The 404 page of a published tree: links to the stable version of each language."""
     return _TEMPLATES.get_template("404.html").render(url=url, langs=[[lang.seg, lang.name] for lang in langs],
                                                       description=SITE_DESCRIPTION)

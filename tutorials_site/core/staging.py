@@ -9,15 +9,20 @@ Unchanged files keep their mtimes, so Sphinx and sphinx-gallery see no change.
 import glob
 import io
 import shutil
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from babel.messages.mofile import write_mo
 
 from . import catalogs, languages, project, translate
-from .layout import PAGES, ROOT, STATIC, figure_files
+from .layout import PAGES, ROOT, STATIC, BuildTree, figure_files
+
+# What a staged folder holds under each name: text (or bytes) to write, a file to link, or None: a folder
+# synced on its own.
+Content = str | bytes | Path | None
 
 
-def _link(link, target):
+def _link(link: Path, target: Path) -> None:
     if link.is_symlink() and link.resolve() == target.resolve():
         return
     if link.is_symlink() or link.is_file():
@@ -25,14 +30,14 @@ def _link(link, target):
     link.symlink_to(target)
 
 
-def _write_if_changed(path, data):
+def _write_if_changed(path: Path, data: str | bytes) -> None:
     """Keeps mtimes (and sphinx-gallery's md5 cache) of unchanged generated files."""
     data = data.encode() if isinstance(data, str) else data
     if not path.exists() or path.read_bytes() != data:
         path.write_bytes(data)
 
 
-def _sync_folder(folder, wanted):
+def _sync_folder(folder: Path, wanted: Mapping[str, Content]) -> None:
     """Make `folder` hold exactly `wanted` ({name: text to write, a path to link, or None: a folder kept})."""
     if folder.is_symlink():
         folder.unlink()
@@ -49,7 +54,7 @@ def _sync_folder(folder, wanted):
             _write_if_changed(folder / name, content)
 
 
-def working_folder(tree, tutorial):
+def working_folder(tree: BuildTree, tutorial: project.Tutorial) -> Path:
     """Where a tutorial runs: links to its folder's files (data beside it is found), writes stay in the build."""
     source = tutorial.path.parent
     folder = tree.workdir(source.relative_to(tutorial.root).as_posix())
@@ -57,7 +62,7 @@ def working_folder(tree, tutorial):
     return folder
 
 
-def _mirror(source, folder):
+def _mirror(source: Path, folder: Path) -> None:
     """FOLDER links each file of SOURCE and mirrors each subfolder as a folder of its own, so that a file a
     run creates there (`data/model.pt`) is created in the build, never in the project; what runs left
     there before stays."""
@@ -75,9 +80,10 @@ def _mirror(source, folder):
         _link(mine, path)
 
 
-def _gallery_files(site, lang, folder, reports, sections):
+def _gallery_files(site: project.Project, lang: languages.Language, folder: Path, reports: list[translate.Report],
+                   sections: Collection[Path]) -> dict[str, Content]:
     """What a gallery folder or section holds in a language: scripts translated, all else linked."""
-    wanted = {}
+    wanted: dict[str, Content] = {}
     tutorials = {t.path: t for t in site.tutorials}
     for path in sorted(folder.iterdir()):
         if path in sections:
@@ -92,14 +98,14 @@ def _gallery_files(site, lang, folder, reports, sections):
     return wanted
 
 
-def _generated(folder, stem):
+def _generated(folder: Path, stem: str) -> list[Path]:
     """What sphinx-gallery (and gallery.render) generated for the tutorial STEM in a gallery folder."""
     thumbnails = (folder / "images" / "thumb").glob(f"sphx_glr_{glob.escape(stem)}_thumb.*")
     files = [path for path in folder.glob(f"{glob.escape(stem)}.*") if path.is_file()]
     return [*files, *figure_files(folder / "images", stem), *thumbnails]
 
 
-def _drop_removed_pages(site, gallery, generated):
+def _drop_removed_pages(site: project.Project, gallery: project.Gallery, generated: Path) -> None:
     """sphinx-gallery never removes what it generated for a tutorial (or section) that is gone, and Sphinx
     would go on building its page: remove it once its script is gone."""
     if not generated.is_dir():
@@ -117,14 +123,14 @@ def _drop_removed_pages(site, gallery, generated):
                     path.unlink()
 
 
-def stage(tree, lang):
+def stage(tree: BuildTree, lang: languages.Language) -> tuple[Path, list[translate.Report]]:
     """The Sphinx source tree of one language; returns (path, translation reports)."""
     src = tree.src(lang)
     src.mkdir(parents=True, exist_ok=True)
     for name in (*PAGES, STATIC):
         if (ROOT / name).exists():
             _link(src / name, ROOT / name)  # pages refer to `/_static/img/...` from the source root
-    reports = []
+    reports: list[translate.Report] = []
     site = project.current()
     for gallery in site.galleries:
         sections = site.sections(gallery)

@@ -1,6 +1,7 @@
 """Execution stamps: what vouches that a page's output comes from a run of its current source."""
 
 import hashlib
+from collections.abc import Iterable
 from pathlib import Path
 
 from .records import RecordError, Stamp
@@ -9,13 +10,13 @@ from .records import RecordError, Stamp
 STAMP_META = "tutorial-execution-stamp"
 
 
-def stamp_path(target_file):
+def stamp_path(target_file: Path | str) -> Path:
     """beginner/x.py -> beginner/x.stamp.json, beside sphinx-gallery's own caches."""
     target_file = Path(target_file)
     return target_file.with_name(target_file.stem + ".stamp.json")
 
 
-def read_stamp(target_file) -> Stamp | None:
+def read_stamp(target_file: Path | str) -> Stamp | None:
     """The stamp copied beside a page's script; None when there is none, or none this build can read."""
     try:
         return Stamp.read(stamp_path(target_file))
@@ -23,7 +24,7 @@ def read_stamp(target_file) -> Stamp | None:
         return None
 
 
-def shown_text(output):
+def shown_text(output: str) -> str:
     """A code block's output as its page shows it.
 
     The run's text is already what a terminal shows (core.terminal); of it, a page drops the blank lines
@@ -32,7 +33,7 @@ def shown_text(output):
     return "\n".join(line.rstrip() for line in output.strip("\n").splitlines())
 
 
-def outputs_digest(outputs, images):
+def outputs_digest(outputs: Iterable[str], images: Iterable[bytes]) -> str:
     """The digest of what a run shows: each non-empty output block's text, then each figure's bytes.
 
     Computed from the run when it is stamped, and again from a built page by `make check`.

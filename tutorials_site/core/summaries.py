@@ -25,12 +25,12 @@ SITE_DESCRIPTION = N_("PyTorch tutorials in English, Korean, Japanese and Chines
                       "built: every output on a page was printed by the code above it.")
 
 
-def plain_text(markup):
+def plain_text(markup: str) -> str:
     """The text of an inline HTML fragment (a title, a paragraph), on one line."""
     return " ".join(html.unescape(_TAG.sub("", markup)).split())
 
 
-def _fitting(text, room):
+def _fitting(text: str, room: int) -> int:
     """How many characters of `text` fit in `room` columns."""
     used = 0
     for i, c in enumerate(text):
@@ -40,7 +40,7 @@ def _fitting(text, room):
     return len(text)
 
 
-def _word_cut(text, end):
+def _word_cut(text: str, end: int) -> int:
     """The last word boundary at or before `end`; `end` itself if the first word is longer."""
     if end < len(text) and text[end].isspace():
         return end
@@ -48,11 +48,11 @@ def _word_cut(text, end):
     return space if space > 0 else end
 
 
-def _latin(c):
+def _latin(c: str) -> bool:
     return c.isascii() and c.isalnum()
 
 
-def _character_cut(text, end):
+def _character_cut(text: str, end: int) -> int:
     """After the last punctuation in the last 40% before `end`, else between characters not inside a Latin word."""
     for i in range(end, int(end * 0.6), -1):
         if text[i - 1] in _CJK_BREAKS:
@@ -63,7 +63,7 @@ def _character_cut(text, end):
     return cut if cut > end // 2 else end
 
 
-def summary(text, language="en", limit=LIMIT):
+def summary(text: str, language: str = "en", limit: int = LIMIT) -> str:
     """`text` on one line, cut to `limit` columns with an ellipsis where it is longer.
 
     Cut at a word boundary, or between characters in languages written without

@@ -1,7 +1,7 @@
-"""A tutorial's output as a terminal shows it, and how much of it a page shows.
+r"""A tutorial's output as a terminal shows it, and how much of it a page shows.
 
 Programs write their output for a terminal: a progress bar returns to the
-start of its line with `\\r` and redraws it, `\\b` steps back a column, escape
+start of its line with `\r` and redraws it, `\b` steps back a column, escape
 sequences colour text or set the window's title, and the terminal shows none
 of these characters. A page shows the output as the terminal would have: the
 last state of each line, no escape sequence, no control character. What is
@@ -60,6 +60,7 @@ class OutputLimits:
 
     @classmethod
     def of_block_limit(cls, block: int) -> "OutputLimits":
+        """The limits of TUTORIAL_OUTPUT_LIMIT=BLOCK: a run shows RUN_BLOCKS times as much."""
         return cls(block, RUN_BLOCKS * block)
 
     @property
@@ -69,6 +70,7 @@ class OutputLimits:
 
     @property
     def recorded_run(self) -> int:
+        """Bytes of a run's raw output kept on disk, all its code blocks together."""
         return RECORDED_PER_SHOWN * self.run
 
     def recorded_caps(self, sizes: list[int]) -> list[int]:
@@ -122,6 +124,7 @@ class _Screen:
         self.pending = ""
 
     def feed(self, text: str) -> None:
+        """Take the next chunk of the stream; an escape sequence it cuts waits for the chunk that ends it."""
         text = self.pending + _UNSHOWABLE.sub("\ufffd", text)
         cut = _partial_start(text)
         self.pending = text[cut:]
@@ -233,6 +236,7 @@ class RunOutput:
         self.run_left = limits.run
 
     def block(self) -> "BlockOutput":
+        """The share of the next code block."""
         return BlockOutput(self)
 
 
@@ -262,6 +266,7 @@ class BlockOutput:
         return f"{head}{newline}[output truncated: {what} left out here; {limit} ({LIMIT_VARIABLE})]\n{tail}"
 
     def show_text(self, text: str) -> str:
+        """TEXT, one stream's whole output, as show() renders it."""
         return self.show([text])
 
     def show_file(self, path: Path, recorded: int, unrecorded: int) -> str:

@@ -15,16 +15,19 @@ import collections
 import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import docutils.frontend
 import docutils.nodes
 import docutils.parsers.rst
 import docutils.utils
+from babel.messages.catalog import Catalog, Message
 
-from . import catalogs, languages, tutorial_text
+from . import catalogs, languages, project, tutorial_text
 from .errors import SiteError
 
 # The node types a translated paragraph, heading or list item may contain.
@@ -61,9 +64,10 @@ def size_problem(english: str, msgstr: str) -> str | None:
 
 
 @functools.cache
-def _rst():
+def _rst() -> tuple[docutils.parsers.rst.Parser, docutils.frontend.Values]:
     """One reST parser and its settings for every check: building docutils' settings costs more than a parse."""
-    settings = docutils.frontend.get_default_settings(docutils.parsers.rst.Parser)
+    # docutils takes a component's class as well as an instance; its stubs only an instance.
+    settings = docutils.frontend.get_default_settings(docutils.parsers.rst.Parser)  # type: ignore[arg-type]
     settings.report_level = settings.halt_level = 5
     settings.file_insertion_enabled = settings.raw_enabled = False
     settings.warning_stream = False
@@ -71,7 +75,7 @@ def _rst():
 
 
 @functools.lru_cache(maxsize=8192)
-def _parse_inline(text):
+def _parse_inline(text: str) -> tuple[docutils.nodes.document, list[docutils.nodes.system_message]]:
     """docutils' verdict on one paragraph of reST: (doctree, messages of level >= warning). Read, never change."""
     parser, settings = _rst()
     document = docutils.utils.new_document("<translation>", settings)
@@ -80,7 +84,12 @@ def _parse_inline(text):
     return document, problems
 
 
-def check_translation(unit, msgstr):
+def _tagname(node: docutils.nodes.Node) -> str:
+    """A node's tag name: every docutils node is a Text (#text) or an Element, and each has one."""
+    return node.tagname  # type: ignore[attr-defined,no-any-return]  # the stubs' Node has none
+
+
+def check_translation(unit: tutorial_text.Unit, msgstr: str) -> str | None:
     """None when `msgstr` may replace the unit's English text, else the reason it may not."""
     text = " ".join(msgstr.split())
     if not text:
@@ -95,12 +104,12 @@ def check_translation(unit, msgstr):
     document, problems = _parse_inline(text)
     if problems:
         return "breaks reST: " + problems[0].children[0].astext()
-    if [child.tagname for child in document.children] != ["paragraph"]:
-        kinds = ", ".join(child.tagname for child in document.children)
+    if [_tagname(child) for child in document.children] != ["paragraph"]:
+        kinds = ", ".join(_tagname(child) for child in document.children)
         return f"must stay one paragraph of text, became: {kinds}"
     for node in document.findall():
-        if node.tagname not in ALLOWED_NODES:
-            return f"uses {node.tagname!r}, which translations may not contain"
+        if _tagname(node) not in ALLOWED_NODES:
+            return f"uses {_tagname(node)!r}, which translations may not contain"
         # (Literal text is shown as code, never as markup: a role's `text <target>` is read as one.)
         if (isinstance(node, docutils.nodes.Text) and not isinstance(node.parent, docutils.nodes.literal)
                 and HTML_TAG.search(node.astext())):
@@ -111,9 +120,9 @@ def check_translation(unit, msgstr):
     return None
 
 
-def _references(text):
+def _references(text: str) -> tuple[collections.Counter[tuple[str, str]], collections.Counter[str], collections.Counter[str]]:
     """What a passage points to: role targets, inline literals and link targets, each counted."""
-    roles = collections.Counter()
+    roles: collections.Counter[tuple[str, str]] = collections.Counter()
     for match in XREF_ROLE.finditer(text):
         content = match[1]
         roles[(match[0].split("`")[0], content.rsplit("<", 1)[1].rstrip(">").strip() if "<" in content else content)] += 1
@@ -125,7 +134,8 @@ def _references(text):
     return roles, literals, links
 
 
-def references_changed(unit, msgstr, allowed_links=None):
+def references_changed(unit: tutorial_text.Unit, msgstr: str,
+                       allowed_links: Mapping[str, set[str]] | None = None) -> str | None:
     """None when the translation points where the English does (a link may go to a localized page the
     language allows, see link_targets), else what changed."""
     if not unit.is_rst:
@@ -138,8 +148,10 @@ def references_changed(unit, msgstr, allowed_links=None):
         if source is not None:
             links[target] -= count
             links[source] += count
-    for kind, want, got in (("role target", english[0], translated[0]), ("inline literal", english[1], translated[1]),
-                            ("link target", english[2], +links)):
+    compared: list[tuple[str, collections.Counter[Any], collections.Counter[Any]]] = [
+        ("role target", english[0], translated[0]), ("inline literal", english[1], translated[1]),
+        ("link target", english[2], +links)]
+    for kind, want, got in compared:
         if want != got:
             missing, extra = list((want - got).elements()), list((got - want).elements())
             shown = [f":{r[0].strip(':')}:`{r[1]}`" if isinstance(r, tuple) else r for r in missing + extra]
@@ -169,11 +181,11 @@ def refusal(unit: tutorial_text.Unit, msgstr: str, allowed_links: Mapping[str, s
     return Refusal(changed, stops_build=True) if changed else None
 
 
-def link_targets(lang):
+def link_targets(lang: languages.Language) -> dict[str, set[str]]:
     """The localized link targets a language allows, from locales/<code>/link-targets.txt:
     one `<English target> <localized target>` pair per line, `#` for comments."""
     path = catalogs.LOCALES / lang.code / "link-targets.txt"
-    allowed = collections.defaultdict(set)
+    allowed: collections.defaultdict[str, set[str]] = collections.defaultdict(set)
     if path.exists():
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             line = line.split("#", 1)[0].strip() if not line.lstrip().startswith("#") else ""
@@ -193,13 +205,14 @@ class Report:
 
     total: int = 0
     english: int = 0
-    problems: list = field(default_factory=list)  # "file:line: message"
+    problems: list[str] = field(default_factory=list)  # "file:line: message"
 
-    def as_json(self):
+    def as_json(self) -> str:
+        """What the page shows of it (its .i18n.json): the units, and those shown in English."""
         return json.dumps({"total": self.total, "english": self.english}, sort_keys=True)
 
 
-def _code_tree(source, filename):
+def _code_tree(source: str, filename: str) -> str:
     tree = ast.parse(source, filename=filename)
     body = tree.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
@@ -208,7 +221,7 @@ def _code_tree(source, filename):
     return ast.dump(tree, include_attributes=True)
 
 
-def generate(lang, tutorial):
+def generate(lang: languages.Language, tutorial: project.Tutorial) -> tuple[str, Report]:
     """(translated source, Report) of one tutorial (a project.Tutorial) in one language."""
     path = tutorial.path
     english = path.read_text(encoding="utf-8")
@@ -217,7 +230,7 @@ def generate(lang, tutorial):
     catalog = catalogs.load(po) if po.exists() else None
     available = catalogs.translations(catalog) if catalog is not None else {}
     report = Report(total=len(text.units))
-    usable = {}
+    usable: dict[str, str] = {}
     allowed_links = link_targets(lang)
     for unit in text.units:
         msgstr = available.get(unit.msgid)
@@ -228,7 +241,8 @@ def generate(lang, tutorial):
         if refused is None:
             usable[unit.msgid] = msgstr
             continue
-        where = f"{catalogs.display_path(po)}:{catalog.get(unit.msgid).lineno}: msgid {unit.msgid[:50]!r}"
+        assert catalog is not None  # msgstr was found in it
+        where = f"{catalogs.display_path(po)}:{catalog[unit.msgid].lineno}: msgid {unit.msgid[:50]!r}"
         if refused.stops_build:
             raise TranslationError(f"{where}: {refused.reason}")
         report.english += 1
@@ -252,44 +266,52 @@ TAG = re.compile(r"<[^<>]*>")
 CHARACTER_REFERENCE = re.compile(r"&(?:#\d+|#[xX][\da-fA-F]+|[A-Za-z]\w*);")
 # What HTML (or a script's template string) reads as markup: a label has none beyond its English's markup.
 NOT_TEXT = re.compile(r"""[<>&"'`]""")
+# Babel reads a plural's msgid and msgstr as their forms; no page or label of the site has one, nor a check for it.
+PLURAL = "a plural (msgid_plural), which the site's catalogs do not have; translate the singular message"
 
 
-def check_page_translation(message, msgstr):
+def check_page_translation(message: Message, msgstr: str) -> str | None:
     """Like check_translation, for a message Sphinx extracted from a hand-written page."""
-    if UNSAFE_URI.search(msgstr) and not UNSAFE_URI.search(message.id):
+    english = message.id
+    if not isinstance(english, str):
+        return PLURAL
+    if UNSAFE_URI.search(msgstr) and not UNSAFE_URI.search(english):
         return "links to a javascript:, data: or vbscript: URI"
     markdown = any(str(path).endswith(".md") for path, _ in message.locations)
     if not markdown:
-        return check_translation(tutorial_text.Unit("paragraph", message.id, [0]), msgstr)
-    too_long = size_problem(message.id, msgstr)
+        return check_translation(tutorial_text.Unit("paragraph", english, [0]), msgstr)
+    too_long = size_problem(english, msgstr)
     if too_long:
         return too_long
     if HTML_TAG.search(msgstr):
         return "contains an HTML tag"
-    roles = set(MYST_ROLE.findall(msgstr)) - set(MYST_ROLE.findall(message.id))
+    roles = set(MYST_ROLE.findall(msgstr)) - set(MYST_ROLE.findall(english))
     if roles or MYST_BLOCK.search(msgstr):
         return "adds a MyST role or block the English text does not have"
     return None
 
 
-def check_label_translation(message, msgstr):
+def check_label_translation(message: Message, msgstr: str) -> str | None:
     """A label is plain text: the theme prints labels into its HTML as they are, in text and in attributes.
 
     Only the markup its English has may stay: the same tags, attributes and all (the footer's sentence has
     links), its character references, and the same placeholders.
     """
-    too_long = size_problem(message.id, msgstr)
+    english = message.id
+    if not isinstance(english, str):
+        return PLURAL
+    too_long = size_problem(english, msgstr)
     if too_long:
         return too_long
-    if sorted(PLACEHOLDER.findall(msgstr)) != sorted(PLACEHOLDER.findall(message.id)):
-        wanted = " ".join(PLACEHOLDER.findall(message.id)) or "none"
+    if sorted(PLACEHOLDER.findall(msgstr)) != sorted(PLACEHOLDER.findall(english)):
+        wanted = " ".join(PLACEHOLDER.findall(english)) or "none"
         return f"placeholders differ from the English ones ({wanted}); keep them as they are"
-    if sorted(TAG.findall(msgstr)) != sorted(TAG.findall(message.id)):
+    if sorted(TAG.findall(msgstr)) != sorted(TAG.findall(english)):
         return "HTML tags differ from the English ones; keep the English tags exactly as they are, or none"
-    references = set(CHARACTER_REFERENCE.findall(msgstr)) - set(CHARACTER_REFERENCE.findall(message.id))
+    references = set(CHARACTER_REFERENCE.findall(msgstr)) - set(CHARACTER_REFERENCE.findall(english))
     if references:
         return f"adds the character reference {sorted(references)[0]}; write the character itself"
-    english_text = NOT_TEXT.findall(CHARACTER_REFERENCE.sub("", TAG.sub("", message.id)))
+    english_text = NOT_TEXT.findall(CHARACTER_REFERENCE.sub("", TAG.sub("", english)))
     found = sorted(set(NOT_TEXT.findall(CHARACTER_REFERENCE.sub("", TAG.sub("", msgstr)))) - set(english_text))
     if found:
         return (f"not plain text: it has {', '.join(map(repr, found))}, which HTML reads as markup; write it "
@@ -297,10 +319,12 @@ def check_label_translation(message, msgstr):
     return None
 
 
-SITE_CHECKS = {"site": check_page_translation, "sphinx": check_label_translation}
+# Why a translation of a site catalog's message is refused (None: it is used).
+SiteCheck = Callable[[Message, str], str | None]
+SITE_CHECKS: dict[str, SiteCheck] = {"site": check_page_translation, "sphinx": check_label_translation}
 
 
-def usable_site_catalog(domain, po):
+def usable_site_catalog(domain: str, po: Path) -> tuple[Catalog, list[str]]:
     """The catalog with every refused translation removed (so it shows English), and the problems.
 
     A page's message is text to docutils or MyST, which escape it: a refused one shows in English with a
@@ -310,7 +334,7 @@ def usable_site_catalog(domain, po):
     catalog = catalogs.load(po)
     problems = []
     for message in [m for m in catalog if catalogs.is_translated(m)]:
-        reason = SITE_CHECKS[domain](message, message.string)
+        reason = SITE_CHECKS[domain](message, message.string) if isinstance(message.string, str) else PLURAL
         if reason:
             problems.append(f"{catalogs.display_path(po)}:{message.lineno}: msgid {message.id[:50]!r}: {reason}")
             del catalog[message.id]

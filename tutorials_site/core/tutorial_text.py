@@ -17,7 +17,9 @@ import ast
 import io
 import re
 import tokenize
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from docutils.utils import column_width as display_width  # columns, as docutils measures a heading's underline
 
@@ -45,9 +47,11 @@ class TutorialSyntaxError(SiteError, ValueError):
 
 @dataclass
 class Unit:
+    """One translatable piece of a tutorial's text, and where and how its English is written."""
+
     kind: str  # title, heading, paragraph, item, comment, inline-comment
     msgid: str
-    lines: list  # 0-based indices of the source lines the English unit occupies
+    lines: list[int]  # 0-based indices of the source lines the English unit occupies
     prefix: str = ""  # what precedes the text on every line: "# ", indentation, or ""
     marker: str = ""  # list marker with its spacing, for items
     underline: str = ""  # adornment character, for headings
@@ -55,36 +59,42 @@ class Unit:
     column: int = 0  # for trailing comments: where the '#' starts
 
     @property
-    def lineno(self):
+    def lineno(self) -> int:
+        """Its first line, counted from 1."""
         return self.lines[0] + 1
 
     @property
-    def is_rst(self):
+    def is_rst(self) -> bool:
+        """Whether its text is reST (not a code comment's plain text)."""
         return self.kind in ("title", "heading", "paragraph", "item")
 
 
 @dataclass
 class Tutorial:
+    """A tutorial script's lines and the units of its text."""
+
     path: str
-    lines: list
-    units: list = field(default_factory=list)
+    lines: list[str]  # with their line ends
+    units: list[Unit] = field(default_factory=list)
     docstring_lines: range = range(0)
 
 
-def _joined(texts):
+def _joined(texts: Iterable[str]) -> str:
     return " ".join(t.strip() for t in texts)
 
 
-def _indent(text):
+def _indent(text: str) -> int:
     return len(text) - len(text.lstrip(" "))
 
 
-def _segment_rst(tutorial, numbered, prefix, kind_of_first_heading):
+def _segment_rst(tutorial: Tutorial, numbered: list[tuple[int, str]], prefix: str,
+                 kind_of_first_heading: bool) -> list[Unit]:
     """Units of one reST text region: `numbered` is [(line index, text without comment marker)]."""
-    units, i, n = [], 0, len(numbered)
-    verbatim_deeper_than = None  # indentation of a literal block or non-prose directive in progress
+    units: list[Unit] = []
+    i, n = 0, len(numbered)
+    verbatim_deeper_than: int | None = None  # indentation of a literal block or non-prose directive in progress
 
-    def blank(j):
+    def blank(j: int) -> bool:
         return not numbered[j][1].strip()
 
     while i < n:
@@ -148,7 +158,7 @@ def _segment_rst(tutorial, numbered, prefix, kind_of_first_heading):
     return units
 
 
-def _comment_units(tutorial, code_lines):
+def _comment_units(tutorial: Tutorial, code_lines: set[int]) -> list[Unit]:
     """Code comments in the lines not part of the docstring or text blocks."""
     source = "".join(line if i in code_lines else "\n" for i, line in enumerate(tutorial.lines))
     comments = []
@@ -157,7 +167,7 @@ def _comment_units(tutorial, code_lines):
             row, col = token.start[0] - 1, token.start[1]
             full_line = not tutorial.lines[row][:col].strip()
             comments.append((row, col, full_line, token.string))
-    units = []
+    units: list[Unit] = []
     for row, col, full_line, string in comments:
         text = re.sub(r"^#\s?", "", string).strip()
         if not text:
@@ -173,7 +183,7 @@ def _comment_units(tutorial, code_lines):
     return units
 
 
-def parse(path, text=None):
+def parse(path: Path | str, text: str | None = None) -> Tutorial:
     """Split a tutorial script into its units (in file order)."""
     if text is None:
         with open(path, encoding="utf-8") as f:
@@ -184,11 +194,12 @@ def parse(path, text=None):
     except SyntaxError as error:
         raise TutorialSyntaxError(f"{path}:{error.lineno}: {error.msg}") from None
     lines = [line.rstrip("\n") for line in tutorial.lines]
-    units, text_lines = [], set()
+    units: list[Unit] = []
+    text_lines: set[int] = set()
 
     docstring = ast.get_docstring(module, clean=False) is not None and module.body[0]
     if docstring:
-        first, last = docstring.lineno - 1, docstring.end_lineno - 1
+        first, last = docstring.lineno - 1, (docstring.end_lineno or docstring.lineno) - 1
         if not re.fullmatch(r'[rRuU]?"""', lines[first].strip()) or lines[last].strip() != '"""':
             raise TutorialSyntaxError(
                 f'{path}:{first + 1}: the docstring must open and close with """ on lines of their own'
@@ -313,7 +324,7 @@ def wrap(text: str, count: int, spaced: bool = True) -> list[str]:
 def join_wide_breaks(text: str) -> str:
     """The text without the line breaks (and the indentation after them) that stand between two wide
     characters, as `wrap` breaks Japanese and Chinese: a browser or a notebook would show each as a space."""
-    def joined(match: re.Match) -> str:
+    def joined(match: re.Match[str]) -> str:
         inside = match.start() > 0 and match.end() < len(text)
         return "" if inside and is_wide(text[match.start() - 1]) and is_wide(text[match.end()]) else match.group()
     return re.sub(r"\n[ \t]*", joined, text)
@@ -336,7 +347,7 @@ def _in_docstring(text: str, raw: bool) -> str:
     return (text if raw else text.replace("\\", "\\\\")).replace('"""', '""\\"')
 
 
-def render(tutorial, translations, spaced: bool = True):
+def render(tutorial: Tutorial, translations: Mapping[str, str], spaced: bool = True) -> str:
     """The tutorial's source with each unit's text replaced by translations.get(msgid) when given.
 
     A unit's text fills the lines its English had (`wrap`), so the script keeps the English line structure;
@@ -371,9 +382,9 @@ def render(tutorial, translations, spaced: bool = True):
         else:
             parts = [_in_docstring(part, raw) if in_docstring else part
                      for part in wrap(text, len(unit.lines), spaced or unit is intro)]
-            first = unit.prefix + unit.marker
+            lead = unit.prefix + unit.marker
             rest = unit.prefix + " " * len(unit.marker)
-            new = [first + parts[0]] + [rest + part for part in parts[1:]]
+            new = [lead + parts[0]] + [rest + part for part in parts[1:]]
         new += [blank] * (len(unit.lines) - len(new))
         for row, line in zip(unit.lines, new):
             lines[row] = line.rstrip() if line.strip() else blank

@@ -13,7 +13,9 @@ disk they use the list the build was given (sphinxext.versions).
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TypedDict, cast
 
 from packaging.version import Version
 
@@ -28,17 +30,37 @@ ENTRY_KEYS = ("name", "label", "release", "torch", "languages", "built", "path")
 RESERVED = {"stable", "versions.json", "index.html", "404.html", "sitemap.xml", "robots.txt"}
 
 
+class VersionEntry(TypedDict):
+    """One version in versions.json (its keys are ENTRY_KEYS; a build's BuildInfo gives them)."""
+
+    name: str
+    label: str
+    release: bool
+    torch: str
+    languages: list[str]  # URL segments
+    built: str  # "YYYY-MM-DD HH:MM UTC"
+    path: str  # "<name>/"
+
+
+class Manifest(TypedDict):
+    """versions.json: the stable version's name (None on a site with no version) and the versions, in order."""
+
+    stable: str | None
+    versions: list[VersionEntry]
+
+
 class VersionsError(SiteError):
     """A version name or a versions.json we must not use: the message says which and why."""
 
 
-def check_name(name):
+def check_name(name: str) -> str:
+    """NAME, when it can name a version's folder of the published tree; VersionsError otherwise."""
     if not _SAFE.match(name) or ".." in name or name in RESERVED:
         raise VersionsError(f"VERSION: {name!r} is not a usable version name (letters, digits, . _ -)")
     return name
 
 
-def current(requested="", root=ROOT):
+def current(requested: str = "", root: Path = ROOT) -> str:
     """`requested` (VERSION) if given, else `X.Y` for a commit tagged vX.Y[.Z], else the branch name, else `dev`."""
     name = requested.strip()
     if not name:
@@ -53,33 +75,35 @@ def current(requested="", root=ROOT):
     return check_name(name or "dev")
 
 
-def is_release(name):
+def is_release(name: str) -> bool:
+    """Whether NAME is a release's: X.Y."""
     return bool(RELEASE.match(name))
 
 
-def folder_url(site_url, folder, seg, page):
+def folder_url(site_url: str, folder: str, seg: str, page: str) -> str:
     """The absolute URL of a page (or file) of a language in a folder of the published tree."""
     return f"{site_url.rstrip('/')}/{folder}/{seg}/{page}"
 
 
-def canonical_url(site_url, seg, page):
+def canonical_url(site_url: str, seg: str, page: str) -> str:
     """Where search engines should know a page from: the stable version, whichever version it is in."""
     return folder_url(site_url, "stable", seg, page)
 
 
-def published_url(site_url, name, seg, page):
+def published_url(site_url: str, name: str, seg: str, page: str) -> str:
     """A page of version `name` as its alternates name it: releases' under stable/, others' under their own folder."""
     return folder_url(site_url, "stable" if is_release(name) else name, seg, page)
 
 
-def order(entries):
+def order(entries: Sequence[VersionEntry]) -> list[VersionEntry]:
     """Releases newest first (as versions compare: 1.10 after 1.9), then main, then other branches by name."""
     releases = sorted((e for e in entries if is_release(e["name"])), key=lambda e: Version(e["name"]), reverse=True)
     branches = sorted((e for e in entries if not is_release(e["name"])), key=lambda e: (e["name"] != "main", e["name"]))
     return releases + branches
 
 
-def stable_of(entries):
+def stable_of(entries: Sequence[VersionEntry]) -> str | None:
+    """The stable version: the newest release, else main, else the first version; None without any."""
     releases = [e["name"] for e in order(entries) if e["release"]]
     if releases:
         return releases[0]
@@ -87,12 +111,13 @@ def stable_of(entries):
     return "main" if "main" in names else (names[0] if names else None)
 
 
-def manifest(entries):
+def manifest(entries: Sequence[VersionEntry]) -> Manifest:
+    """versions.json's contents for ENTRIES, in the published order."""
     entries = order(entries)
     return {"stable": stable_of(entries), "versions": entries}
 
 
-def as_built(published, name):
+def as_built(published: Sequence[VersionEntry], name: str) -> Manifest:
     """The versions a build of `name` knows: those published before it, and itself (its pages embed
     this list, and a local build serves it as its versions.json)."""
     entries = [e for e in published if e["name"] != name]
@@ -101,7 +126,7 @@ def as_built(published, name):
     return manifest(entries)
 
 
-def load(path):
+def load(path: Path | str) -> Manifest:
     """The versions.json at `path`; a missing file is an empty site, anything unreadable an error."""
     path = Path(path)
     if not path.exists():
@@ -122,4 +147,4 @@ def load(path):
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, VersionsError) as error:
         raise VersionsError(f"{path}: unreadable or corrupt versions.json ({error}); "
                             "fix or remove it by hand, it was not changed") from None
-    return data
+    return cast(Manifest, data)  # checked above

@@ -7,7 +7,9 @@ the notebook that the published site keeps on the gh-pages branch:
 
 from docutils import nodes
 from sphinx import addnodes
+from sphinx.application import Sphinx
 from sphinx.locale import get_translation
+from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from ..core.languages import BY_CODE
@@ -15,14 +17,16 @@ from ..core.languages import BY_CODE
 _ = get_translation("sphinx")
 
 
-def colab_url(repo, version, seg, download_path):
+def colab_url(repo: str, version: str, seg: str, download_path: str) -> str:
+    """Colab's address of the notebook the published site keeps at <version>/<seg>/_downloads/<download_path>."""
     return (
         f"https://colab.research.google.com/github/{repo}/blob/gh-pages/"
         f"{version}/{seg}/_downloads/{download_path}"
     )
 
 
-def add_colab_link(app, doctree, docname):
+def add_colab_link(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """Put an "Open in Colab" link after the page's notebook download (doctree-resolved)."""
     for ref in doctree.findall(addnodes.download_reference):
         if not ref.get("reftarget", "").endswith(".ipynb") or "filename" not in ref:
             continue
@@ -37,7 +41,8 @@ def add_colab_link(app, doctree, docname):
         return
 
 
-def setup(app):
+def setup(app: Sphinx) -> ExtensionMetadata:
+    """Register the link's setting, tutorials_github_repo, and the handler."""
     app.add_config_value("tutorials_github_repo", "", "html", types=[str])
     app.connect("doctree-resolved", add_colab_link)
     # Nothing at reading; at writing, it edits only the doctree it is given (resolved in the main process).

@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 
 from pygments.formatters import HtmlFormatter
+from sphinx.application import Sphinx
+from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 
@@ -19,10 +21,11 @@ PICKED = ":root[data-color-scheme=dark]"
 SYSTEM = ":root:not([data-color-scheme=light])"
 
 
-def dark_stylesheet():
+def dark_stylesheet() -> str:
+    """The dark style's CSS, scoped to where the dark colour scheme applies (see above)."""
     formatter = HtmlFormatter(style=DARK_STYLE)
 
-    def rules(scope):
+    def rules(scope: str) -> str:
         # :where() adds nothing to the light rules' specificity: each dark rule replaces its light one
         # (it comes later), and what overrides Pygments (sphinx-gallery's output blocks) still does.
         prefix = f":where({scope}) .highlight"
@@ -34,7 +37,8 @@ def dark_stylesheet():
             f"@media screen and (prefers-color-scheme: dark) {{\n{rules(SYSTEM)}\n}}\n")
 
 
-def write_dark_stylesheet(app):
+def write_dark_stylesheet(app: Sphinx) -> None:
+    """Write the dark stylesheet into an HTML build's _static/ (builder-inited)."""
     # Written before the pages, so that their links carry the file's checksum like the others.
     if app.builder.format == "html":
         static = Path(app.outdir, "_static")
@@ -42,7 +46,8 @@ def write_dark_stylesheet(app):
         (static / STYLESHEET).write_text(dark_stylesheet(), encoding="utf-8")
 
 
-def setup(app):
+def setup(app: Sphinx) -> ExtensionMetadata:
+    """Link the dark stylesheet from every page, and write it when the build starts."""
     app.add_css_file(STYLESHEET)
     app.connect("builder-inited", write_dark_stylesheet)
     # It writes its file at builder-inited: once, in the main process, before any reading or writing.

@@ -7,9 +7,12 @@ address (`tutorials_site_url`) is not set.
 """
 
 import html
+from typing import Any
 
 from docutils import nodes
+from sphinx.application import Sphinx
 from sphinx.locale import get_translation
+from sphinx.util.typing import ExtensionMetadata
 from sphinx_gallery.directives import imgsgnode
 
 from .. import __version__
@@ -25,7 +28,7 @@ OG_LOCALES = {"en": "en_US", "ko": "ko_KR", "ja": "ja_JP", "zh_CN": "zh_CN"}
 TEMPLATE_TITLES = {"genindex.html": "Index", "search.html": "Search"}
 
 
-def first_paragraph(doctree):
+def first_paragraph(doctree: nodes.document) -> str | None:
     """The text of the first paragraph standing in a section: not a banner, a note or the provenance line."""
     for paragraph in doctree.findall(nodes.paragraph):
         if isinstance(paragraph.parent, (nodes.section, nodes.document)) and paragraph.astext().strip():
@@ -33,7 +36,7 @@ def first_paragraph(doctree):
     return None
 
 
-def thumbnail(app, pagename, doctree):
+def thumbnail(app: Sphinx, pagename: str, doctree: nodes.document | None) -> str | None:
     """The file name in _images/ of a tutorial's thumbnail; None when the tutorial draws no figure
     (its thumbnail is then sphinx-gallery's placeholder)."""
     tutorial = example_of(app.config, pagename)
@@ -44,13 +47,16 @@ def thumbnail(app, pagename, doctree):
     return found[1] if found else None
 
 
-def page_title(context, templatename):
+def page_title(context: dict[str, Any], templatename: str) -> str:
+    """The page's title as plain text, where its template sets it too."""
     if templatename in TEMPLATE_TITLES:
         return str(_(TEMPLATE_TITLES[templatename]))
     return plain_text(context.get("title") or "")
 
 
-def add_page_context(app, pagename, templatename, context, doctree):
+def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
+                     doctree: nodes.document | None) -> None:
+    """Add the page's description and Open Graph tags to its metatags (html-page-context)."""
     lang = languages.BY_CODE[app.config.language]
     paragraph = first_paragraph(doctree) if doctree is not None else None
     description = summary(paragraph, lang.code) if paragraph else str(_(SITE_DESCRIPTION))
@@ -76,7 +82,8 @@ def add_page_context(app, pagename, templatename, context, doctree):
         f'\n<meta {kind}="{name}" content="{html.escape(value)}">' for kind, name, value in tags)
 
 
-def setup(app):
+def setup(app: Sphinx) -> ExtensionMetadata:
+    """Register the handler."""
     app.connect("html-page-context", add_page_context)
     # Nothing at reading; at writing, it reads the environment (whole in every writing process) and edits
     # only its page's context.

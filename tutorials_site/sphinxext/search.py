@@ -9,7 +9,9 @@ whole: "데이터 병렬" -> 데이, 이터, 병렬; "DataParallel" -> dataparal
 
 import re
 
+from sphinx.application import Sphinx
 from sphinx.search import SearchLanguage
+from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 
@@ -19,7 +21,8 @@ _RUNS = re.compile(f"[{CJK}]+|[^{CJK}]+")
 _IS_CJK = re.compile(f"[{CJK}]")
 
 
-def split(text):
+def split(text: str) -> list[str]:
+    """The words of TEXT as the index and the query both split them (see above)."""
     words = []
     for word in re.findall(r"\w+", text):
         for run in _RUNS.findall(word):
@@ -48,24 +51,27 @@ function splitQuery(query) {
 
 
 class _CJKBigrams(SearchLanguage):
+    """A search language whose words are split(): CJK bigrams, other words whole and lower-cased."""
+
     js_splitter_code = JS_SPLITTER
     js_stemmer_code = "function Stemmer() { this.stemWord = (word) => word; }"
 
-    def split(self, input):
+    def split(self, input: str) -> list[str]:
         return split(input)
 
-    def stem(self, word):
+    def stem(self, word: str) -> str:
         return word.lower()
 
-    def word_filter(self, word):
+    def word_filter(self, word: str) -> bool:
         return bool(word) and not word.isdigit()
 
 
-def _language(code, name):
+def _language(code: str, name: str) -> type[SearchLanguage]:
     return type(f"Search{name}", (_CJKBigrams,), {"lang": code, "language_name": name})
 
 
-def setup(app):
+def setup(app: Sphinx) -> ExtensionMetadata:
+    """Register the search languages of Korean, Japanese and Chinese."""
     for code, name in (("ko", "Korean"), ("ja", "Japanese"), ("zh", "Chinese")):
         app.add_search_language(_language(code, name))
     # Sphinx feeds the search index in the main process only, reading and writing in parallel or not.

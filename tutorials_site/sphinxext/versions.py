@@ -6,8 +6,12 @@ disk; served pages read versions.json at the site root instead.
 """
 
 import json
+from typing import Any
 
+from docutils import nodes
+from sphinx.application import Sphinx
 from sphinx.locale import get_translation
+from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from ..core import languages
@@ -16,7 +20,9 @@ from ..core.versions import as_built, canonical_url, is_release
 _ = get_translation("sphinx")
 
 
-def add_page_context(app, pagename, templatename, context, doctree):
+def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
+                     doctree: nodes.document | None) -> None:
+    """Give a page's template its version, the versions known, and the banners' messages (html-page-context)."""
     name = app.config.version
     seg = languages.BY_CODE[app.config.language].seg
     depth = pagename.count("/")
@@ -39,7 +45,8 @@ def add_page_context(app, pagename, templatename, context, doctree):
         context["metatags"] = context.get("metatags", "") + '\n<meta name="robots" content="noindex">'
 
 
-def setup(app):
+def setup(app: Sphinx) -> ExtensionMetadata:
+    """Register the settings the build passes (tutorials_site_url, tutorials_versions) and the handler."""
     app.add_config_value("tutorials_site_url", "", "html", types=[str])
     app.add_config_value("tutorials_versions", "", "html", types=[str])
     app.connect("html-page-context", add_page_context)

@@ -5,8 +5,9 @@ written and never mixed within a line. (Unbuffered, PYTHONUNBUFFERED, a print wr
 and its newline apart; the runner itself stays so, for its partial lines to keep their place.)
 """
 
+import io
 import sys
 
 for stream in (sys.stdout, sys.stderr):
-    if stream is not None:
+    if isinstance(stream, io.TextIOWrapper):  # as Python opens them; None without a stream
         stream.reconfigure(line_buffering=True, write_through=False)
