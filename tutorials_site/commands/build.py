@@ -425,6 +425,9 @@ def _sphinx(command, log):
         sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 (the process ends with the build)
         sys.stderr = _Copied(sys.stdout)
         os.chdir(ROOT)
+        # Its progress lines too: they erase and redraw the line where CI or FORCE_COLOR is set, --no-color
+        # or not (sphinx.util.display.status_iterator).
+        os.environ["NO_COLOR"] = "1"
         status = build_main(command)
         report = sphinx_warnings.after_warnings(sys.stderr.copy.getvalue(), FAILURE_LINES) if status else []
         return status, time.perf_counter() - started, report
