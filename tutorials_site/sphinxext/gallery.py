@@ -15,6 +15,7 @@ import glob
 import hashlib
 import io
 import json
+import os
 import shutil
 import zipfile
 from pathlib import Path
@@ -197,6 +198,26 @@ def write_downloads(app) -> None:
             continue
         write_atomically(notebook, data)
         _normalize_zip(Path(zip_files([target, notebook], archive, target.parent)))
+        for path in (notebook, archive):
+            digest, mtime = _downloads_before.get(path, (None, 0))
+            if digest == hashlib.sha256(path.read_bytes()).digest():
+                os.utime(path, ns=(mtime, mtime))  # what it was before sphinx-gallery wrote its own
+
+
+# The notebooks and zips as the build found them: sphinx-gallery writes its own again for every page it
+# generates (each build, for a tutorial it does not execute), and write_downloads puts ours back with their
+# old mtimes, so that Sphinx, which reads a page again when a file it links to is newer, does not.
+_downloads_before: dict[Path, tuple[bytes, int]] = {}
+
+
+def note_downloads(app) -> None:
+    """Note each tutorial's notebook and zip as they are, before sphinx-gallery generates the galleries."""
+    _downloads_before.clear()
+    for tutorial in site_project(app.config).tutorials:
+        target = Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.rel)
+        for path in (target.with_suffix(".ipynb"), target.with_suffix(".zip")):
+            if path.exists():
+                _downloads_before[path] = (hashlib.sha256(path.read_bytes()).digest(), path.stat().st_mtime_ns)
 
 
 def _forget_rendering(target: Path) -> None:
@@ -283,6 +304,7 @@ def setup(app):
     app.connect("html-page-context", drop_unused_css)
     # After sphinx-gallery's own builder-inited setup (priority 10), before it generates the galleries (500).
     app.connect("builder-inited", render_galleries, priority=400)
+    app.connect("builder-inited", note_downloads, priority=440)
     app.connect("builder-inited", write_downloads, priority=450)
     app.connect("builder-inited", write_downloads, priority=600)
     app.connect("config-inited", take_show_memory, priority=5)  # before sphinx-gallery fills its defaults (10)
