@@ -36,14 +36,14 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import psutil
-from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 from ..core.isolation import tutorial_environment
 from ..core.needs import Machine
 from ..core.records import BlockRecord, RecordError, RunError, RunRecord
 from ..core.runs import RESULT, first_code_line, parse_timeout, read_json, setting
 from ..core.terminal import DEFAULT_LIMITS, OutputLimits, RunOutput
-from .runner import output_rst, recorded_sizes
+from ..sphinx_gallery_api import output_rst, split_code_and_text_blocks
+from .runner import recorded_sizes
 
 OPTIONS = "options.json"  # RUNDIR/options.json: the RunOptions the runner reads
 # The folder that holds the tutorials_site package: the runner is started as `-m tutorials_site...`.
