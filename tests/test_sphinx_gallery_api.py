@@ -17,6 +17,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from babel.messages.catalog import Catalog
+from babel.messages.mofile import write_mo
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
@@ -25,7 +27,7 @@ from sphinx_gallery import backreferences, gen_gallery, gen_rst, notebook, scrap
 from sphinx_gallery._doctree_links import _load_code_obj
 
 from tutorials_site import sphinx_gallery_api as sg
-from tutorials_site.core import checks
+from tutorials_site.core import checks, staging
 from tutorials_site.core.gallery_strings import GALLERY_TEMPLATES, match_gallery_template
 from tutorials_site.core.layout import ROOT, figure_files
 from tutorials_site.sphinxext import gallery
@@ -156,7 +158,13 @@ def page(tmp_path_factory):
     sg.save_notebook(sg.notebook(blocks, conf, script.parent), notebook_file)
     archive = sg.zip_files([script, notebook_file], script.with_suffix(".zip"), script.parent)
     (src / "conf.py").write_text('extensions = ["sphinx_gallery.gen_gallery"]\n'
-                                 'sphinx_gallery_conf = {"examples_dirs": [], "gallery_dirs": []}\n')
+                                 'sphinx_gallery_conf = {"examples_dirs": [], "gallery_dirs": []}\n'
+                                 'language = "fr"\nlocale_dirs = ["locales"]\ngettext_compact = False\n')
+    catalog = Catalog(locale="fr")
+    catalog.add("Some prose.", "De la prose.")
+    (src / "locales" / "fr" / "LC_MESSAGES" / "g").mkdir(parents=True)
+    with open(src / "locales" / "fr" / "LC_MESSAGES" / "g" / "plot_demo.mo", "wb") as mo:
+        write_mo(mo, catalog)
     (src / "index.rst").write_text("Index\n=====\n\n.. toctree::\n\n   g/plot_demo\n\n"
                                    f".. image:: /{sg.thumbnail_path('g', 'plot_demo')}\n")
     out = src.parent / "html"
@@ -222,11 +230,28 @@ def test_an_alt_text_set_on_a_figure_is_what_the_page_shows(page):
     assert images.alts[page.figure.name] == ALT
 
 
+def test_what_staging_takes_for_a_tutorials_generated_files_is_what_sphinx_gallery_wrote(page):
+    written = {path for path in (page.src / "g").rglob("*") if path.is_file()}
+    assert set(staging._generated(page.src / "g", "plot_demo")) == written
+
+
 def test_the_thumbnail_is_where_the_gallery_looks_and_sphinx_names_it(page):
     assert (page.src / sg.thumbnail_path("g", "plot_demo")).is_file()
     name = sg.built_image(page.app.env, sg.thumbnail_path("g", "plot_demo"))
     assert name and (page.out / "_images" / name).is_file()
     assert sg.built_image(page.app.env, "g/images/thumb/none.png") is None
+
+
+def test_the_texts_left_in_english_are_those_without_a_translation(page):
+    left = list(sg.messages_left_in_english(page.doctree))
+    assert "What the demo shows." in left and "Some prose." not in left
+    assert "De la prose." in page.html.read_text(encoding="utf-8")
+
+
+def test_a_template_filter_is_used_by_the_html_templates(page):
+    sg.add_template_filter(page.app, "shout", str.upper)
+    assert page.app.builder.templates.render_string("{{ 'quiet'|shout }}", {}) == "QUIET"
+    sg.add_template_filter(SimpleNamespace(builder=SimpleNamespace()), "shout", str.upper)  # no templates: nothing
 
 
 def test_a_tutorials_label_names_its_title(page):

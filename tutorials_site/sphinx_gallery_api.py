@@ -1,4 +1,4 @@
-"""The one door to sphinx-gallery, and to what of Sphinx its pages make us rely on beyond Sphinx's documented API.
+"""The one door to sphinx-gallery, and to Sphinx beyond its documented API.
 
 No other module of the package imports sphinx_gallery (tests/test_sphinx_gallery_api.py checks it). It stands
 beside the three parts because two use it: sphinxext (inside Sphinx) and commands (the runner, in the tutorial's
@@ -15,6 +15,10 @@ runner's process and into what a run's fingerprint covers. Every use says what s
 - *internal*: neither: names with a leading underscore, `sphinx_gallery.utils`' `zip_files` and `get_md5sum`,
   module constants, the caches it keeps beside a page (`.md5`, `.cost.json`, `.codeobj.json`), the reST and
   HTML it writes, the priorities of its event handlers, its error messages.
+
+Of Sphinx, what its documentation does not describe is here too, each marked "Sphinx internal": a page's
+`css_files` entries, `env.images`, the standard domain's `labels`, `extract_messages` and the `translated` flag
+of its i18n transform, the builder's Jinja environment.
 
 Each reference or internal use has a test in tests/test_sphinx_gallery_api.py that runs it on a small input, or
 reads what this module writes with sphinx-gallery's own reader, and fails when an upgrade changes what it relies
@@ -455,6 +459,28 @@ def clean_tooltips(raw_html: str, title_of: Callable[[str], str | None]) -> str:
                                for name, value in values) + ">"
         raw_html = raw_html.replace(written, tag, 1)
     return raw_html
+
+
+def messages_left_in_english(doctree: nodes.Node) -> Iterator[str]:
+    """The texts of a page Sphinx looks up in a catalog and found no translation for.
+
+    Sphinx internal: `sphinx.util.nodes.extract_messages` gives (node, text) of what its i18n transform looks up;
+    that transform sets `node["translated"]` where it used a translation.
+    """
+    from sphinx.util.nodes import extract_messages
+
+    return (message for node, message in extract_messages(doctree) if not node.get("translated"))
+
+
+def add_template_filter(app: Any, name: str, function: Callable[..., Any]) -> None:
+    """A filter for the HTML templates; a builder without templates is left alone.
+
+    Sphinx internal: the builder's `templates` (its template bridge) holds the Jinja environment as
+    `.environment`.
+    """
+    templates = getattr(app.builder, "templates", None)
+    if templates is not None:
+        templates.environment.filters[name] = function
 
 
 def label_title(env: Any, label: str) -> str | None:

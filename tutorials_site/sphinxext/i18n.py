@@ -24,7 +24,6 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.locale import get_translation
 from sphinx.util import logging
-from sphinx.util.nodes import extract_messages
 
 from .. import sphinx_gallery_api as sg
 from ..core import languages
@@ -124,9 +123,7 @@ def css_string(text: str) -> str:
 
 
 def add_template_filters(app: Sphinx) -> None:
-    templates = getattr(app.builder, "templates", None)
-    if templates is not None:
-        templates.environment.filters["css_string"] = css_string
+    sg.add_template_filter(app, "css_string", css_string)
 
 
 # --- languages of the site ------------------------------------------------------------------------
@@ -186,10 +183,7 @@ def english_passages(app, doctree, docname):
     if status is not None:
         app.env.note_dependency(str(status))
         return json.loads(status.read_text())["english"], []
-    missing = [
-        msg for node, msg in extract_messages(doctree)
-        if not node.get("translated") and is_site_message(msg, [(docname + ".rst", 0)], set())
-    ]
+    missing = [msg for msg in sg.messages_left_in_english(doctree) if is_site_message(msg, [(docname + ".rst", 0)], set())]
     return len(missing), missing
 
 
