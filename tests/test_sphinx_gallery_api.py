@@ -17,6 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import sphinx.locale
 from babel.messages.catalog import Catalog
 from babel.messages.mofile import write_mo
 from docutils import nodes
@@ -168,11 +169,16 @@ def page(tmp_path_factory):
     (src / "index.rst").write_text("Index\n=====\n\n.. toctree::\n\n   g/plot_demo\n\n"
                                    f".. image:: /{sg.thumbnail_path('g', 'plot_demo')}\n")
     out = src.parent / "html"
-    with patch_docutils(src), docutils_namespace():
-        app = Sphinx(src, src, out, src.parent / "doctrees", "html", status=None, warning=io.StringIO(),
-                     freshenv=True)
-        app.connect("doctree-resolved", _shown_alt)
-        app.build()
+    translators = dict(sphinx.locale.translators)  # Sphinx installs its French ones for the whole process
+    try:
+        with patch_docutils(src), docutils_namespace():
+            app = Sphinx(src, src, out, src.parent / "doctrees", "html", status=None, warning=io.StringIO(),
+                         freshenv=True)
+            app.connect("doctree-resolved", _shown_alt)
+            app.build()
+    finally:
+        sphinx.locale.translators.clear()
+        sphinx.locale.translators.update(translators)
     return SimpleNamespace(src=src, out=out, app=app, rst=script.with_suffix(".rst").read_text(encoding="utf-8"),
                            doctree=app.env.get_doctree("g/plot_demo"), html=(out / "g" / "plot_demo.html"),
                            figure=Path(figure), archive=archive, notebook=notebook_file, script=script)
