@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import pytest
 from sphinx.errors import ExtensionError
 
-from tutorials_site.commands.runner import output_rst
 from tutorials_site.core.records import BlockRecord, Hardware, RunRecord, Stamp
 from tutorials_site.core.runs import RESULT, STAMP
 from tutorials_site.core.stamps import stamp_path
+from tutorials_site.sphinx_gallery_api import output_rst
 from tutorials_site.sphinxext.gallery import (
     drop_removed_pages,
     drop_unused_css,

@@ -232,8 +232,8 @@ def refuse_unusable(project):
     (sphinx-gallery itself would fail later, inside Sphinx, once per language, or name a generated file.)
     """
     from sphinx.errors import ExtensionError
-    from sphinx_gallery.gen_rst import extract_intro_and_title
-    from sphinx_gallery.py_source_parser import split_code_and_text_blocks
+
+    from ..sphinx_gallery_api import docstring_problem, extract_intro_and_title, split_code_and_text_blocks
 
     for tutorial in project.tutorials:
         if tutorial.rel.stem == "index":
@@ -252,11 +252,9 @@ def refuse_unusable(project):
             if not any(_has_title(block.content) for block in blocks if block.type == "text"):
                 raise ExtensionError("no title")
         except ExtensionError as error:
-            said = str(error)
-            what = ("no docstring" if said.startswith("Could not find docstring") else
-                    "its docstring has no title" if "title" in said else said.strip().splitlines()[0])
-            raise SiteError(f"{tutorial.label}:1: {what}: a tutorial opens with a docstring whose first paragraph "
-                            "is its reST title (a helper module: match it with conf.py's ignore_pattern)") from None
+            raise SiteError(f"{tutorial.label}:1: {docstring_problem(error)}: a tutorial opens with a docstring whose "
+                            "first paragraph is its reST title (a helper module: match it with conf.py's ignore_pattern)"
+                            ) from None
 
 
 def expectation_errors(tree, project):
@@ -378,11 +376,11 @@ def _preload():
     import sphinx.cmd.build  # noqa: F401
     import sphinx.search.ja  # noqa: F401
     import sphinx.search.zh  # noqa: F401
-    import sphinx_gallery.gen_gallery  # noqa: F401
     import sphinx_rtd_theme  # noqa: F401
-    from sphinx_gallery.scrapers import _import_matplotlib
 
-    _import_matplotlib()
+    from .. import sphinx_gallery_api
+
+    sphinx_gallery_api.preload()
     for name in sphinx.application.builtin_extensions:
         importlib.import_module(name)
     pygments.lexers.python.PythonLexer()  # compiles its token rules on the class, for every fork

@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import psutil
-from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 from ..core.isolation import tutorial_environment
 from ..core.needs import Machine
@@ -46,7 +45,8 @@ from ..core.project import Project, Tutorial
 from ..core.records import BlockRecord, RecordError, RunError, RunRecord
 from ..core.runs import RESULT, first_code_line, parse_timeout, read_json, setting
 from ..core.terminal import DEFAULT_LIMITS, OutputLimits, RunOutput
-from .runner import output_rst, recorded_sizes
+from ..sphinx_gallery_api import output_rst, split_code_and_text_blocks
+from .runner import recorded_sizes
 
 T = TypeVar("T")
 OPTIONS = "options.json"  # RUNDIR/options.json: the RunOptions the runner reads

@@ -57,8 +57,7 @@ from importlib.machinery import ModuleSpec
 from pathlib import Path
 from typing import Any, TypedDict
 
-from sphinx_gallery.py_source_parser import extract_file_config, split_code_and_text_blocks
-
+from .. import sphinx_gallery_api as sg
 from ..core import project
 from ..core.records import BlockRecord, Hardware, RunError, RunRecord
 from ..core.runs import CodeBlock, first_code_line, read_json, write_json
@@ -233,41 +232,28 @@ class _Gallery:
         page_root = rundir / "page"
         images = page_root / options["images"]
         images.mkdir(parents=True, exist_ok=True)
-        from sphinx_gallery.scrapers import ImagePathIterator
-
-        self.vars = {
-            "image_path_iterator": ImagePathIterator(images / f"sphx_glr_{Path(source).stem}_{{0:03}}.png"),
-            # Where a stock build would have copied the script: scrapers look at its name.
-            "src_file": source, "target_file": str((page_root / options["images"]).parent / Path(source).name),
-            "example_globals": namespace, "file_conf": file_conf,
-        }
+        iterator = sg.image_path_iterator(sg.image_path_template(images, Path(source).stem))
+        # target_file: where a stock build would have copied the script; scrapers look at its name.
+        self.vars = sg.block_vars(iterator, source, str(images.parent / Path(source).name), namespace, file_conf)
         self.page_root = page_root
 
     def configuration(self) -> dict[str, Any]:
         """sphinx-gallery's configuration of conf.py, filled with its defaults at the first call."""
         if self.conf is None:
-            from sphinx_gallery.gen_gallery import _fill_gallery_conf_defaults
-
             with _to_log():
                 raw = project.read_conf(Path(self.options["root"]))["sphinx_gallery_conf"]
-                self.conf = _fill_gallery_conf_defaults(raw, app=None, check_keys=False)
-            # What sphinx-gallery sets when the HTML builder starts; figure paths in the reST are then
-            # /<gallery>/<section>/images/...
-            self.conf.update(src_dir=str(self.page_root), builder_name="html", plot_gallery=True)
+                # With the page root as the source folder, figure paths in the reST are /<gallery>/<section>/images/...
+                self.conf = sg.filled_conf(raw, self.page_root)
         return self.conf
 
     def start(self, source: str) -> None:
         """What a stock build does before an example runs, when conf.py asks for more than the defaults."""
         if not self.options["own_callables"]:
             return
-        from sphinx_gallery.gen_rst import _get_callables
-        from sphinx_gallery.scrapers import clean_modules
-
         conf = self.configuration()
-        (reset_argv,) = _get_callables(conf, "reset_argv")
-        sys.argv[1:] = reset_argv(conf, self.vars)
+        sys.argv[1:] = sg.reset_argv(conf, self.vars)
         if conf["reset_modules_order"] in ("before", "both"):
-            clean_modules(conf, Path(source).name, "before")
+            sg.clean_modules(conf, Path(source).name, "before")
 
     def figures(self, block: CodeBlock, block_conf: dict[str, Any]) -> str:
         """The block's figures saved by the scrapers, as reST; '' when it has none or defers them."""
@@ -275,12 +261,9 @@ class _Gallery:
             return ""
         if self.conf is None and not self.options["own_callables"] and "matplotlib.pyplot" not in sys.modules:
             return ""  # the default scraper's only source of figures was never imported
-        from sphinx_gallery.scrapers import save_figures
-
-        self.vars["multi_image"] = block_conf.get("multi_image_block")
         conf = self.configuration()
         with _to_log():  # what saving prints is not the block's output (a stock build scrapes after capturing)
-            return save_figures(block, self.vars, conf)
+            return sg.save_figures(block, self.vars, conf, block_conf.get("multi_image_block"))
 
     def images(self, before: int) -> list[str]:
         """The figure files saved since `before` figures, relative to the page root.
@@ -288,9 +271,7 @@ class _Gallery:
         A scraper may save a figure in another format than the path's (.svg, .webp), or nothing at all
         for an animation embedded as HTML: the files are looked up as sphinx-gallery looks them up.
         """
-        from sphinx_gallery.scrapers import _find_image_ext
-
-        found = (Path(_find_image_ext(p)[0]) for p in self.vars["image_path_iterator"].paths[before:])
+        found = (sg.saved_image(p) for p in self.vars["image_path_iterator"].paths[before:])
         return [path.relative_to(self.page_root).as_posix() for path in found if path.is_file()]
 
 
@@ -304,46 +285,17 @@ def _repr(options: dict[str, Any], file_conf: dict[str, Any], block_conf: dict[s
     capture = tuple(block_conf.get("capture_repr_block", file_conf.get("capture_repr", options["capture_repr"])))
     if not capture or (options["ignore_repr_types"] and re.search(options["ignore_repr_types"], str(type(value)))):
         return None, None
-    from sphinx_gallery.gen_rst import _get_last_repr
-
-    text, method = _get_last_repr(capture, value)
-    if method == "_repr_html_" and len(text) > options["output_limits"]["block"]:
-        text, method = _get_last_repr(("__repr__",), value)
+    text, method = sg.last_repr(capture, value)
+    if method == "_repr_html_" and text is not None and len(text) > options["output_limits"]["block"]:
+        text, method = sg.last_repr(("__repr__",), value)
     return method, text
-
-
-def output_rst(text: str, images_rst: str = "", repr_method: str | None = None, repr_text: str | None = None) -> str:
-    """The reST sphinx-gallery writes under a code block, made by its own function from what was recorded."""
-    from sphinx_gallery.gen_rst import CODE_OUTPUT, _get_code_output
-
-    recorded = type("Recorded", (), {repr_method: lambda self: repr_text})() if repr_method else None
-    tee = types.SimpleNamespace(output=types.SimpleNamespace(getvalue=lambda: text))
-    capture = (repr_method,) if repr_method else ()
-    rst = _get_code_output(repr_method is not None, {"___": recorded}, {"ignore_repr_types": ""}, tee,
-                           images_rst, capture)
-    # docutils strips the indentation all lines of a directive's content share: output whose every line
-    # is indented would lose it. An option line indented one less keeps it (as sphinx-gallery's code blocks).
-    figures, header = f"\n{images_rst}\n\n", CODE_OUTPUT.split("{0}")[0]
-    if rst.startswith(figures + header):  # the text's block follows the figures
-        kept = header.replace(" .. code-block:: none\n", " .. code-block:: none\n   :dedent: 1\n")
-        rst = figures + kept + rst[len(figures + header):]
-    return rst
 
 
 def _code_objects(options: dict[str, Any], blocks: list[CodeBlock], tree: ast.Module | None,
                   namespace: dict[str, Any]) -> dict[str, Any]:
     """The names the script uses, resolved as sphinx-gallery resolves them for code links and backreferences."""
-    from sphinx_gallery.backreferences import _make_ref_regex, identify_names
-
     variables = namespace if options["inspect_global_variables"] else None
-    return identify_names(blocks, _make_ref_regex(options["default_role"]), variables, tree)
-
-
-def _error_rst(traceback_text: str) -> str:
-    """A failed block's traceback, shown as sphinx-gallery shows it."""
-    from sphinx_gallery.gen_rst import codestr2rst
-
-    return "\n.. rst-class:: sphx-glr-script-out\n\n" + codestr2rst(traceback_text, lang="pytb") + "\n\n\n\n"
+    return sg.code_objects(blocks, options["default_role"], variables, tree)
 
 
 def _machine_folders(root: str) -> dict[str, str]:
@@ -397,7 +349,7 @@ def _block_shown(block: BlockOutput, printed_file: Path, sizes: tuple[int, int],
         repr_text = block.show_text(repr_text)
     shown = f"{printed}\n{repr_text}" if as_text and repr_text else printed
     return BlockRecord(line=record["line"], texts=(shown,) if shown.strip() else (), images=tuple(record["images"]),
-                       rst=output_rst(printed, record["images_rst"], method, repr_text))
+                       rst=sg.output_rst(printed, record["images_rst"], method, repr_text))
 
 
 def _wait_for_children() -> None:
@@ -439,7 +391,7 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGTERM, _kill_own_group)
     guard = _start_guard(out, limits)  # before the fork handlers: they are the tutorial's
     os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
-    file_conf, blocks, tree = split_code_and_text_blocks(source, return_node=True)
+    file_conf, blocks, tree = sg.split_code_and_text_blocks(source, return_node=True)
     namespace = _become_main(source, ast.get_docstring(tree, clean=False) if tree else None)
     _seed()
     # Unbuffered text, so that this process's writes and its children's interleave in order.
@@ -458,7 +410,7 @@ def main(argv: list[str]) -> None:
         line = first_code_line(block)
         write_json(rundir / "progress.json", {"block": k, "line": line})
         _redirect_output(out / f"{k}.txt")
-        block_conf = extract_file_config(block.content)
+        block_conf = sg.extract_file_config(block.content)
         record: _Ran = {"line": line, "images": [], "images_rst": "", "repr": [None, None], "traceback": None}
         ran.append(record)
         before = len(gallery.vars["image_path_iterator"])
@@ -493,7 +445,7 @@ def main(argv: list[str]) -> None:
         else:  # as sphinx-gallery shows a failed block: its traceback alone (what it printed is in out/)
             traceback_text = block.show_text(record["traceback"])
             blocks_out.append(BlockRecord(line=record["line"], texts=(traceback_text,), images=tuple(record["images"]),
-                                          rst=_error_rst(traceback_text)))
+                                          rst=sg.error_rst(traceback_text)))
     RunRecord(blocks=tuple(blocks_out), error=error, hardware=hardware, gpu_peak_bytes=tuple(gpu_peaks),
               code_objects=_code_objects(options, blocks, tree, namespace),
               images_total=len(gallery.vars["image_path_iterator"])).write(rundir / "result.json")

@@ -7,7 +7,6 @@
 - every internal link and anchor resolves.
 """
 
-import html
 import re
 from collections.abc import Sequence
 from html.parser import HTMLParser
@@ -103,12 +102,50 @@ def not_executed() -> list[str]:
     return [t.label for t in project.current().tutorials if not t.executed]
 
 
-_OUTPUT_BLOCK = re.compile(r'<div class="sphx-glr-script-out[^"]*"><div class="highlight"><pre>(.*?)</pre>', re.S)
+class _OutputBlocks(HTMLParser):
+    """The text of each output block of a page: the <pre> of the <div class="highlight"> just inside a
+    <div class="sphx-glr-script-out …">.
+
+    That is how Sphinx's HTML writer renders the code blocks sphinx-gallery marks with
+    `.. rst-class:: sphx-glr-script-out` (its output and traceback blocks); tests/test_sphinx_gallery_api.py
+    reads a page built from sphinx-gallery's own reST with it.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.texts: list[str] = []
+        self._expected: list[tuple[str, str | None]] = []
+        self._text: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._text is not None:
+            return  # markup inside the <pre> (highlighting spans)
+        classes = (dict(attrs).get("class") or "").split()
+        if tag == "div" and classes[:1] == ["sphx-glr-script-out"]:
+            self._expected = [("div", "highlight"), ("pre", None)]
+        elif self._expected and tag == self._expected[0][0] and self._expected[0][1] in (None, *classes):
+            self._expected.pop(0)  # the next element expected, with its class if it needs one
+            if not self._expected:
+                self._text = []
+        else:
+            self._expected = []
+
+    def handle_data(self, data: str) -> None:
+        if self._text is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._text is not None and tag == "pre":
+            self.texts.append("".join(self._text))
+            self._text = None
 
 
 def output_texts(html_text: str) -> list[str]:
     """The text of each output block a built page shows (sphinx-gallery's sphx-glr-script-out), in order."""
-    return [html.unescape(re.sub(r"<[^>]+>", "", block)) for block in _OUTPUT_BLOCK.findall(html_text)]
+    parser = _OutputBlocks()
+    parser.feed(html_text)
+    parser.close()
+    return parser.texts
 
 
 def page_outputs(page: Path | str) -> list[str]:

@@ -13,7 +13,9 @@ def N_(message: str) -> str:
     return message
 
 
-# sphinx-gallery 0.22 writes these into every page it generates.
+# sphinx-gallery 0.22 writes these into every page it generates (internal strings of its gen_rst: the page's
+# header, download links, running time and signature); tests/test_sphinx_gallery_api.py finds each of them in a
+# text node of a page made by its functions, as sphinxext.i18n finds them.
 GALLERY_TEMPLATES = (
     N_("Go to the end"),
     N_("to download the full example code."),

@@ -16,7 +16,8 @@ STATIC = "_static"
 
 def figure_files(images: Path, stem: str) -> list[Path]:
     """A tutorial's figures in a gallery's images/, as sphinx-gallery names them: sphx_glr_<stem>_001.png
-    and their srcset variants (sphx_glr_<stem>_001_2_00x.png); not those of <stem>_2, nor the thumbnail."""
+    and their srcset variants (sphx_glr_<stem>_001_2_00x.png); not those of <stem>_2, nor the thumbnail.
+    (tests/test_sphinx_gallery_api.py checks it finds what sphinx-gallery's matplotlib scraper saves.)"""
     own = re.compile(rf"sphx_glr_{re.escape(stem)}_\d{{3}}(_\d+_\d+x)?\.\w+")
     return sorted(path for path in Path(images).glob("sphx_glr_*") if own.fullmatch(path.name))
 

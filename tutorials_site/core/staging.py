@@ -99,7 +99,8 @@ def _gallery_files(site: project.Project, lang: languages.Language, folder: Path
 
 
 def _generated(folder: Path, stem: str) -> list[Path]:
-    """What sphinx-gallery (and gallery.render) generated for the tutorial STEM in a gallery folder."""
+    """What sphinx-gallery (and gallery.render) generated for the tutorial STEM in a gallery folder (its names:
+    tests/test_sphinx_gallery_api.py checks they are those of the files sphinx-gallery's functions write)."""
     thumbnails = (folder / "images" / "thumb").glob(f"sphx_glr_{glob.escape(stem)}_thumb.*")
     files = [path for path in folder.glob(f"{glob.escape(stem)}.*") if path.is_file()]
     return [*files, *figure_files(folder / "images", stem), *thumbnails]

@@ -6,12 +6,12 @@ the notebook that the published site keeps on the gh-pages branch:
 """
 
 from docutils import nodes
-from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.locale import get_translation
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
+from .. import sphinx_gallery_api as sg
 from ..core.languages import BY_CODE
 
 _ = get_translation("sphinx")
@@ -27,17 +27,11 @@ def colab_url(repo: str, version: str, seg: str, download_path: str) -> str:
 
 def add_colab_link(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """Put an "Open in Colab" link after the page's notebook download (doctree-resolved)."""
-    for ref in doctree.findall(addnodes.download_reference):
-        if not ref.get("reftarget", "").endswith(".ipynb") or "filename" not in ref:
-            continue
+    for ref, download_box in sg.notebook_downloads(doctree):
         seg = BY_CODE[app.config.language].seg
         url = colab_url(app.config.tutorials_github_repo, app.config.version, seg, ref["filename"])
         link = nodes.reference("", _("Open in Colab"), refuri=url, classes=["colab-link"])
-        box = nodes.container(classes=["sphx-glr-download", "sphx-glr-download-colab"])
-        box += nodes.paragraph("", "", link)
-        # The download link sits in a paragraph inside its own container.
-        download_box = ref.parent.parent
-        download_box.parent.insert(download_box.parent.index(download_box) + 1, box)
+        download_box.parent.insert(download_box.parent.index(download_box) + 1, sg.download_box(link, kind="colab"))
         return
 
 

@@ -3,12 +3,12 @@
 The build command runs each tutorial once, in a process of its own, before
 Sphinx (core.runs). Here, at `builder-inited` (after sphinx-gallery has filled
 its configuration, before it generates the galleries), each tutorial's
-outputs are handed to sphinx-gallery through its documented cache: the page's
-reST, notebook, zip and thumbnail are written with sphinx-gallery's own
-functions from this language's script and the run's outputs, and the `.md5`
-beside the copy of the script tells sphinx-gallery the example is current, so
-it executes nothing and keeps what it finds. The figures are the run's image
-files, copied byte for byte.
+outputs are handed to sphinx-gallery through the caches it keeps beside a page
+(internal to it, see sphinx_gallery_api): the page's reST, notebook, zip and
+thumbnail are written with sphinx-gallery's own functions from this language's
+script and the run's outputs, and the `.md5` beside the copy of the script
+tells sphinx-gallery the example is current, so it executes nothing and keeps
+what it finds. The figures are the run's image files, copied byte for byte.
 """
 
 import glob
@@ -22,13 +22,9 @@ from pathlib import Path
 
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
-from sphinx_gallery import py_source_parser
-from sphinx_gallery.gen_rst import _clean_script_blocks, rst_blocks, save_rst_example, save_thumbnail
-from sphinx_gallery.notebook import jupyter_notebook, save_notebook
-from sphinx_gallery.scrapers import ImagePathIterator
-from sphinx_gallery.utils import get_md5sum, zip_files
 
 from .. import __version__
+from .. import sphinx_gallery_api as sg
 from ..core import notebook_text, project, runs, tutorial_text
 from ..core.files import write_atomically
 from ..core.languages import BY_CODE
@@ -91,20 +87,20 @@ def _without_lines(block, lines):
         return block
     kept = [text for number, text in enumerate(block.content.splitlines(keepends=True), block.lineno)
             if number not in lines]
-    return py_source_parser.Block(block.type, "".join(kept), block.lineno)
+    return sg.Block(block.type, "".join(kept), block.lineno)
 
 
 def _shown_blocks(src_file: Path, conf, result: RunRecord | None) -> tuple[dict, list, list[str]]:
     """(file_conf, blocks, outputs) of what the page and the notebook show of a script and its run, as
     sphinx-gallery cleans it, the run's own setting comments removed with sphinx-gallery's config comments."""
-    file_conf, blocks = py_source_parser.split_code_and_text_blocks(str(src_file))
+    file_conf, blocks = sg.split_code_and_text_blocks(str(src_file))
     records = iter(result.blocks if result else ())
     outputs = [getattr(next(records, None), "rst", "") if block.type == "code" else "" for block in blocks]
     if conf["remove_config_comments"]:
         text = src_file.read_text(encoding="utf-8")
         setting_lines = {line for name in runs.SETTINGS for line, _ in runs.setting_comments(text, name)}
         blocks = [_without_lines(block, setting_lines) for block in blocks]
-    blocks, outputs = _clean_script_blocks(conf, py_source_parser, blocks, outputs)
+    blocks, outputs = sg.clean_blocks(conf, blocks, outputs)
     return file_conf, blocks, outputs
 
 
@@ -114,7 +110,7 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
     key = hashlib.sha256(src_file.read_bytes() + b"\0" + result.to_json().encode() + b"\0"
                          + (stamp.to_json() if stamp else "").encode()).hexdigest()
     marker = target.with_name(f"{target.stem}.run.json")
-    if runs.read_json(marker) == {"key": key, "rendered": _rendered(target)} and Path(f"{target}.md5").exists():
+    if runs.read_json(marker) == {"key": key, "rendered": _rendered(target)} and sg.md5_file(target).exists():
         return  # rendered from this run and this script, and untouched since
     logger.info("[gallery] %s: rendering the run's output", target.name)
     images = target_dir / "images"
@@ -132,27 +128,21 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
 
     seconds = result.seconds
     memory = stamp.peak_rss_mb if stamp else 0.0
-    # "Python": the language sphinx-gallery names .py examples in, which their code blocks are highlighted as.
-    example_rst = rst_blocks(blocks, outputs, file_conf, conf, language="Python")
-    save_rst_example(example_rst, target, seconds, memory, conf, language="Python", file_conf=file_conf)
-    template = str(images / f"sphx_glr_{target.stem}_{{0:03}}.png")
-    produced = ImagePathIterator(template)
-    for _ in range(result.images_total):
+    sg.save_page(target, blocks, outputs, file_conf, conf, seconds, memory)
+    template = sg.image_path_template(images, target.stem)
+    produced = sg.image_path_iterator(template)
+    for _ in range(result.images_total):  # the run's figures, counted as it saved them
         next(produced)
     script_vars = {"image_path_iterator": produced}
     if result.error:
         script_vars["formatted_exception"] = result.error.message
-    save_thumbnail(template, src_file, script_vars, file_conf, conf)
+    sg.save_thumbnail(template, src_file, script_vars, file_conf, conf)
 
     # sphinx-gallery's caches: the names for code links and backreferences, the cost it reports for a
     # skipped example, and the md5 that makes it skip.
-    code_objects = target.with_name(f"{target.stem}.codeobj.json")
-    if result.code_objects:
-        code_objects.write_text(json.dumps(result.code_objects, sort_keys=True))
-    else:
-        code_objects.unlink(missing_ok=True)
-    target.with_name(f"{target.stem}.cost.json").write_text(json.dumps({"time": seconds, "memory": memory}))
-    Path(f"{target}.md5").write_text(get_md5sum(target, mode="t"))
+    sg.write_code_objects(target, result.code_objects)
+    sg.write_cost(target, seconds, memory)
+    sg.write_md5(target)
     if stamp is not None:
         stamp.write(stamp_path(target))
     else:
@@ -186,18 +176,17 @@ def write_downloads(app) -> None:
             continue
         _, blocks, _ = _shown_blocks(source, conf, None)
         blocks = [block if block.type == "code" else
-                  py_source_parser.Block(block.type, notebook_text.for_markdown(block.content, spaced, titles),
-                                         block.lineno)
+                  sg.Block(block.type, notebook_text.for_markdown(block.content, spaced, titles), block.lineno)
                   for block in blocks]
         notebook, archive = target.with_suffix(".ipynb"), target.with_suffix(".zip")
         fresh = target.with_suffix(".ipynb.new")
-        save_notebook(jupyter_notebook(blocks, conf, target.parent), fresh)
+        sg.save_notebook(sg.notebook(blocks, conf, target.parent), fresh)
         data = fresh.read_bytes()
         fresh.unlink()
         if notebook.exists() and notebook.read_bytes() == data and archive.exists():
             continue
         write_atomically(notebook, data)
-        _normalize_zip(Path(zip_files([target, notebook], archive, target.parent)))
+        _normalize_zip(sg.zip_files([target, notebook], archive, target.parent))
         for path in (notebook, archive):
             digest, mtime = _downloads_before.get(path, (None, 0))
             if digest == hashlib.sha256(path.read_bytes()).digest():
@@ -225,7 +214,7 @@ def _forget_rendering(target: Path) -> None:
     it wrote itself, without output, is kept: that is what it would write again)."""
     marker = target.with_name(f"{target.stem}.run.json")
     if marker.exists():
-        for path in (Path(f"{target}.md5"), stamp_path(target), marker):
+        for path in (sg.md5_file(target), stamp_path(target), marker):
             path.unlink(missing_ok=True)
 
 
@@ -257,8 +246,7 @@ def drop_removed_pages(app, exception):
 
 def refuse_own_execution(app, *args):
     """Fail the build if sphinx-gallery ever executed an example itself: only the runner may."""
-    conf = app.config.sphinx_gallery_conf
-    ran = sorted({*conf["passing_examples"], *conf["failing_examples"]})
+    ran = sg.examples_it_ran(app.config.sphinx_gallery_conf)
     if ran:
         raise ExtensionError("sphinx-gallery executed " + ", ".join(ran) + " itself; tutorials must run only "
                              "through `python -m tutorials_site html` (a process of their own, stamped)")
@@ -286,14 +274,10 @@ def _normalize_zip(path):
     write_atomically(path, normalized.getvalue())
 
 
-# sphinx-gallery's stylesheets for HTML outputs (rendered HTML, DataFrames) and Binder badges: a run
-# hands over text and figures only and no badge is configured, so they would style nothing and
-# only hold back every page's first paint.
-UNUSED_CSS = {"sg_gallery-binder.css", "sg_gallery-dataframe.css", "sg_gallery-rendered-html.css"}
-
-
 def drop_unused_css(app, pagename, templatename, context, doctree):
-    context["css_files"] = [css for css in context["css_files"] if Path(css.filename).name not in UNUSED_CSS]
+    """sphinx-gallery's stylesheets for HTML outputs and Binder badges: a run hands over text and figures only
+    and no badge is configured, so they would style nothing and only hold back every page's first paint."""
+    context["css_files"] = sg.without_stylesheets(context["css_files"], sg.OUTPUT_STYLESHEETS)
 
 
 def setup(app):
@@ -302,14 +286,14 @@ def setup(app):
     app.add_config_value("tutorials_unrun", "[]", "env", types=[str])
     app.add_config_value("tutorials_show_memory", False, "env", types=[bool])  # set from show_memory, below
     app.connect("html-page-context", drop_unused_css)
-    # After sphinx-gallery's own builder-inited setup (priority 10), before it generates the galleries (500).
-    app.connect("builder-inited", render_galleries, priority=400)
-    app.connect("builder-inited", note_downloads, priority=440)
-    app.connect("builder-inited", write_downloads, priority=450)
-    app.connect("builder-inited", write_downloads, priority=600)
-    app.connect("config-inited", take_show_memory, priority=5)  # before sphinx-gallery fills its defaults (10)
-    # After sphinx-gallery generated the galleries (builder-inited, 500), and again at the end.
-    app.connect("builder-inited", refuse_own_execution, priority=900)
+    # After sphinx-gallery's own builder-inited setup, before it generates the galleries.
+    app.connect("builder-inited", render_galleries, priority=sg.GENERATES_GALLERIES - 100)
+    app.connect("builder-inited", note_downloads, priority=sg.GENERATES_GALLERIES - 60)
+    app.connect("builder-inited", write_downloads, priority=sg.GENERATES_GALLERIES - 50)
+    app.connect("builder-inited", write_downloads, priority=sg.GENERATES_GALLERIES + 100)
+    app.connect("config-inited", take_show_memory, priority=sg.FILLS_CONF - 5)  # before sphinx-gallery fills its defaults
+    # After sphinx-gallery generated the galleries, and again at the end.
+    app.connect("builder-inited", refuse_own_execution, priority=sg.GENERATES_GALLERIES + 400)
     app.connect("build-finished", refuse_own_execution)
     app.connect("build-finished", drop_removed_pages)
     # Its config-inited, builder-inited and build-finished handlers run once, in the main process; at writing,

@@ -14,7 +14,6 @@
 """
 
 import hashlib
-import html
 import json
 import re
 import unicodedata
@@ -25,10 +24,9 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.locale import get_translation
 from sphinx.util import logging
-from sphinx.util.nodes import extract_messages
-from sphinx_gallery.directives import imgsgnode
 
 from .. import __version__
+from .. import sphinx_gallery_api as sg
 from ..core import languages
 from ..core.catalogs import is_site_message
 from ..core.gallery_strings import N_, match_gallery_template
@@ -83,31 +81,19 @@ def label_figures(app, doctree, docname):
     """sphinx-gallery makes a figure's alt text from its file name when the figure has no title: say what it is."""
     section = doctree.next_node(nodes.section)
     title = section.next_node(nodes.title) if section is not None else None
-    for image in doctree.findall(imgsgnode):
-        stem = Path(image["uri"]).stem  # sphx_glr_<tutorial>_<NNN>
-        if title is None or image["alt"] != re.sub(r"[-,_]", " ", stem[9:-4]):
+    for image in list(sg.figure_nodes(doctree)):
+        if title is None or not sg.has_default_alt(image):
             continue
-        alt = _("Figure {number} of {title}").format(number=int(stem[-3:]), title=title.astext())
-        # With a srcset, sphinx-gallery writes the alt text into the page as it is.
-        image["alt"] = html.escape(alt) if image["srcset"] is not None else alt
-
-
-_TOOLTIP = re.compile(r'(tooltip=")([^"]*)(")')
+        sg.set_alt(image, _("Figure {number} of {title}").format(number=sg.figure_number(image), title=title.astext()))
 
 
 def clean_thumbnail_tooltips(app, doctree, docname):
     """sphinx-gallery's thumbnails' tooltips are a tutorial's intro with some of its reST removed; remove
     the rest: escapes (`\\ ` before a particle), and a reference without a title, shown as its target's title."""
-    labels = app.env.get_domain("std").labels
-
-    def clean(match):
-        text = re.sub(r"\\(.)", lambda m: "" if m[1].isspace() else m[1], html.unescape(match[2]))
-        text = re.sub(r"sphx_glr_\w+\.py", lambda m: labels[m[0]][2] if m[0] in labels else m[0], text)
-        return match[1] + html.escape(text) + match[3]
-
     for raw in list(doctree.findall(nodes.raw)):
-        if "sphx-glr-thumbcontainer" in raw.astext():
-            raw.replace_self(nodes.raw("", _TOOLTIP.sub(clean, raw.astext()), format="html"))
+        if sg.is_thumbnail(raw.astext()):
+            cleaned = sg.clean_tooltips(raw.astext(), lambda label: sg.label_title(app.env, label))
+            raw.replace_self(nodes.raw("", cleaned, format="html"))
 
 
 # The labels _static/labels.js sets (other packages' scripts write them in English).
@@ -138,9 +124,7 @@ def css_string(text: str) -> str:
 
 
 def add_template_filters(app: Sphinx) -> None:
-    templates = getattr(app.builder, "templates", None)
-    if templates is not None:
-        templates.environment.filters["css_string"] = css_string
+    sg.add_template_filter(app, "css_string", css_string)
 
 
 # --- languages of the site ------------------------------------------------------------------------
@@ -200,10 +184,7 @@ def english_passages(app, doctree, docname):
     if status is not None:
         app.env.note_dependency(str(status))
         return json.loads(status.read_text())["english"], []
-    missing = [
-        msg for node, msg in extract_messages(doctree)
-        if not node.get("translated") and is_site_message(msg, [(docname + ".rst", 0)], set())
-    ]
+    missing = [msg for msg in sg.messages_left_in_english(doctree) if is_site_message(msg, [(docname + ".rst", 0)], set())]
     return len(missing), missing
 
 

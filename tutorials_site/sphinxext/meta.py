@@ -13,9 +13,9 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.locale import get_translation
 from sphinx.util.typing import ExtensionMetadata
-from sphinx_gallery.directives import imgsgnode
 
 from .. import __version__
+from .. import sphinx_gallery_api as sg
 from ..core import languages
 from ..core.summaries import SITE_DESCRIPTION, plain_text, summary
 from ..core.versions import canonical_url, folder_url
@@ -40,11 +40,9 @@ def thumbnail(app: Sphinx, pagename: str, doctree: nodes.document | None) -> str
     """The file name in _images/ of a tutorial's thumbnail; None when the tutorial draws no figure
     (its thumbnail is then sphinx-gallery's placeholder)."""
     tutorial = example_of(app.config, pagename)
-    if tutorial is None or doctree is None or doctree.next_node(imgsgnode) is None:
+    if tutorial is None or doctree is None or not sg.has_figures(doctree):
         return None
-    folder = pagename.rpartition("/")[0]
-    found = app.env.images.get(f"{folder}/images/thumb/sphx_glr_{tutorial.path.stem}_thumb.png")
-    return found[1] if found else None
+    return sg.built_image(app.env, sg.thumbnail_path(pagename.rpartition("/")[0], tutorial.path.stem))
 
 
 def page_title(context: dict[str, Any], templatename: str) -> str:

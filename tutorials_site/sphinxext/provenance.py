@@ -16,23 +16,22 @@ from sphinx.locale import get_translation
 from sphinx.util.docutils import SphinxDirective
 
 from .. import __version__
+from .. import sphinx_gallery_api as sg
 from ..core.fingerprint import source_digest
 from ..core.records import Stamp
 from ..core.stamps import STAMP_META, read_stamp, stamp_path
 from .gallery import example_of
 
 _ = get_translation("sphinx")
-# sphinx-gallery closes every example's intro with this comment line.
-_FIRST_BLOCK = ".. GENERATED FROM PYTHON SOURCE LINES"
 
 
 def add_directive(app, docname, source):
     if example_of(app.config, docname) is None:
         return
     text = source[0]
-    at = text.find(_FIRST_BLOCK, text.find(".. _sphx_glr_"))
+    at = sg.intro_end(text)
     if at != -1:
-        # In place of that comment line, so that every line below keeps its number in warnings.
+        # In place of the comment line closing the intro, so that every line below keeps its number in warnings.
         end = text.find("\n", at)
         source[0] = text[:at] + ".. tutorial-provenance::" + text[end:]
 

@@ -1,0 +1,492 @@
+"""The one door to sphinx-gallery, and to Sphinx beyond its documented API.
+
+No other module of the package imports sphinx_gallery (tests/test_sphinx_gallery_api.py checks it). It stands
+beside the three parts because two use it: sphinxext (inside Sphinx) and commands (the runner, in the tutorial's
+own process, and the build's checks of a script); in sphinxext/ it would bring the whole extension into the
+runner's process and into what a run's fingerprint covers. Every use says what sphinx-gallery promises about it:
+
+- *documented*: described in sphinx-gallery's user guide (configuration, writing a scraper): the
+  `sphx_glr_<stem>_<NNN>.png` names an `ImagePathIterator` yields, a scraper's `block_vars` and
+  `gallery_conf["src_dir"]`, `save_figures`, `clean_modules`, `reset_argv`;
+- *reference*: listed in its API reference, which it generates from its code and which says these "will
+  typically not be needed by end users": `split_code_and_text_blocks`, `extract_file_config`, `Block`,
+  `rst_blocks`, `save_rst_example`, `save_thumbnail`, `jupyter_notebook`, `save_notebook`, `codestr2rst`,
+  `extract_intro_and_title`, `identify_names`, `imgsgnode`;
+- *internal*: neither: names with a leading underscore, `sphinx_gallery.utils`' `zip_files` and `get_md5sum`,
+  module constants, the caches it keeps beside a page (`.md5`, `.cost.json`, `.codeobj.json`), the reST and
+  HTML it writes, the priorities of its event handlers, its error messages.
+
+Of Sphinx, what its documentation does not describe is here too, each marked "Sphinx internal": a page's
+`css_files` entries, `env.images`, the standard domain's `labels`, `extract_messages` and the `translated` flag
+of its i18n transform, the builder's Jinja environment.
+
+Each reference or internal use has a test in tests/test_sphinx_gallery_api.py that runs it on a small input, or
+reads what this module writes with sphinx-gallery's own reader, and fails when an upgrade changes what it relies
+on; none of them builds the site. What core/ knows of sphinx-gallery's output stays in core/ (it imports no
+Sphinx) and is tested there against sphinx-gallery's real output too: its English strings
+(core.gallery_strings), the output blocks of a built page (core.checks), a tutorial's figure files
+(core.layout.figure_files).
+
+The runner imports this module in the tutorial's own process (commands/runner.py): sphinx-gallery's modules are
+imported where they are used, so that a tutorial's process loads no more of it than it did before.
+"""
+
+import html
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx_gallery import py_source_parser
+
+# --- a script, as sphinx-gallery reads it (reference) ------------------------------------------------------
+
+Block = py_source_parser.Block  # a NamedTuple (type, content, lineno)
+split_code_and_text_blocks = py_source_parser.split_code_and_text_blocks
+extract_file_config = py_source_parser.extract_file_config
+
+
+def extract_intro_and_title(filename: Path, docstring: str) -> tuple[str, str]:
+    """(intro, title) of a script's docstring (reference); raises sphinx's ExtensionError where it has none."""
+    from sphinx_gallery.gen_rst import extract_intro_and_title
+
+    return extract_intro_and_title(filename, docstring)
+
+
+def docstring_problem(error: Exception) -> str:
+    """What is wrong with a script sphinx-gallery refused, in a few words, from its error.
+
+    Internal: its messages, "Could not find docstring in file …" and ones naming the title ("…should have a
+    header for the example title…", "Could not find a title in first paragraph…").
+    """
+    said = str(error)
+    if said.startswith("Could not find docstring"):
+        return "no docstring"
+    if "title" in said:
+        return "its docstring has no title"
+    return said.strip().splitlines()[0]
+
+
+# --- its configuration, outside Sphinx (internal) -----------------------------------------------------------
+
+
+def filled_conf(options: Mapping[str, Any], src_dir: Path) -> dict[str, Any]:
+    """sphinx-gallery's configuration as an HTML build holds it once its builder has started, made from
+    conf.py's `sphinx_gallery_conf` without a Sphinx application (the runner's).
+
+    Internal: `_fill_gallery_conf_defaults(conf, app=None, check_keys=False)` fills the defaults, as
+    `fill_gallery_conf_defaults` does at config-inited; `src_dir`, `builder_name` and `plot_gallery` are what
+    `update_gallery_conf_builder_inited` sets at builder-inited.
+    """
+    from sphinx_gallery.gen_gallery import _fill_gallery_conf_defaults
+
+    conf = _fill_gallery_conf_defaults(options, app=None, check_keys=False)
+    conf.update(src_dir=str(src_dir), builder_name="html", plot_gallery=True)
+    return conf
+
+
+def examples_it_ran(conf: Mapping[str, Any]) -> list[str]:
+    """The examples sphinx-gallery executed itself in this build (internal: the `passing_examples` and
+    `failing_examples` entries its generation fills in the configuration)."""
+    return sorted({*conf["passing_examples"], *conf["failing_examples"]})
+
+
+# Internal: the priorities sphinx-gallery's setup() connects its handlers at (Sphinx's default is 500).
+FILLS_CONF = 10  # config-inited: fill_gallery_conf_defaults
+STARTS_BUILDER = 10  # builder-inited: update_gallery_conf_builder_inited, which sets src_dir
+GENERATES_GALLERIES = 500  # builder-inited: generate_gallery_rst, which writes the pages it finds stale
+
+# Internal: sphinx-gallery's stylesheets (the names its `css` option knows) for HTML outputs (rendered HTML,
+# DataFrames) and Binder badges.
+OUTPUT_STYLESHEETS = frozenset({"sg_gallery-binder.css", "sg_gallery-dataframe.css", "sg_gallery-rendered-html.css"})
+
+
+def without_stylesheets(css_files: Sequence[Any], names: frozenset[str]) -> list[Any]:
+    """A page's `css_files` (html-page-context) without those named NAMES.
+
+    Sphinx internal: each entry carries its path as `.filename` (sphinx.builders.html._assets).
+    """
+    return [css for css in css_files if Path(css.filename).name not in names]
+
+
+# --- a page, written from a run (gallery.py) ------------------------------------------------------------------
+
+# The language sphinx-gallery names .py examples in (internal: its _get_parser), which their code blocks are
+# highlighted as.
+LANGUAGE = "Python"
+
+
+def image_path_template(images: Path, stem: str) -> str:
+    """Where a tutorial's figures go: `sphx_glr_<stem>_<NNN>.png` in its gallery's images/, numbered from 1
+    (documented: what the `image_path_iterator` a scraper is given yields)."""
+    return str(images / f"sphx_glr_{stem}_{{0:03}}.png")
+
+
+def image_path_iterator(template: str) -> Any:
+    """sphinx-gallery's `ImagePathIterator` over TEMPLATE (documented: a scraper's `block_vars`)."""
+    from sphinx_gallery.scrapers import ImagePathIterator
+
+    return ImagePathIterator(template)
+
+
+def thumbnail_path(folder: str, stem: str) -> str:
+    """The thumbnail `save_thumbnail` writes for a tutorial of a gallery folder, as a path from the source
+    root (internal: images/thumb/sphx_glr_<stem>_thumb.png, where its gallery's thumbnails look too)."""
+    return f"{folder}/images/thumb/sphx_glr_{stem}_thumb.png"
+
+
+def clean_blocks(conf: Mapping[str, Any], blocks: list[Any], outputs: list[str]) -> tuple[list[Any], list[str]]:
+    """The blocks and outputs a page and a notebook show, as generate_file_rst cleans them: ignore blocks and
+    (with `remove_config_comments`) config comments removed, a last block left empty dropped with its output.
+
+    Internal: `_clean_script_blocks(gallery_conf, parser module, script_blocks, output_blocks)`.
+    """
+    from sphinx_gallery.gen_rst import _clean_script_blocks
+
+    return _clean_script_blocks(conf, py_source_parser, blocks, outputs)
+
+
+def save_page(target: Path, blocks: list[Any], outputs: list[str], file_conf: Mapping[str, Any],
+              conf: Mapping[str, Any], seconds: float, memory: float) -> None:
+    """Write the page of the script copied at TARGET (TARGET.rst, with sphinx-gallery's header and footer).
+
+    Reference: `rst_blocks(script_blocks, output_blocks, file_conf, gallery_conf, language=)`, then
+    `save_rst_example(example_rst, example_file, time_elapsed, memory_used, gallery_conf, language=, file_conf=)`.
+    """
+    from sphinx_gallery.gen_rst import rst_blocks, save_rst_example
+
+    example_rst = rst_blocks(blocks, outputs, file_conf, conf, language=LANGUAGE)
+    save_rst_example(example_rst, target, seconds, memory, conf, language=LANGUAGE, file_conf=file_conf)
+
+
+def save_thumbnail(template: str, src_file: Path, script_vars: Mapping[str, Any], file_conf: Mapping[str, Any],
+                   conf: Mapping[str, Any]) -> None:
+    """The tutorial's thumbnail, made from its figures as sphinx-gallery chooses them (reference:
+    `save_thumbnail(image_path_template, src_file, script_vars, file_conf, gallery_conf)`; `script_vars` holds the
+    run's `image_path_iterator`, and `formatted_exception` when the run failed)."""
+    from sphinx_gallery.gen_rst import save_thumbnail
+
+    save_thumbnail(template, src_file, script_vars, file_conf, conf)
+
+
+def md5_file(target: Path) -> Path:
+    """The checksum beside the copy of a script (internal: `<name>.py.md5`)."""
+    return Path(f"{target}.md5")
+
+
+def write_md5(target: Path) -> None:
+    """Tell sphinx-gallery the page of the script copied at TARGET is current, so that it executes nothing.
+
+    Internal: `md5sum_is_current(target, mode="t")` compares `get_md5sum(target, mode="t")` with `<target>.md5`.
+    """
+    from sphinx_gallery.utils import get_md5sum
+
+    md5_file(target).write_text(get_md5sum(target, mode="t"))
+
+
+def write_cost(target: Path, seconds: float, memory: float) -> None:
+    """The cost sphinx-gallery reports for an example it skips (its computation times).
+
+    Internal: `<stem>.cost.json`, {"time": s, "memory": MB}, read by `_read_cached_cost`.
+    """
+    target.with_name(f"{target.stem}.cost.json").write_text(json.dumps({"time": seconds, "memory": memory}))
+
+
+def write_code_objects(target: Path, code_objects: Mapping[str, Any] | None) -> None:
+    """The names a script uses, for sphinx-gallery's code links and backreferences of an example it skips.
+
+    Internal: `<stem>.codeobj.json`, what `identify_names` returns, read by `_read_cached_backrefs` and by the code
+    links' `_load_code_obj`; none when the script uses no name.
+    """
+    path = target.with_name(f"{target.stem}.codeobj.json")
+    if code_objects:
+        path.write_text(json.dumps(code_objects, sort_keys=True))
+    else:
+        path.unlink(missing_ok=True)
+
+
+def notebook(blocks: list[Any], conf: Mapping[str, Any], target_dir: Path) -> dict[str, Any]:
+    """The notebook of BLOCKS (reference: `jupyter_notebook(script_blocks, gallery_conf, target_dir)`)."""
+    from sphinx_gallery.notebook import jupyter_notebook
+
+    return jupyter_notebook(blocks, conf, target_dir)
+
+
+def save_notebook(content: Mapping[str, Any], path: Path) -> None:
+    """Reference: `save_notebook(work_notebook, write_file)`."""
+    from sphinx_gallery.notebook import save_notebook
+
+    save_notebook(content, path)
+
+
+def zip_files(files: Sequence[Path], archive: Path, relative_to: Path) -> Path:
+    """A zip of FILES named as from RELATIVE_TO (internal: `sphinx_gallery.utils.zip_files(file_list, zipname,
+    relative_to)`, which returns the zip's path)."""
+    from sphinx_gallery.utils import zip_files
+
+    return Path(zip_files(files, archive, relative_to))
+
+
+# --- a code block's output, made in the runner --------------------------------------------------------------
+
+
+def block_vars(iterator: Any, src_file: str, target_file: str, namespace: dict[str, Any],
+               file_conf: Mapping[str, Any]) -> dict[str, Any]:
+    """What the scrapers are given of a tutorial (`block_vars`): documented, `image_path_iterator` and
+    `src_file`; internal, `target_file` (where a build copies the script), `example_globals` (where the matplotlib
+    scraper looks for animations) and `file_conf` (the script's `sphinx_gallery_*` settings)."""
+    return {"image_path_iterator": iterator, "src_file": src_file, "target_file": target_file,
+            "example_globals": namespace, "file_conf": file_conf}
+
+
+def reset_argv(conf: Mapping[str, Any], script_vars: Mapping[str, Any]) -> list[str]:
+    """The arguments conf.py's `reset_argv` gives a tutorial (documented option; internal: `_get_callables(conf,
+    "reset_argv")` resolves it, a name written as a string included)."""
+    from sphinx_gallery.gen_rst import _get_callables
+
+    (function,) = _get_callables(conf, "reset_argv")
+    return function(conf, script_vars)
+
+
+def clean_modules(conf: Mapping[str, Any], name: str, when: str) -> None:
+    """conf.py's `reset_modules`, before or after a tutorial (documented)."""
+    from sphinx_gallery.scrapers import clean_modules
+
+    clean_modules(conf, name, when)
+
+
+def save_figures(block: Any, variables: dict[str, Any], conf: Mapping[str, Any], multi_image: str | None) -> str:
+    """The reST of the figures a block left open, saved by the configured scrapers (documented: `save_figures`).
+
+    Internal: `block_vars["multi_image"]` holds the block's `sphinx_gallery_multi_image_block`, as
+    `execute_code_block` sets it.
+    """
+    from sphinx_gallery.scrapers import save_figures
+
+    variables["multi_image"] = multi_image
+    return save_figures(block, variables, conf)
+
+
+def saved_image(path: str) -> Path:
+    """The file a scraper saved for PATH, in whichever format it chose (.svg, .webp…), looked up as
+    sphinx-gallery looks it up (internal: `_find_image_ext(path)[0]`)."""
+    from sphinx_gallery.scrapers import _find_image_ext
+
+    return Path(_find_image_ext(path)[0])
+
+
+def last_repr(capture: tuple[str, ...], value: Any) -> tuple[str | None, str | None]:
+    """(text, method) of a block's last value by the first of CAPTURE's methods it has (`capture_repr`);
+    internal: `_get_last_repr(capture_repr, value)`."""
+    from sphinx_gallery.gen_rst import _get_last_repr
+
+    return _get_last_repr(capture, value)
+
+
+def output_rst(text: str, images_rst: str = "", repr_method: str | None = None, repr_text: str | None = None) -> str:
+    r"""The reST sphinx-gallery writes under a code block: its figures, what it printed (with its last value's
+    text repr) and its last value's HTML repr, made by sphinx-gallery's own function from what was recorded.
+
+    Internal: `_get_code_output(is_last_expr, example_globals, gallery_conf, logging_tee, images_rst,
+    capture_repr)`, which reads the printed text from `logging_tee.output.getvalue()` and the last value from
+    `example_globals["___"]`, and lays it out as "\n<figures>\n\n" + CODE_OUTPUT + HTML; CODE_OUTPUT's header
+    is `.. rst-class:: sphx-glr-script-out` over a `.. code-block:: none` indented by one space.
+    """
+    from types import SimpleNamespace
+
+    from sphinx_gallery.gen_rst import CODE_OUTPUT, _get_code_output
+
+    recorded = type("Recorded", (), {repr_method: lambda self: repr_text})() if repr_method else None
+    tee = SimpleNamespace(output=SimpleNamespace(getvalue=lambda: text))
+    capture = (repr_method,) if repr_method else ()
+    rst = _get_code_output(repr_method is not None, {"___": recorded}, {"ignore_repr_types": ""}, tee,
+                           images_rst, capture)
+    # docutils strips the indentation all lines of a directive's content share: output whose every line
+    # is indented would lose it. An option line indented one less keeps it (as sphinx-gallery's code blocks).
+    figures, header = f"\n{images_rst}\n\n", CODE_OUTPUT.split("{0}")[0]
+    if rst.startswith(figures + header):  # the text's block follows the figures
+        kept = header.replace(" .. code-block:: none\n", " .. code-block:: none\n   :dedent: 1\n")
+        rst = figures + kept + rst[len(figures + header):]
+    return rst
+
+
+def error_rst(traceback_text: str) -> str:
+    r"""A failed block's traceback, as sphinx-gallery shows it (reference: `codestr2rst(text, lang="pytb")`).
+
+    Internal: the layout of `handle_exception`'s reST (`.. rst-class:: sphx-glr-script-out` over the traceback's
+    code block) and of `execute_code_block`'s around it ("\n" before, "\n\n\n\n" after).
+    """
+    from sphinx_gallery.gen_rst import codestr2rst
+
+    return "\n.. rst-class:: sphx-glr-script-out\n\n" + codestr2rst(traceback_text, lang="pytb") + "\n\n\n\n"
+
+
+def code_objects(blocks: list[Any], default_role: str, variables: dict[str, Any] | None, tree: Any) -> dict[str, Any]:
+    """The names a script uses, resolved as sphinx-gallery resolves them for code links and backreferences
+    (reference: `identify_names(script_blocks, ref_regex, global_variables, node)`; internal: `_make_ref_regex(
+    default_role)`, the references it finds in the prose)."""
+    from sphinx_gallery.backreferences import _make_ref_regex, identify_names
+
+    return identify_names(blocks, _make_ref_regex(default_role), variables, tree)
+
+
+def preload() -> None:
+    """Import sphinx-gallery's extension and matplotlib, set up as sphinx-gallery sets it up (its agg backend),
+    once, before the builds are forked (internal: `scrapers._import_matplotlib()`)."""
+    import sphinx_gallery.gen_gallery  # noqa: F401
+    from sphinx_gallery.scrapers import _import_matplotlib
+
+    _import_matplotlib()
+
+
+# --- reading the pages it generated -------------------------------------------------------------------------
+
+# Internal: rst_blocks writes this comment line before every block but the first (the title and intro), and
+# save_rst_example puts the page's label `.. _sphx_glr_<path>:` just before that first block.
+_BLOCK_COMMENT = ".. GENERATED FROM PYTHON SOURCE LINES"
+
+
+def intro_end(page_rst: str) -> int:
+    """Where, in a page sphinx-gallery generated, the comment line closing the intro starts; -1 if none."""
+    return page_rst.find(_BLOCK_COMMENT, page_rst.find(".. _sphx_glr_"))
+
+
+def figure_nodes(doctree: nodes.Node) -> Iterator[nodes.Element]:
+    """The figures of a page: the `image-sg` directive's nodes (reference: `imgsgnode`)."""
+    from sphinx_gallery.directives import imgsgnode
+
+    return doctree.findall(imgsgnode)
+
+
+def has_figures(doctree: nodes.Node) -> bool:
+    """Whether the page shows any of sphinx-gallery's figures."""
+    return next(iter(figure_nodes(doctree)), None) is not None
+
+
+def has_default_alt(figure: nodes.Element) -> bool:
+    """Whether a figure's alt text is the one `figure_rst` makes of its file name when the figure has no title
+    (internal: sphx_glr_<name>_<NNN>.png gives <name> with "-", "," and "_" as spaces)."""
+    return figure["alt"] == re.sub(r"[-,_]", " ", Path(figure["uri"]).stem[9:-4])
+
+
+def figure_number(figure: nodes.Element) -> int:
+    """A figure's number in its tutorial, from its file name (documented: sphx_glr_<stem>_<NNN>)."""
+    return int(Path(figure["uri"]).stem[-3:])
+
+
+def set_alt(figure: nodes.Element, alt: str) -> None:
+    """Give a figure an alt text. Internal: with a srcset, `visit_imgsg_html` writes the alt text into the page
+    as it is, so it is escaped here."""
+    figure["alt"] = html.escape(alt) if figure["srcset"] is not None else alt
+
+
+def notebook_downloads(doctree: nodes.Node) -> Iterator[tuple[nodes.Element, nodes.Element]]:
+    """(link, box) of each notebook download of a page: its `:download:` reference and the container it sits in.
+
+    Internal: save_rst_example writes each download as a paragraph holding the link, alone in a
+    `.. container:: sphx-glr-download sphx-glr-download-<kind>`.
+    """
+    from sphinx import addnodes
+
+    for link in doctree.findall(addnodes.download_reference):
+        if link.get("reftarget", "").endswith(".ipynb") and "filename" in link:
+            yield link, link.parent.parent
+
+
+def download_box(*content: nodes.Node, kind: str) -> nodes.container:
+    """A download box as sphinx-gallery's footer lays them out (internal: its classes, which its stylesheet
+    styles), holding CONTENT in a paragraph."""
+    box = nodes.container(classes=["sphx-glr-download", f"sphx-glr-download-{kind}"])
+    box += nodes.paragraph("", "", *content)
+    return box
+
+
+def built_image(env: Any, path: str) -> str | None:
+    """The name in the build's _images/ of an image a page shows, given as a path from the source root; None
+    when no page shows it. Sphinx internal: `env.images` maps it to (documents, name)."""
+    found = env.images.get(path)
+    return found[1] if found else None
+
+
+# --- a gallery's thumbnails ------------------------------------------------------------------------------------
+
+# Internal: a gallery's index holds each thumbnail as raw HTML, `<div class="sphx-glr-thumbcontainer"
+# tooltip="<intro>">`, the intro with the reST sphinx-gallery's intro extraction leaves in it.
+_THUMBNAIL = "sphx-glr-thumbcontainer"
+
+
+def is_thumbnail(raw_html: str) -> bool:
+    """Whether a raw HTML node holds sphinx-gallery's thumbnails (a gallery index's cards)."""
+    return _THUMBNAIL in raw_html
+
+
+class _Thumbnails(HTMLParser):
+    """The start tags of the thumbnails in a piece of HTML, as written, with their attributes."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[tuple[str, list[tuple[str, str | None]]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if tag == "div" and _THUMBNAIL in (values.get("class") or "").split() and values.get("tooltip") is not None:
+            self.found.append((self.get_starttag_text() or "", attrs))
+
+
+def tooltip_text(text: str, title_of: Callable[[str], str | None]) -> str:
+    r"""A thumbnail's tooltip without the reST left in it: escapes (`\ ` before a particle) and references
+    without a title, shown as their label (`sphx_glr_<path>.py`, sphinx-gallery's label of a tutorial) and here
+    as the title TITLE_OF gives that label."""
+    text = re.sub(r"\\(.)", lambda m: "" if m[1].isspace() else m[1], text)
+
+    def title(match: re.Match[str]) -> str:
+        found = title_of(match[0])
+        return match[0] if found is None else found
+
+    return re.sub(r"sphx_glr_\w+\.py", title, text)
+
+
+def clean_tooltips(raw_html: str, title_of: Callable[[str], str | None]) -> str:
+    """RAW_HTML with each thumbnail's tooltip made plain text (tooltip_text), read with an HTML parser."""
+    parser = _Thumbnails()
+    parser.feed(raw_html)
+    parser.close()
+    for written, attrs in parser.found:
+        values = [(name, tooltip_text(value, title_of) if name == "tooltip" and value is not None else value)
+                  for name, value in attrs]
+        tag = "<div" + "".join(f' {name}="{html.escape(value)}"' if value is not None else f" {name}"
+                               for name, value in values) + ">"
+        raw_html = raw_html.replace(written, tag, 1)
+    return raw_html
+
+
+def messages_left_in_english(doctree: nodes.Element) -> Iterator[str]:
+    """The texts of a page Sphinx looks up in a catalog and found no translation for.
+
+    Sphinx internal: `sphinx.util.nodes.extract_messages` gives (node, text) of what its i18n transform looks up;
+    that transform sets `node["translated"]` where it used a translation.
+    """
+    from sphinx.util.nodes import extract_messages
+
+    return (message for node, message in extract_messages(doctree) if not node.get("translated"))
+
+
+def add_template_filter(app: Any, name: str, function: Callable[..., Any]) -> None:
+    """A filter for the HTML templates; a builder without templates is left alone.
+
+    Sphinx internal: the builder's `templates` (its template bridge) holds the Jinja environment as
+    `.environment`.
+    """
+    templates = getattr(app.builder, "templates", None)
+    if templates is not None:
+        templates.environment.filters[name] = function
+
+
+def label_title(env: Any, label: str) -> str | None:
+    """The title of the section a reference label names (Sphinx internal: the standard domain's `labels`,
+    label -> (document, anchor, title))."""
+    labels = env.get_domain("std").labels
+    return labels[label][2] if label in labels else None
