@@ -170,7 +170,7 @@ def test_html_noplot_renders_nothing_from_runs(fake_app, tmp_path):
 
 def test_every_notebook_is_written_in_plain_markdown_with_a_tutorial_s_title_for_its_label(sphinx_app, tmp_path):
     record_run(tmp_path / "runs", "hello from the run\n")
-    script = SCRIPT.replace("Prints one line.", "Prints one line. See :class:`~torch.nn.DataParallel`\\ , and "
+    script = SCRIPT.replace("Prints one line.", "Prints one line. See :class:`~torch.nn.DataParallel`\\\\ , and "
                             ":ref:`sphx_glr_beginner_ddp_tutorial.py`.")
     ddp = '"""\nDDP, in short\n=============\n\nWith :func:`torch.distributed.init_process_group`.\n"""\nx = 1\n'
     files = {"beginner_source/data_parallel_tutorial.py": script, "beginner_source/ddp_tutorial.py": ddp}
