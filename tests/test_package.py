@@ -1,4 +1,5 @@
-"""The package's shape: three kinds of code, imports one way, no circle (imports inside functions counted)."""
+"""The package's shape: three kinds of code, imports one way, no circle (imports inside functions counted), short
+functions."""
 
 import ast
 import subprocess
@@ -92,6 +93,42 @@ def test_the_checker_sees_a_circle_through_a_function_level_import(tmp_path):
     source.parent.mkdir(parents=True)
     source.write_text("def f():\n    from . import b\n")
     assert ("tutorials_site.core.b", 2) in imports(source, root=tmp_path)
+
+
+MAX_FUNCTION_LINES = 50
+
+
+def long_functions(path, root=ROOT, limit=MAX_FUNCTION_LINES):
+    """Every function and method of a file (nested ones too) longer than LIMIT lines, counted from its `def` to
+    its last line: 'file:line: name (N lines)'."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            length = node.end_lineno - node.lineno + 1
+            if length > limit:
+                found.append((node.lineno, f"{path.relative_to(root)}:{node.lineno}: {node.name} ({length} lines)"))
+    return [where for _, where in sorted(found)]
+
+
+def test_no_function_is_over_50_lines():
+    found = [where for path in sorted(PACKAGE.rglob("*.py")) for where in long_functions(path)]
+    assert found == [], "split these into functions that each do one job:\n" + "\n".join(found)
+
+
+def test_the_length_checker_counts_from_def_to_the_last_line_methods_and_nested_functions_too(tmp_path):
+    def body(indent, count=49):  # with its `def` and a `return`, a function of COUNT + 2 lines
+        return [f"{indent}x{k} = {k}" for k in range(count)]
+
+    lines = ["@decorator", "def long():", *body("    "), "    return 0", "",
+             "def short():", *body("    ", 48), "    return 0", "",  # 50 lines: not too long
+             "class C:", "    async def method(self):", "        def inner():", *body("            "), "            return 0",
+             "        return inner"]
+    source = tmp_path / "a.py"
+    source.write_text("\n".join(lines) + "\n")
+    at = {name: lines.index(line) + 1 for name, line in
+          [("long", "def long():"), ("method", "    async def method(self):"), ("inner", "        def inner():")]}
+    assert long_functions(source, root=tmp_path) == [
+        f"a.py:{at['long']}: long (51 lines)", f"a.py:{at['method']}: method (53 lines)", f"a.py:{at['inner']}: inner (51 lines)"]
 
 
 def test_ruff_is_clean():

@@ -22,7 +22,7 @@ import pytest
 
 from tutorials_site.commands.execute import RunOptions, run_tutorial, timeout_for
 from tutorials_site.core.records import RunError
-from tutorials_site.core.runs import MAX_TIMEOUT, parse_timeout, setting_comments
+from tutorials_site.core.runs import MAX_TIMEOUT, parse_timeout, setting_comments, unfinished_reason
 from tutorials_site.core.terminal import OutputLimits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -390,6 +390,18 @@ def test_timeout_for(tmp_path):
     with pytest.raises(ValueError, match=f"^{path}:3: tutorials-timeout: 'abc' is not a number of seconds between 0 "
                                          f"and {MAX_TIMEOUT} \\(24 h\\), written like 600 or 90.5$"):
         timeout_for(path, 600)
+
+
+@pytest.mark.parametrize("returncode, timed_out_after, reason", [
+    (-signal.SIGKILL, 2.5, "tutorial timed out after 2.5 s"),  # the limit's kill is not the tutorial's death
+    (-signal.SIGSEGV, None, "tutorial died from signal SIGSEGV"),
+    (-signal.SIGKILL, None, "tutorial died from signal SIGKILL (killed: out of memory?)"),
+    (-(signal.SIGRTMIN + 2), None, f"tutorial died from signal {signal.SIGRTMIN + 2}"),  # a real-time signal: no name
+    (3, None, "tutorial exited with status 3 (os._exit, or see runner.log)"),
+    (0, None, "tutorial exited with status 0 (os._exit, or see runner.log)"),  # with no result, or a damaged one
+])
+def test_how_an_unfinished_run_ended_is_said_in_words(returncode, timed_out_after, reason):
+    assert unfinished_reason(returncode, timed_out_after) == reason
 
 
 @pytest.mark.parametrize("value", ["600", "90.5", "0.1", str(MAX_TIMEOUT), " 7 "])

@@ -43,7 +43,7 @@ from ..core.isolation import tutorial_environment
 from ..core.needs import Machine
 from ..core.project import Project, Tutorial
 from ..core.records import BlockRecord, RecordError, RunError, RunRecord
-from ..core.runs import RESULT, first_code_line, parse_timeout, read_json, setting
+from ..core.runs import RESULT, first_code_line, parse_timeout, read_json, setting, unfinished_reason
 from ..core.terminal import DEFAULT_LIMITS, OutputLimits, RunOutput
 from ..sphinx_gallery_api import output_rst, split_code_and_text_blocks
 from .runner import recorded_sizes
@@ -197,13 +197,6 @@ def _kill_adopted(own: set[int]) -> None:
         psutil.wait_procs(adopted, timeout=5)  # they are this process's children: this reaps them
 
 
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:  # a real-time signal has no name of its own
-        return str(number)
-
-
 def recorded_limits(rundir: Path | str) -> OutputLimits | None:
     """The output limits the run in RUNDIR was recorded under (its options.json); None without one."""
     options = read_json(Path(rundir) / OPTIONS)
@@ -255,11 +248,19 @@ def run_tutorial(source: Path | str, rundir: Path | str, workdir: Path | str, op
                           tick=tick or (lambda: None))
 
 
-def _supervise(source: Path, rundir: Path, workdir: Path | str, env: dict[str, str], own: set[int], limits: OutputLimits,
-               *, timeout: float, label: str, tick: Callable[[], None]) -> Outcome:
-    started = time.monotonic()
+@dataclass(frozen=True)
+class _Watched:
+    """What watching the runner's process tree measured."""
+
+    seconds: float  # the runner's wall time
+    peak_rss_bytes: int
+    timed_out: bool
+
+
+def _start_runner(source: Path, rundir: Path, workdir: Path | str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """The runner's process for SOURCE, leading a session of its own, its output in RUNDIR/runner.log."""
     with open(rundir / "runner.log", "wb") as log:
-        process = subprocess.Popen(
+        return subprocess.Popen(
             [sys.executable, "-m", "tutorials_site.commands.runner", str(source), str(rundir)],
             cwd=workdir,
             env=env,
@@ -269,6 +270,12 @@ def _supervise(source: Path, rundir: Path, workdir: Path | str, env: dict[str, s
             start_new_session=True,
             preexec_fn=_die_with_parent if _prctl else None,
         )
+
+
+def _watch(process: subprocess.Popen[bytes], started: float, own: set[int], *, timeout: float,
+           tick: Callable[[], None]) -> _Watched:
+    """Sample the memory of the runner's tree until it ends or TIMEOUT runs out (from STARTED), then kill and reap
+    all that is left of the tree; OWN: the children this process had before the runner, not the tutorial's."""
     runner = psutil.Process(process.pid)  # not reaped before process.poll(): the pid is still the runner's
     peak, timed_out = 0, False
     seen: dict[int, psutil.Process] = {}
@@ -290,13 +297,27 @@ def _supervise(source: Path, rundir: Path, workdir: Path | str, env: dict[str, s
         _kill_adopted(own)
         # Elsewhere, orphans are reaped by init: return once they are gone, so that no caller ever sees one.
         psutil.wait_procs(list(seen.values()), timeout=5)
+    return _Watched(seconds, peak, timed_out)
 
-    status = process.returncode
+
+def _read_result(rundir: Path) -> RunRecord | None:
     try:
-        result = RunRecord.read(rundir / RESULT)
+        return RunRecord.read(rundir / RESULT)
     except RecordError:
-        result = None  # damaged (the runner writes it whole, so by the tutorial): as if never written
-    if not timed_out and result is not None and status == (1 if result.error else 0):
+        return None  # damaged (the runner writes it whole, so by the tutorial): as if never written
+
+
+def _supervise(source: Path, rundir: Path, workdir: Path | str, env: dict[str, str], own: set[int], limits: OutputLimits,
+               *, timeout: float, label: str, tick: Callable[[], None]) -> Outcome:
+    """Run the runner on SOURCE and say how it went, from the result it wrote or, where it wrote none (or one
+    that disagrees with its exit status), from how it ended and what it left."""
+    started = time.monotonic()
+    process = _start_runner(source, rundir, workdir, env)
+    watched = _watch(process, started, own, timeout=timeout, tick=tick)
+    seconds, peak = watched.seconds, watched.peak_rss_bytes
+    status = process.returncode
+    result = _read_result(rundir)
+    if not watched.timed_out and result is not None and status == (1 if result.error else 0):
         result = replace(result, seconds=seconds)
         result.write(rundir / RESULT)
         error = result.error
@@ -305,14 +326,7 @@ def _supervise(source: Path, rundir: Path, workdir: Path | str, env: dict[str, s
         message = f"tutorial failed: {error.message}"
         return Outcome(False, f"{label}:{error.line}: ERROR: {message}", True, result, seconds, peak)
 
-    if timed_out:
-        message = f"tutorial timed out after {timeout:g} s"
-    elif status < 0:
-        message = f"tutorial died from signal {_signal_name(-status)}"
-        if -status == signal.SIGKILL:
-            message += " (killed: out of memory?)"
-    else:
-        message = f"tutorial exited with status {status} (os._exit, or see runner.log)"
+    message = unfinished_reason(status, timeout if watched.timed_out else None)
     progress = read_json(rundir / "progress.json")
     line = progress["line"] if progress else 1
     error = RunError(line=line, block_line=line, message=message)

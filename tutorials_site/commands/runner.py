@@ -52,7 +52,7 @@ import sysconfig
 import time
 import traceback
 import types
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from typing import Any, TypedDict
@@ -102,7 +102,7 @@ def _after_fork_in_child() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     # A forked worker writes whole lines, like the processes sitecustomize sets up (see execute.py).
     for stream in (sys.stdout, sys.stderr):
-        if isinstance(stream, io.TextIOWrapper):  # as main() left them, unless the tutorial replaced them
+        if isinstance(stream, io.TextIOWrapper):  # as _write_through() left them, unless the tutorial replaced them
             stream.reconfigure(line_buffering=True, write_through=False)
     signal.pthread_sigmask(signal.SIG_SETMASK, _mask_before_fork)
 
@@ -378,38 +378,25 @@ def _hardware() -> tuple[Hardware, list[int]]:
     return hardware, [torch.cuda.max_memory_allocated(device) for device in range(gpus)]
 
 
-def main(argv: list[str]) -> None:
-    """Run the tutorial SOURCE, recording into RUNDIR (argv: SOURCE RUNDIR; see above), and exit."""
-    global _LOG_FDS
-    source = os.path.abspath(argv[1])
-    rundir = Path(argv[2]).resolve()
-    options = json.loads((rundir / "options.json").read_text(encoding="utf-8"))
-    limits = OutputLimits(**options["output_limits"])
-    out = rundir / "out"
-    out.mkdir(parents=True, exist_ok=True)
-
-    signal.signal(signal.SIGTERM, _kill_own_group)
-    guard = _start_guard(out, limits)  # before the fork handlers: they are the tutorial's
-    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
-    file_conf, blocks, tree = sg.split_code_and_text_blocks(source, return_node=True)
-    namespace = _become_main(source, ast.get_docstring(tree, clean=False) if tree else None)
-    _seed()
-    # Unbuffered text, so that this process's writes and its children's interleave in order.
+def _write_through() -> None:
+    """Unbuffered text, so that this process's writes and its children's interleave in order."""
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):  # as Python opened them
             stream.reconfigure(line_buffering=True, write_through=True)
-    _LOG_FDS = os.dup(1), os.dup(2)  # the runner's log; not inheritable: no child gets these
-    gallery = _Gallery(options, source, rundir, namespace, file_conf)
-    gallery.start(source)
 
+
+def _run_blocks(code_blocks: Iterable[CodeBlock], source: str, rundir: Path, options: dict[str, Any],
+                file_conf: dict[str, Any], namespace: dict[str, Any], gallery: _Gallery) -> tuple[list[_Ran], RunError | None]:
+    """Run the tutorial's CODE_BLOCKS in NAMESPACE, one after the other, each one's output into out/<k>.txt,
+    until one raises: what each block that started left for result.json, and the error that ended the run."""
     # One compiler for all blocks carries `from __future__` imports from one block to the next.
     compiler = codeop.Compile()
     ran: list[_Ran] = []
     error: RunError | None = None
-    for k, block in enumerate(block for block in blocks if block.type == "code"):
+    for k, block in enumerate(code_blocks):
         line = first_code_line(block)
         write_json(rundir / "progress.json", {"block": k, "line": line})
-        _redirect_output(out / f"{k}.txt")
+        _redirect_output(rundir / "out" / f"{k}.txt")
         block_conf = sg.extract_file_config(block.content)
         record: _Ran = {"line": line, "images": [], "images_rst": "", "repr": [None, None], "traceback": None}
         ran.append(record)
@@ -428,14 +415,18 @@ def main(argv: list[str]) -> None:
             break
         finally:
             record["images"] = gallery.images(before)
+    return ran, error
 
+
+def _output_to_log() -> None:
+    """Point fds 1 and 2 back at the runner's log, once the tutorial has run."""
     _flush()
     os.dup2(_LOG_FDS[0], 1)
     os.dup2(_LOG_FDS[1], 2)
-    _wait_for_children()
-    # A line, not the end of the pipe: a forked worker still running holds the pipe open too.
-    guard.communicate(b"done\n")
-    hardware, gpu_peaks = _hardware()
+
+
+def _block_records(ran: list[_Ran], out: Path, limits: OutputLimits) -> tuple[BlockRecord, ...]:
+    """result.json's record of each block that started: what it showed within the limits."""
     blocks_out: list[BlockRecord] = []
     shown_output = RunOutput(limits)
     for k, (record, sizes) in enumerate(zip(ran, recorded_sizes(out, len(ran), limits), strict=True)):
@@ -446,7 +437,38 @@ def main(argv: list[str]) -> None:
             traceback_text = block.show_text(record["traceback"])
             blocks_out.append(BlockRecord(line=record["line"], texts=(traceback_text,), images=tuple(record["images"]),
                                           rst=sg.error_rst(traceback_text)))
-    RunRecord(blocks=tuple(blocks_out), error=error, hardware=hardware, gpu_peak_bytes=tuple(gpu_peaks),
+    return tuple(blocks_out)
+
+
+def main(argv: list[str]) -> None:
+    """Run the tutorial SOURCE, recording into RUNDIR (argv: SOURCE RUNDIR; see above), and exit."""
+    global _LOG_FDS
+    source = os.path.abspath(argv[1])
+    rundir = Path(argv[2]).resolve()
+    options = json.loads((rundir / "options.json").read_text(encoding="utf-8"))
+    limits = OutputLimits(**options["output_limits"])
+    out = rundir / "out"
+    out.mkdir(parents=True, exist_ok=True)
+
+    signal.signal(signal.SIGTERM, _kill_own_group)
+    guard = _start_guard(out, limits)  # before the fork handlers: they are the tutorial's
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
+    file_conf, blocks, tree = sg.split_code_and_text_blocks(source, return_node=True)
+    namespace = _become_main(source, ast.get_docstring(tree, clean=False) if tree else None)
+    _seed()
+    _write_through()
+    _LOG_FDS = os.dup(1), os.dup(2)  # the runner's log; not inheritable: no child gets these
+    gallery = _Gallery(options, source, rundir, namespace, file_conf)
+    gallery.start(source)
+    ran, error = _run_blocks((block for block in blocks if block.type == "code"), source, rundir, options, file_conf,
+                             namespace, gallery)
+
+    _output_to_log()
+    _wait_for_children()
+    # A line, not the end of the pipe: a forked worker still running holds the pipe open too.
+    guard.communicate(b"done\n")
+    hardware, gpu_peaks = _hardware()
+    RunRecord(blocks=_block_records(ran, out, limits), error=error, hardware=hardware, gpu_peak_bytes=tuple(gpu_peaks),
               code_objects=_code_objects(options, blocks, tree, namespace),
               images_total=len(gallery.vars["image_path_iterator"])).write(rundir / "result.json")
     _flush()

@@ -13,6 +13,7 @@ import io
 import json
 import re
 import shutil
+import signal
 import tokenize
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -103,6 +104,24 @@ def first_code_line(block: CodeBlock) -> int:
     """Where a reader looks for a code block that hung or crashed: its first line that is not blank."""
     content = block.content
     return block.lineno + content.count("\n", 0, len(content) - len(content.lstrip()))
+
+
+def unfinished_reason(returncode: int, timed_out_after: float | None) -> str:
+    """How a tutorial's process that did not finish its run ended, as the build says it: its time limit ran
+    out (TIMED_OUT_AFTER seconds), a signal killed it (RETURNCODE below 0), or it exited before the end."""
+    if timed_out_after is not None:
+        return f"tutorial timed out after {timed_out_after:g} s"
+    if returncode < 0:
+        message = f"tutorial died from signal {_signal_name(-returncode)}"
+        return message + " (killed: out of memory?)" if -returncode == signal.SIGKILL else message
+    return f"tutorial exited with status {returncode} (os._exit, or see runner.log)"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:  # a real-time signal has no name of its own
+        return str(number)
 
 
 def read_json(path: Path | str) -> Any:

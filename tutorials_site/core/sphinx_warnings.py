@@ -120,14 +120,8 @@ def _is_code(lines: Sequence[str], marker: int, first_text: int, script_lines: S
     return not (script_line.startswith("#") and script_line[1:].strip() == head.strip())
 
 
-def source_line(rst_text: str, rst_line: int, script: str | None = None) -> int | None:
-    """The script line a line of a generated example page comes from; None in sphinx-gallery's own lines.
-
-    Without `script` the docstring is taken to start at line 1 and no text block to
-    start with blank comment lines; with it (the script the page was generated from),
-    those blank lines sphinx-gallery strips are accounted for.
-    """
-    lines = rst_text.splitlines()
+def _landmarks(lines: Sequence[str]) -> tuple[int, list[tuple[int, int, int]], int] | None:
+    """A generated example page's rows: its label, its blocks' markers (row, a, b), its footer; None for another file."""
     if not any(_GENERATED in line for line in lines[:10]):
         return None
     label = next((i for i, line in enumerate(lines) if _LABEL.match(line)), None)
@@ -136,28 +130,30 @@ def source_line(rst_text: str, rst_line: int, script: str | None = None) -> int 
     markers = [(i, int(m[1]), int(m[2])) for i, line in enumerate(lines) if (m := _MARKER.match(line))]
     after_blocks = markers[-1][0] if markers else label
     footer = next((i for i in range(after_blocks, len(lines)) if _FOOTER.match(lines[i])), len(lines))
-    row = rst_line - 1
-    if row <= label + 1 or row >= footer:
-        return None
-    script_lines = script.splitlines() if script is not None else None
-    starts = [i for i, _, _ in markers] + [footer]
-    before = [m for m in markers if m[0] <= row]
-    if not before:  # the docstring
-        top, end = label + 2, starts[0]
-        first_text = next((i for i in range(top, end) if lines[i].strip()), None)
-        known = _docstring_first_text_line(script) if script is not None else None
-        if first_text is None or known is None:
-            return 1 + row - top
-        return known + row - first_text
-    marker, a, b = before[-1]
-    end = starts[starts.index(marker) + 1]
-    skipped = 0  # blank comment lines sphinx-gallery stripped from the top of a text block
-    if script_lines is not None:
-        while a + skipped <= len(script_lines) and _blank_comment(script_lines[a + skipped - 1]):
-            skipped += 1
-    if not _is_code(lines, marker, a + skipped, script_lines):  # text: line for line
-        top = marker + 2
-        return a + skipped + row - top if row >= top else None
+    return label, markers, footer
+
+
+def _docstring_source_line(lines: Sequence[str], top: int, end: int, row: int, script: str | None) -> int:
+    """The script line of ROW, a row of the docstring's text, which the page holds in rows TOP to END."""
+    first_text = next((i for i in range(top, end) if lines[i].strip()), None)
+    known = _docstring_first_text_line(script) if script is not None else None
+    if first_text is None or known is None:
+        return 1 + row - top
+    return known + row - first_text
+
+
+def _stripped_blank_comments(script_lines: Sequence[str], a: int) -> int:
+    """How many blank comment lines from script line A on sphinx-gallery stripped from the top of a text block."""
+    skipped = 0
+    while a + skipped <= len(script_lines) and _blank_comment(script_lines[a + skipped - 1]):
+        skipped += 1
+    return skipped
+
+
+def _code_source_line(lines: Sequence[str], marker: int, end: int, row: int, a: int, b: int,
+                      script_lines: Sequence[str] | None) -> int | None:
+    """The script line of ROW in the code block between rows MARKER and END (script lines A to B); None in
+    its output or sphinx-gallery's spacing."""
     directive = next((i for i in range(marker + 1, end) if (m := _CODE_DIRECTIVE.match(lines[i])) and m[1] != "none"), end)
     top = directive + 1
     while top < end and _OPTION.match(lines[top]):
@@ -172,6 +168,35 @@ def source_line(rst_text: str, rst_line: int, script: str | None = None) -> int 
         kept = _kept_code_lines(script_lines, a)
         return kept[index] if index < len(kept) else None
     return a + index
+
+
+def source_line(rst_text: str, rst_line: int, script: str | None = None) -> int | None:
+    """The script line a line of a generated example page comes from; None in sphinx-gallery's own lines.
+
+    Without `script` the docstring is taken to start at line 1 and no text block to
+    start with blank comment lines; with it (the script the page was generated from),
+    those blank lines sphinx-gallery strips are accounted for.
+    """
+    lines = rst_text.splitlines()
+    landmarks = _landmarks(lines)
+    if landmarks is None:
+        return None
+    label, markers, footer = landmarks
+    row = rst_line - 1
+    if row <= label + 1 or row >= footer:
+        return None
+    starts = [i for i, _, _ in markers] + [footer]
+    before = [m for m in markers if m[0] <= row]
+    if not before:  # the docstring
+        return _docstring_source_line(lines, label + 2, starts[0], row, script)
+    marker, a, b = before[-1]
+    end = starts[starts.index(marker) + 1]
+    script_lines = script.splitlines() if script is not None else None
+    skipped = _stripped_blank_comments(script_lines, a) if script_lines is not None else 0
+    if not _is_code(lines, marker, a + skipped, script_lines):  # text: line for line
+        top = marker + 2
+        return a + skipped + row - top if row >= top else None
+    return _code_source_line(lines, marker, end, row, a, b, script_lines)
 
 
 def header_line(index_text: str, header_text: str, rst_line: int) -> int | None:
@@ -280,6 +305,93 @@ def _catalog(path: Path) -> Catalog | None:
     return load_catalog(path) if path.is_file() else None
 
 
+@dataclass(frozen=True)
+class _StagedTree:
+    """The Sphinx source tree staged for one language, and where its generated files come from (see `locator`)."""
+
+    staged_root: Path
+    galleries: Mapping[str, str]
+    repo_root: Path
+    lang_code: str | None
+    units_of: Callable[[Path], Sequence[tutorial_text.Unit]]
+    catalog_of: Callable[[Path], Catalog | None]
+
+    def locate(self, path: str, line: int | None) -> tuple[str, int | None] | None:
+        """The author's (file, line) for the (PATH, LINE) Sphinx reported; None when not ours to map."""
+        given = Path(path) if Path(path).is_absolute() else self.staged_root / path
+        absolute = given.resolve()
+        if given.parent.resolve().is_relative_to(self.staged_root):
+            staged = given.parent.resolve() / given.name  # the page's own name: a link is followed below
+            mapped = self._gallery_file(staged.relative_to(self.staged_root), line)
+            if mapped is not None:
+                return mapped
+        if absolute.is_relative_to(self.repo_root) and not absolute.is_relative_to(self.staged_root):
+            return absolute.relative_to(self.repo_root).as_posix(), line
+        return None
+
+    def _gallery_file(self, relative: Path, line: int | None) -> tuple[str, int | None] | None:
+        """The author's place for a line of a generated page or gallery index (RELATIVE to the staged root)."""
+        for examples_dir, gallery_dir in self.galleries.items():
+            if not relative.is_relative_to(gallery_dir):
+                continue
+            inside = relative.relative_to(gallery_dir)  # <sub>/<stem>.rst
+            page = self.staged_root / relative
+            if inside.name == "index.rst" and not page.with_suffix(".py").is_file():
+                return self._index(examples_dir, inside.parent, page, line)
+            return self._example_page(examples_dir, inside, page, line)
+        return None
+
+    def _example_page(self, examples_dir: str, inside: Path, page: Path, line: int | None) -> tuple[str, int | None] | None:
+        """The script line (or catalog entry) a line of the generated PAGE (<sub>/<stem>.rst INSIDE its gallery) comes from."""
+        staged_script = page.with_suffix(".py")
+        english = self.repo_root / examples_dir / inside.with_suffix(".py")
+        if not staged_script.is_file() or not english.is_file():
+            return None
+        label = english.relative_to(self.repo_root).as_posix()
+        if line is None:
+            return label, None
+        script_line = source_line(page.read_text(encoding="utf-8"), line, staged_script.read_text(encoding="utf-8"))
+        if script_line is None:
+            return None
+        if self.lang_code is not None:
+            po = self.repo_root / "locales" / self.lang_code / "LC_MESSAGES" / examples_dir / inside.with_suffix(".po")
+            blamed = self._translated(english, staged_script, script_line, po)
+            if blamed is not None:
+                return blamed
+        return label, script_line
+
+    def _translated(self, english: Path, staged_script: Path, line: int, po: Path) -> tuple[str, int] | None:
+        """The catalog entry of PO that gave the staged script's LINE its text; None where it shows the English."""
+        units = self.units_of(english)
+        unit = unit_at(units, line)
+        english_lines = english.read_text(encoding="utf-8").splitlines()
+        staged_lines = staged_script.read_text(encoding="utf-8").splitlines()
+        # A translation the build refused is shown in English: then the English script is to blame.
+        shared = min(len(staged_lines), len(english_lines))
+        if unit is None or all(english_lines[k] == staged_lines[k] for k in unit.lines if k < shared):
+            return None
+        catalog = self.catalog_of(po)
+        entry = catalog_line(units, line, catalog) if catalog is not None else None
+        return (po.relative_to(self.repo_root).as_posix(), entry) if entry is not None else None
+
+    def _index(self, examples_dir: str, sub: Path, page: Path, line: int | None) -> tuple[str, int | None] | None:
+        """The header file's line a line of the generated gallery index PAGE (of folder SUB) comes from."""
+        folder = self.staged_root / examples_dir / sub
+        # The root index also repeats every section's header.
+        folders = [folder] + ([f for f in sorted(folder.iterdir()) if f.is_dir()] if sub == Path() else [])
+        headers = [h for h in map(project.header, folders) if h is not None]
+        if not headers:
+            return None
+        if line is None:
+            return headers[0].relative_to(self.staged_root).as_posix(), None
+        index_text = page.read_text(encoding="utf-8")
+        for header in headers:
+            found = header_line(index_text, header.read_text(encoding="utf-8"), line)
+            if found is not None:
+                return header.relative_to(self.staged_root).as_posix(), found
+        return None
+
+
 def locator(staged_root: Path, galleries: Mapping[str, str], repo_root: Path, lang_code: str | None = None, *,
             units_of: Callable[[Path], Sequence[tutorial_text.Unit]] = _units,
             catalog_of: Callable[[Path], Catalog | None] = _catalog) -> Locate:
@@ -292,73 +404,5 @@ def locator(staged_root: Path, galleries: Mapping[str, str], repo_root: Path, la
     A generated gallery index is blamed on the header file. Other files that are (links to) the
     repository's are named relative to it. Files are labelled by their path relative to `repo_root`.
     """
-    staged_root, repo_root = Path(staged_root).resolve(), Path(repo_root).resolve()
-
-    def translated(english: Path, staged_script: Path, line: int, po: Path) -> tuple[str, int] | None:
-        units = units_of(english)
-        unit = unit_at(units, line)
-        english_lines = english.read_text(encoding="utf-8").splitlines()
-        staged_lines = staged_script.read_text(encoding="utf-8").splitlines()
-        # A translation the build refused is shown in English: then the English script is to blame.
-        shared = min(len(staged_lines), len(english_lines))
-        if unit is None or all(english_lines[k] == staged_lines[k] for k in unit.lines if k < shared):
-            return None
-        catalog = catalog_of(po)
-        entry = catalog_line(units, line, catalog) if catalog is not None else None
-        return (po.relative_to(repo_root).as_posix(), entry) if entry is not None else None
-
-    def gallery_page(relative: Path, line: int | None) -> tuple[str, int | None] | None:
-        for examples_dir, gallery_dir in galleries.items():
-            if not relative.is_relative_to(gallery_dir):
-                continue
-            inside = relative.relative_to(gallery_dir)  # <sub>/<stem>.rst
-            page = staged_root / relative
-            staged_script = page.with_suffix(".py")
-            if inside.name == "index.rst" and not staged_script.is_file():
-                return _index(examples_dir, inside.parent, page, line)
-            english = repo_root / examples_dir / inside.with_suffix(".py")
-            if not staged_script.is_file() or not english.is_file():
-                return None
-            label = english.relative_to(repo_root).as_posix()
-            if line is None:
-                return label, None
-            script_line = source_line(page.read_text(encoding="utf-8"), line, staged_script.read_text(encoding="utf-8"))
-            if script_line is None:
-                return None
-            if lang_code is not None:
-                po = repo_root / "locales" / lang_code / "LC_MESSAGES" / examples_dir / inside.with_suffix(".po")
-                blamed = translated(english, staged_script, script_line, po)
-                if blamed is not None:
-                    return blamed
-            return label, script_line
-        return None
-
-    def _index(examples_dir: str, sub: Path, page: Path, line: int | None) -> tuple[str, int | None] | None:
-        folder = staged_root / examples_dir / sub
-        # The root index also repeats every section's header.
-        folders = [folder] + ([f for f in sorted(folder.iterdir()) if f.is_dir()] if sub == Path() else [])
-        headers = [h for h in map(project.header, folders) if h is not None]
-        if not headers:
-            return None
-        if line is None:
-            return headers[0].relative_to(staged_root).as_posix(), None
-        index_text = page.read_text(encoding="utf-8")
-        for header in headers:
-            found = header_line(index_text, header.read_text(encoding="utf-8"), line)
-            if found is not None:
-                return header.relative_to(staged_root).as_posix(), found
-        return None
-
-    def locate(path: str, line: int | None) -> tuple[str, int | None] | None:
-        given = Path(path) if Path(path).is_absolute() else staged_root / path
-        absolute = given.resolve()
-        if given.parent.resolve().is_relative_to(staged_root):
-            staged = given.parent.resolve() / given.name  # the page's own name: a link is followed below
-            mapped = gallery_page(staged.relative_to(staged_root), line)
-            if mapped is not None:
-                return mapped
-        if absolute.is_relative_to(repo_root) and not absolute.is_relative_to(staged_root):
-            return absolute.relative_to(repo_root).as_posix(), line
-        return None
-
-    return locate
+    return _StagedTree(Path(staged_root).resolve(), galleries, Path(repo_root).resolve(), lang_code,
+                       units_of, catalog_of).locate

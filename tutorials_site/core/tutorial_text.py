@@ -87,19 +87,62 @@ def _indent(text: str) -> int:
     return len(text) - len(text.lstrip(" "))
 
 
-def _segment_rst(tutorial: Tutorial, numbered: list[tuple[int, str]], prefix: str,
-                 kind_of_first_heading: bool) -> list[Unit]:
+def _blank(numbered: list[tuple[int, str]], i: int) -> bool:
+    return not numbered[i][1].strip()
+
+
+def _heading(numbered: list[tuple[int, str]], i: int, prefix: str, kind: str) -> tuple[Unit, int] | None:
+    """The heading (with or without an overline) that starts at numbered[i], and the index after it; None if none does."""
+    index, text = numbered[i]
+    n = len(numbered)
+    if (UNDERLINE.match(text) and i + 2 < n and not _blank(numbered, i + 1)
+            and UNDERLINE.match(numbered[i + 2][1]) and numbered[i + 2][1][0] == text[0]):
+        return Unit(kind, numbered[i + 1][1].strip(), [index, numbered[i + 1][0], numbered[i + 2][0]],
+                    prefix=prefix, underline=text[0], overline=True), i + 3
+    if i + 1 < n and not _blank(numbered, i + 1) and UNDERLINE.match(numbered[i + 1][1]) and _indent(text) == 0:
+        return Unit(kind, text.strip(), [index, numbered[i + 1][0]], prefix=prefix,
+                    underline=numbered[i + 1][1].strip()[0]), i + 2
+    return None
+
+
+def _past_fields(numbered: list[tuple[int, str]], i: int, indent: int) -> int:
+    """The index after the option fields, from numbered[i] on, of a directive indented by INDENT."""
+    while i < len(numbered) and FIELD.match(numbered[i][1]) and _indent(numbered[i][1]) > indent:
+        i += 1
+    return i
+
+
+def _list_item(numbered: list[tuple[int, str]], i: int, item: re.Match[str], prefix: str) -> tuple[Unit, int]:
+    """The list item that starts at numbered[i] (ITEM: its first line's match), and the index after it."""
+    body_indent = len(item[1]) + len(item[2]) + len(item[3])
+    j = i + 1
+    while j < len(numbered) and not _blank(numbered, j) and _indent(numbered[j][1]) >= body_indent \
+            and not LIST_ITEM.match(numbered[j][1]):
+        j += 1
+    msgid = _joined([item[4]] + [t for _, t in numbered[i + 1:j]])
+    return Unit("item", msgid, [k for k, _ in numbered[i:j]], prefix=prefix + item[1], marker=item[2] + item[3]), j
+
+
+def _paragraph(numbered: list[tuple[int, str]], i: int, prefix: str) -> tuple[Unit, int]:
+    """The paragraph that starts at numbered[i], and the index after it."""
+    indent = _indent(numbered[i][1])
+    j = i + 1
+    while j < len(numbered) and not _blank(numbered, j) and _indent(numbered[j][1]) == indent \
+            and not LIST_ITEM.match(numbered[j][1]) and not DIRECTIVE.match(numbered[j][1]):
+        j += 1
+    msgid = _joined(t for _, t in numbered[i:j])
+    return Unit("paragraph", msgid, [k for k, _ in numbered[i:j]], prefix=prefix + " " * indent), j
+
+
+def _segment_rst(numbered: list[tuple[int, str]], prefix: str, kind_of_first_heading: bool) -> list[Unit]:
     """Units of one reST text region: `numbered` is [(line index, text without comment marker)]."""
     units: list[Unit] = []
     i, n = 0, len(numbered)
     verbatim_deeper_than: int | None = None  # indentation of a literal block or non-prose directive in progress
-
-    def blank(j: int) -> bool:
-        return not numbered[j][1].strip()
-
+    title_wanted = kind_of_first_heading  # a title: the first heading, in a region that has one (the docstring)
     while i < n:
-        index, text = numbered[i]
-        if blank(i) or CONFIG_LINE.match(text):
+        text = numbered[i][1]
+        if _blank(numbered, i) or CONFIG_LINE.match(text):
             i += 1
             continue
         indent = _indent(text)
@@ -108,53 +151,29 @@ def _segment_rst(tutorial: Tutorial, numbered: list[tuple[int, str]], prefix: st
                 i += 1
                 continue
             verbatim_deeper_than = None
-        # Headings, with or without an overline.
-        if (UNDERLINE.match(text) and i + 2 < n and not blank(i + 1)
-                and UNDERLINE.match(numbered[i + 2][1]) and numbered[i + 2][1][0] == text[0]):
-            kind = "title" if kind_of_first_heading and not any(u.kind == "title" for u in units) else "heading"
-            units.append(Unit(kind, numbered[i + 1][1].strip(), [index, numbered[i + 1][0], numbered[i + 2][0]],
-                              prefix=prefix, underline=text[0], overline=True))
-            i += 3
-            continue
-        if i + 1 < n and not blank(i + 1) and UNDERLINE.match(numbered[i + 1][1]) and indent == 0:
-            kind = "title" if kind_of_first_heading and not any(u.kind == "title" for u in units) else "heading"
-            units.append(Unit(kind, text.strip(), [index, numbered[i + 1][0]], prefix=prefix,
-                              underline=numbered[i + 1][1].strip()[0]))
-            i += 2
+        heading = _heading(numbered, i, prefix, "title" if title_wanted else "heading")
+        if heading:
+            unit, i = heading
+            units.append(unit)
+            title_wanted = False
             continue
         directive = DIRECTIVE.match(text)
         if directive:
-            i += 1
             if directive[2] not in ADMONITIONS:
                 verbatim_deeper_than = indent
+                i += 1
             else:  # its options stay; its body is prose, segmented like the rest
-                while i < n and FIELD.match(numbered[i][1]) and _indent(numbered[i][1]) > indent:
-                    i += 1
+                i = _past_fields(numbered, i + 1, indent)
             continue
         if EXPLICIT.match(text):
             verbatim_deeper_than = indent
             i += 1
             continue
         item = LIST_ITEM.match(text)
-        if item:
-            body_indent = len(item[1]) + len(item[2]) + len(item[3])
-            j = i + 1
-            while j < n and not blank(j) and _indent(numbered[j][1]) >= body_indent \
-                    and not LIST_ITEM.match(numbered[j][1]):
-                j += 1
-            msgid = _joined([item[4]] + [t for _, t in numbered[i + 1:j]])
-            units.append(Unit("item", msgid, [k for k, _ in numbered[i:j]], prefix=prefix + item[1],
-                              marker=item[2] + item[3]))
-        else:
-            j = i + 1
-            while j < n and not blank(j) and _indent(numbered[j][1]) == indent \
-                    and not LIST_ITEM.match(numbered[j][1]) and not DIRECTIVE.match(numbered[j][1]):
-                j += 1
-            msgid = _joined(t for _, t in numbered[i:j])
-            units.append(Unit("paragraph", msgid, [k for k, _ in numbered[i:j]], prefix=prefix + " " * indent))
-        if units[-1].msgid.endswith("::"):
+        unit, i = _list_item(numbered, i, item, prefix) if item else _paragraph(numbered, i, prefix)
+        units.append(unit)
+        if unit.msgid.endswith("::"):
             verbatim_deeper_than = indent
-        i = j
     return units
 
 
@@ -207,7 +226,7 @@ def parse(path: Path | str, text: str | None = None) -> Tutorial:
         tutorial.docstring_lines = range(first, last + 1)
         text_lines.update(tutorial.docstring_lines)
         body = [(k, lines[k]) for k in range(first + 1, last)]
-        units += _segment_rst(tutorial, body, "", kind_of_first_heading=True)
+        units += _segment_rst(body, "", kind_of_first_heading=True)
 
     k = 0
     while k < len(lines):
@@ -218,7 +237,7 @@ def parse(path: Path | str, text: str | None = None) -> Tutorial:
                 text_lines.add(k)
                 block.append((k, re.sub(r"^#\s?", "", lines[k])))
                 k += 1
-            units += _segment_rst(tutorial, block, "# ", kind_of_first_heading=False)
+            units += _segment_rst(block, "# ", kind_of_first_heading=False)
         else:
             k += 1
 
