@@ -26,7 +26,6 @@ from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 from tutorials_site import sphinxext
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import Project
-from tutorials_site.sphinxext import gallery
 
 TUTORIAL_PAGE = Path("en", "beginner", "data_parallel_tutorial.html")
 # What a copy of the project needs to build: what git tracks, minus the heavy or generated parts.
@@ -199,6 +198,11 @@ class FakeEnv:
         return SimpleNamespace(labels=self.labels)
 
 
+class FakeConfig:
+    """What sphinxext's handlers read of Sphinx's configuration: its values as attributes. Like Sphinx's
+    Config, hashable and weakly referable (gallery remembers the project per configuration)."""
+
+
 class FakeApp:
     """What sphinxext's handlers use of a Sphinx application. The configuration is what the extension
     declares, set by its own setup() (which runs here, and whose registrations are recorded), with
@@ -206,7 +210,7 @@ class FakeApp:
 
     def __init__(self, srcdir, outdir, **config):
         self.srcdir, self.outdir = Path(srcdir), Path(outdir)
-        self.config = SimpleNamespace()
+        self.config = FakeConfig()
         self.connected, self.js_files, self.css_files, self.search_languages = [], [], [], []
         self.directives = {}
         self.metadata = sphinxext.setup(self)
@@ -248,10 +252,8 @@ def untranslated(monkeypatch):
 
 
 @pytest.fixture
-def fake_app(tmp_path, monkeypatch, untranslated):
+def fake_app(tmp_path, untranslated):
     """fake_app(**config): a FakeApp whose source and output folders are in tmp_path."""
-    # gallery's memo of the project is keyed by the id() of a configuration, which a later test's may reuse.
-    monkeypatch.setattr(gallery, "_projects", {})
     return lambda **config: FakeApp(tmp_path / "src", tmp_path / "out", **config)
 
 
@@ -281,7 +283,6 @@ def sphinx_app(tmp_path, monkeypatch, untranslated):
     and the site's) have run; app.build() builds it. In process: a second or two."""
     from sphinx.testing.util import SphinxTestApp
 
-    monkeypatch.setattr(gallery, "_projects", {})
     # Sphinx sets its loggers up for its application (handlers writing to its streams) and leaves them so.
     sphinx_logger = logging.getLogger("sphinx")
     monkeypatch.setattr(sphinx_logger, "handlers", sphinx_logger.handlers[:])

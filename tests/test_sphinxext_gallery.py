@@ -1,7 +1,9 @@
 """sphinxext.gallery: every tutorial's page rendered from its one run, and sphinx-gallery kept from executing."""
 
+import gc
 import hashlib
 import json
+import weakref
 import zipfile
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,11 +15,13 @@ from tutorials_site.core.records import BlockRecord, Hardware, RunRecord, Stamp
 from tutorials_site.core.runs import RESULT, STAMP
 from tutorials_site.core.stamps import stamp_path
 from tutorials_site.sphinx_gallery_api import output_rst
+from tutorials_site.sphinxext import gallery
 from tutorials_site.sphinxext.gallery import (
     drop_removed_pages,
     drop_unused_css,
     refuse_own_execution,
     render_galleries,
+    site_project,
     take_show_memory,
 )
 
@@ -29,6 +33,22 @@ def test_refuse_own_execution_names_what_sphinx_gallery_ran(fake_app):
         refuse_own_execution(app)
     app.config.sphinx_gallery_conf = {"passing_examples": [], "failing_examples": {}}
     refuse_own_execution(app)
+
+
+def test_the_project_is_discovered_once_per_configuration_and_forgotten_with_it(fake_app):
+    app, other = fake_app(), fake_app()
+    project = site_project(app.config)
+    assert site_project(app.config) is project
+    assert site_project(other.config) is not project  # another configuration, even with equal values
+    app.config.sphinx_gallery_conf = dict(app.config.sphinx_gallery_conf)
+    assert site_project(app.config) is not project  # sphinx_gallery_conf replaced: discovered from the new one
+    gc.collect()  # earlier tests' configurations: gone before counting
+    config, remembered = weakref.ref(app.config), len(gallery._projects)
+    del app
+    gc.collect()
+    assert config() is None
+    assert len(gallery._projects) == remembered - 1  # no entry left that a later configuration could be taken for
+    assert other.config in gallery._projects
 
 
 # --- conf.py's options ---------------------------------------------------------------------------------

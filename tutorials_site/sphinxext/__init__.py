@@ -6,6 +6,9 @@ Every warning they log has type "tutorials" and a subtype (README: "Warnings"),
 so that conf.py's `suppress_warnings = ["tutorials.<subtype>"]` silences it.
 """
 
+from sphinx.application import Sphinx
+from sphinx.util.typing import ExtensionMetadata
+
 from .. import __version__
 from . import colab, color_scheme, gallery, i18n, meta, provenance, search, versions
 
@@ -13,8 +16,9 @@ from . import colab, color_scheme, gallery, i18n, meta, provenance, search, vers
 PARTS = (colab, color_scheme, gallery, i18n, meta, search, provenance, versions)
 
 
-def setup(app):
-    parts = [part.setup(app) for part in PARTS]
+def setup(app: Sphinx) -> ExtensionMetadata:
+    """Set every part up; the extension is safe in parallel where each of its parts is."""
+    parts: list[ExtensionMetadata] = [part.setup(app) for part in PARTS]
     return {"version": __version__,
             "parallel_read_safe": all(part["parallel_read_safe"] for part in parts),
             "parallel_write_safe": all(part["parallel_write_safe"] for part in parts)}

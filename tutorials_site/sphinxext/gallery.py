@@ -17,11 +17,18 @@ import io
 import json
 import os
 import shutil
+import weakref
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.config import Config
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
+from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_api as sg
@@ -35,23 +42,27 @@ from ..core.stamps import stamp_path
 logger = logging.getLogger(__name__)
 
 
-_projects: dict[int, project.Project] = {}
+# Each Sphinx configuration's project, with the sphinx_gallery_conf it was discovered from. Keyed weakly on
+# the configuration itself: an id() could be another configuration's once this one is freed.
+_projects: weakref.WeakKeyDictionary[Config, tuple[Mapping[str, Any], project.Project]] = weakref.WeakKeyDictionary()
 
 
-def site_project(config) -> project.Project:
-    """The project as this Sphinx run's configuration declares it (discovered once per build)."""
+def site_project(config: Config) -> project.Project:
+    """The project as this Sphinx run's configuration declares it (discovered once per build, and again
+    where sphinx_gallery_conf is another dictionary)."""
     conf = config.sphinx_gallery_conf
-    if id(conf) not in _projects:
-        _projects[id(conf)] = project.Project(ROOT, conf)
-    return _projects[id(conf)]
+    known = _projects.get(config)
+    if known is None or known[0] is not conf:
+        known = _projects[config] = (conf, project.Project(ROOT, conf))
+    return known[1]
 
 
-def example_of(config, docname) -> project.Tutorial | None:
+def example_of(config: Config, docname: str) -> project.Tutorial | None:
     """The tutorial a page renders; None for any other page (a gallery index, a hand-written page)."""
     return site_project(config).tutorial_of_page(docname)
 
 
-def render_galleries(app):
+def render_galleries(app: Sphinx) -> None:
     """Write every executed tutorial's page from its run, before sphinx-gallery generates the galleries."""
     if not app.config.tutorials_runs:
         return  # html-noplot: sphinx-gallery shows the code without output
@@ -81,7 +92,7 @@ def render_galleries(app):
                conf)
 
 
-def _without_lines(block, lines):
+def _without_lines(block: Any, lines: set[int]) -> Any:
     """A code block without the given lines of its file (a code block's content starts at its lineno)."""
     if block.type != "code" or not lines:
         return block
@@ -90,7 +101,8 @@ def _without_lines(block, lines):
     return sg.Block(block.type, "".join(kept), block.lineno)
 
 
-def _shown_blocks(src_file: Path, conf, result: RunRecord | None) -> tuple[dict, list, list[str]]:
+def _shown_blocks(src_file: Path, conf: Mapping[str, Any],
+                  result: RunRecord | None) -> tuple[dict[str, Any], list[Any], list[str]]:
     """(file_conf, blocks, outputs) of what the page and the notebook show of a script and its run, as
     sphinx-gallery cleans it, the run's own setting comments removed with sphinx-gallery's config comments."""
     file_conf, blocks = sg.split_code_and_text_blocks(str(src_file))
@@ -104,7 +116,8 @@ def _shown_blocks(src_file: Path, conf, result: RunRecord | None) -> tuple[dict,
     return file_conf, blocks, outputs
 
 
-def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | None, run_dir: Path, conf) -> None:
+def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | None, run_dir: Path,
+           conf: Mapping[str, Any]) -> None:
     """Write the page's reST and thumbnail of one tutorial from its run, with sphinx-gallery's functions."""
     target = target_dir / src_file.name
     key = hashlib.sha256(src_file.read_bytes() + b"\0" + result.to_json().encode() + b"\0"
@@ -133,7 +146,7 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
     produced = sg.image_path_iterator(template)
     for _ in range(result.images_total):  # the run's figures, counted as it saved them
         next(produced)
-    script_vars = {"image_path_iterator": produced}
+    script_vars: dict[str, Any] = {"image_path_iterator": produced}
     if result.error:
         script_vars["formatted_exception"] = result.error.message
     sg.save_thumbnail(template, src_file, script_vars, file_conf, conf)
@@ -150,7 +163,7 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
     runs.write_json(marker, {"key": key, "rendered": _rendered(target)})
 
 
-def write_downloads(app) -> None:
+def write_downloads(app: Sphinx) -> None:
     """Every tutorial's notebook and zip, the notebook in plain Markdown (core.notebook_text).
 
     sphinx-gallery writes a notebook with the reST its conversion leaves (roles, escapes), and only when it
@@ -162,7 +175,7 @@ def write_downloads(app) -> None:
     site = site_project(app.config)
     sources = {tutorial: Path(app.srcdir, tutorial.gallery.examples_dir, tutorial.rel) for tutorial in site.tutorials}
     sources = {tutorial: source for tutorial, source in sources.items() if source.exists()}  # staged: the page's own
-    titles = {}  # what a role that names a tutorial without a title shows: its title in this language
+    titles: dict[str, str] = {}  # what a role that names a tutorial without a title shows: its title in this language
     for tutorial, source in sources.items():
         try:
             title = next((unit.msgid for unit in tutorial_text.parse(source).units if unit.kind == "title"), None)
@@ -199,7 +212,7 @@ def write_downloads(app) -> None:
 _downloads_before: dict[Path, tuple[bytes, int]] = {}
 
 
-def note_downloads(app) -> None:
+def note_downloads(app: Sphinx) -> None:
     """Note each tutorial's notebook and zip as they are, before sphinx-gallery generates the galleries."""
     _downloads_before.clear()
     for tutorial in site_project(app.config).tutorials:
@@ -218,7 +231,7 @@ def _forget_rendering(target: Path) -> None:
             path.unlink(missing_ok=True)
 
 
-def take_show_memory(app, config):
+def take_show_memory(app: Sphinx, config: Config) -> None:
     """`show_memory` shows the peak memory the supervisor measured (the tutorial's whole process tree).
 
     sphinx-gallery would measure inside Sphinx with memory_profiler, and switch the option off (with a
@@ -230,7 +243,7 @@ def take_show_memory(app, config):
         config.sphinx_gallery_conf = {**conf, "show_memory": False}
 
 
-def drop_removed_pages(app, exception):
+def drop_removed_pages(app: Sphinx, exception: Exception | None) -> None:
     """The HTML of a tutorial page that is gone (its script renamed or deleted): Sphinx leaves it behind."""
     if exception is not None or app.builder.format != "html":
         return
@@ -244,7 +257,7 @@ def drop_removed_pages(app, exception):
                     source.unlink()
 
 
-def refuse_own_execution(app, *args):
+def refuse_own_execution(app: Sphinx, *event_args: object) -> None:
     """Fail the build if sphinx-gallery ever executed an example itself: only the runner may."""
     ran = sg.examples_it_ran(app.config.sphinx_gallery_conf)
     if ran:
@@ -252,7 +265,7 @@ def refuse_own_execution(app, *args):
                              "through `python -m tutorials_site html` (a process of their own, stamped)")
 
 
-def _rendered(target):
+def _rendered(target: Path) -> str:
     """A digest of the page sphinx-gallery will read: its reST and the figures it shows."""
     digest = hashlib.sha256()
     for path in [target.with_suffix(".rst"), *figure_files(target.parent / "images", target.stem)]:
@@ -260,7 +273,7 @@ def _rendered(target):
     return digest.hexdigest()
 
 
-def _normalize_zip(path):
+def _normalize_zip(path: Path) -> None:
     """Rewrite sphinx-gallery's zip with fixed entry dates, so equal sources give equal bytes."""
     with zipfile.ZipFile(path) as old:
         entries = [(info.filename, old.read(info)) for info in old.infolist()]
@@ -274,13 +287,16 @@ def _normalize_zip(path):
     write_atomically(path, normalized.getvalue())
 
 
-def drop_unused_css(app, pagename, templatename, context, doctree):
+def drop_unused_css(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
+                    doctree: nodes.document | None) -> None:
     """sphinx-gallery's stylesheets for HTML outputs and Binder badges: a run hands over text and figures only
     and no badge is configured, so they would style nothing and only hold back every page's first paint."""
     context["css_files"] = sg.without_stylesheets(context["css_files"], sg.OUTPUT_STYLESHEETS)
 
 
-def setup(app):
+def setup(app: Sphinx) -> ExtensionMetadata:
+    """Register the run settings and the handlers that render pages from runs and keep sphinx-gallery from
+    executing."""
     app.add_config_value("tutorials_runs", "", "env", types=[str])
     # The keys of the tutorials shown without output (a JSON list; a TUTORIALS build sets it).
     app.add_config_value("tutorials_unrun", "[]", "env", types=[str])

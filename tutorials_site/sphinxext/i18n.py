@@ -17,13 +17,16 @@ import hashlib
 import json
 import re
 import unicodedata
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any, TypeAlias, TypedDict
 
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.locale import get_translation
 from sphinx.util import logging
+from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_api as sg
@@ -41,7 +44,9 @@ logger = logging.getLogger(__name__)
 SPHINX_FALLBACKS = (N_("Link to this heading"),)
 
 
-def translate_gallery_strings(app, doctree, docname):
+def translate_gallery_strings(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """Put the English strings sphinx-gallery writes into its pages (times, download links) in the page's
+    language, their placeholders filled as they were (doctree-resolved)."""
     if app.config.language == languages.SOURCE.code:
         return
     spaced = languages.BY_CODE[app.config.language].spaced
@@ -57,7 +62,7 @@ def translate_gallery_strings(app, doctree, docname):
             text.parent.replace(text, nodes.Text(lead + translated + trail))
 
 
-def join_wide_line_breaks(app, doctree):
+def join_wide_line_breaks(app: Sphinx, doctree: nodes.document) -> None:
     """In a language written without spaces, the line breaks a translated script has between two of its
     characters (tutorial_text.wrap) are no space: remove them from the page's prose, as from its notebook."""
     if languages.BY_CODE[app.config.language].spaced:
@@ -71,13 +76,14 @@ def join_wide_line_breaks(app, doctree):
             text.parent.replace(text, nodes.Text(joined))
 
 
-def _ancestors(node):
+def _ancestors(node: nodes.Node) -> Iterator[nodes.Element]:
+    """NODE's parent, its parent's, and so on up to the document."""
     while node.parent is not None:
         node = node.parent
         yield node
 
 
-def label_figures(app, doctree, docname):
+def label_figures(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """sphinx-gallery makes a figure's alt text from its file name when the figure has no title: say what it is."""
     section = doctree.next_node(nodes.section)
     title = section.next_node(nodes.title) if section is not None else None
@@ -87,30 +93,32 @@ def label_figures(app, doctree, docname):
         sg.set_alt(image, _("Figure {number} of {title}").format(number=sg.figure_number(image), title=title.astext()))
 
 
-def clean_thumbnail_tooltips(app, doctree, docname):
-    """sphinx-gallery's thumbnails' tooltips are a tutorial's intro with some of its reST removed; remove
-    the rest: escapes (`\\ ` before a particle), and a reference without a title, shown as its target's title."""
+def clean_thumbnail_tooltips(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    r"""sphinx-gallery's thumbnails' tooltips are a tutorial's intro with some of its reST removed; remove
+    the rest: escapes (`\ ` before a particle), and a reference without a title, shown as its target's title."""
     for raw in list(doctree.findall(nodes.raw)):
         if sg.is_thumbnail(raw.astext()):
             cleaned = sg.clean_tooltips(raw.astext(), lambda label: sg.label_title(app.env, label))
             raw.replace_self(nodes.raw("", cleaned, format="html"))
 
 
+# A table of labels: a label by its key, or a table of them by a script's name.
+Labels: TypeAlias = Mapping[str, "str | Labels"]
 # The labels _static/labels.js sets (other packages' scripts write them in English).
-SCRIPT_LABELS = {
+SCRIPT_LABELS: Labels = {
     "copybutton": {"copy": N_("Copy"), "copy_to_clipboard": N_("Copy to clipboard"),
                    "copy_success": N_("Copied!"), "copy_failure": N_("Failed to copy")},
     "expand": N_("Open/close menu"),
 }
 
 
-def script_labels(app):
+def script_labels(app: Sphinx) -> None:
     """Hand SCRIPT_LABELS, in this build's language, to labels.js: as data (JSON in an attribute Sphinx escapes)."""
     if app.config.language == languages.SOURCE.code:
         return
 
-    def translated(labels):
-        return {key: translated(value) if isinstance(value, dict) else _(value) for key, value in labels.items()}
+    def translated(labels: Labels) -> dict[str, Any]:
+        return {key: _(value) if isinstance(value, str) else translated(value) for key, value in labels.items()}
 
     # After copybutton.js, whose table of labels it completes.
     app.add_js_file("labels.js", priority=501,
@@ -124,24 +132,25 @@ def css_string(text: str) -> str:
 
 
 def add_template_filters(app: Sphinx) -> None:
+    """Give the templates css_string as a filter (builder-inited)."""
     sg.add_template_filter(app, "css_string", css_string)
 
 
 # --- languages of the site ------------------------------------------------------------------------
 
 
-def site_languages(app):
+def site_languages(app: Sphinx) -> list[languages.Language]:
     """The languages this build links to: LANGUAGES, passed by the build driver."""
     segs = app.config.tutorials_languages.split() or [lang.seg for lang in languages.ALL]
     return [languages.BY_SEG[seg] for seg in segs]
 
 
-def page_url(from_page, seg, pagename):
+def page_url(from_page: str, seg: str, pagename: str) -> str:
     """Relative URL from <lang>/<from_page>.html to <seg>/<pagename>.html (works from disk too)."""
     return "../" * (from_page.count("/") + 1) + f"{seg}/{pagename}.html"
 
 
-def alternates(app, pagename):
+def alternates(app: Sphinx, pagename: str) -> list[tuple[str, str]]:
     """(hreflang, URL) of the page in every language, itself included, and English as the default.
 
     Absolute, the way versions.published_url says, where the site's address is known; relative otherwise.
@@ -151,9 +160,22 @@ def alternates(app, pagename):
              else page_url(pagename, lang.seg, pagename)) for hreflang, lang in languages.alternates(site_languages(app))]
 
 
-def add_page_context(app, pagename, templatename, context, doctree):
+class SwitcherEntry(TypedDict):
+    """A language's link in the language switcher (_templates/versions.html)."""
+
+    seg: str
+    name: str
+    hreflang: str
+    url: str
+    current: bool
+
+
+def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
+                     doctree: nodes.document | None) -> None:
+    """Give the page's template the language switcher's entries and the site's names in the page's language,
+    and add the page's `hreflang` alternates to its head (html-page-context)."""
     current = languages.BY_CODE[app.config.language]
-    entries = []
+    entries: list[SwitcherEntry] = []
     for lang in site_languages(app):  # the switcher's links stay relative: they work from disk too
         url = page_url(pagename, lang.seg, pagename)
         entries.append({"seg": lang.seg, "name": lang.name, "hreflang": lang.hreflang, "url": url,
@@ -169,7 +191,7 @@ def add_page_context(app, pagename, templatename, context, doctree):
 # --- passages still in English ---------------------------------------------------------------------
 
 
-def translation_status_path(app, docname):
+def translation_status_path(app: Sphinx, docname: str) -> Path | None:
     """Written by the build driver beside each generated tutorial: {"total": N, "english": N}."""
     tutorial = example_of(app.config, docname)
     if tutorial is None:
@@ -178,17 +200,20 @@ def translation_status_path(app, docname):
     return path if path.exists() else None
 
 
-def english_passages(app, doctree, docname):
+def english_passages(app: Sphinx, doctree: nodes.document, docname: str) -> tuple[int, list[str]]:
     """How many passages of the page are shown in English, and which messages (site pages)."""
     status = translation_status_path(app, docname)
     if status is not None:
         app.env.note_dependency(str(status))
-        return json.loads(status.read_text())["english"], []
+        english: int = json.loads(status.read_text())["english"]  # core.translate.Report.as_json
+        return english, []
     missing = [msg for msg in sg.messages_left_in_english(doctree) if is_site_message(msg, [(docname + ".rst", 0)], set())]
     return len(missing), missing
 
 
-def mark_untranslated(app, doctree):
+def mark_untranslated(app: Sphinx, doctree: nodes.document) -> None:
+    """Put a banner under the title of a page that shows passages in English, linking to the English page;
+    with STRICT=1 also a warning (doctree-read)."""
     docname = app.env.docname
     if app.config.language == languages.SOURCE.code:
         return
@@ -225,7 +250,8 @@ def note_label_catalog(app: Sphinx, config: Config) -> None:
     config.tutorials_label_catalog = digest.hexdigest()
 
 
-def setup(app):
+def setup(app: Sphinx) -> ExtensionMetadata:
+    """Register the language settings and the handlers that put every string of a page in its language."""
     app.add_config_value("tutorials_label_catalog", "", "env", types=[str])  # set by note_label_catalog
     app.connect("config-inited", note_label_catalog)
     app.add_config_value("tutorials_languages", "", "html", types=[str])

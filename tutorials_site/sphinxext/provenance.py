@@ -9,11 +9,15 @@ instead.
 """
 
 import re
+from html import escape
 from pathlib import Path
+from typing import Any
 
 from docutils import nodes
+from sphinx.application import Sphinx
 from sphinx.locale import get_translation
 from sphinx.util.docutils import SphinxDirective
+from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_api as sg
@@ -25,7 +29,8 @@ from .gallery import example_of
 _ = get_translation("sphinx")
 
 
-def add_directive(app, docname, source):
+def add_directive(app: Sphinx, docname: str, source: list[str]) -> None:
+    """Put the provenance directive under a tutorial page's intro (source-read)."""
     if example_of(app.config, docname) is None:
         return
     text = source[0]
@@ -36,7 +41,7 @@ def add_directive(app, docname, source):
         source[0] = text[:at] + ".. tutorial-provenance::" + text[end:]
 
 
-def _fill(template, **values):
+def _fill(template: str, **values: nodes.Node | list[nodes.Node]) -> list[nodes.Node]:
     """The template's text with each {placeholder} replaced by its node (or text)."""
     parts = []
     for i, piece in enumerate(re.split(r"\{(\w+)\}", template)):
@@ -70,9 +75,13 @@ def describe(stamp: Stamp) -> list[nodes.Node]:
 
 
 class ProvenanceDirective(SphinxDirective):
+    """`.. tutorial-provenance::`: the provenance line of the page's run, or a warning where it has none."""
+
     has_content = False
 
-    def run(self):
+    def run(self) -> list[nodes.Node]:
+        """The line and the stamp's <meta> where the stamp beside the page is of the current English source;
+        else a box saying the page was built without running the tutorial."""
         target = Path(self.env.srcdir, self.env.docname + ".py")
         if stamp_path(target).exists():
             # Not a missing one: Sphinx reads a page with a missing dependency again at every build (a
@@ -81,27 +90,28 @@ class ProvenanceDirective(SphinxDirective):
         stamp = read_stamp(target)
         # Every language's page shows the run of the repository's English script.
         tutorial = example_of(self.config, self.env.docname)
-        if stamp and stamp.source == source_digest(tutorial.path, tutorial.label):
+        if stamp and tutorial is not None and stamp.source == source_digest(tutorial.path, tutorial.label):
             self.env.metadata[self.env.docname][STAMP_META] = stamp.to_json()
-            box = nodes.container(classes=["tutorial-provenance"])
-            box += nodes.paragraph("", "", *describe(stamp))
-            return [box]
-        box = nodes.warning(classes=["tutorial-not-executed"])
-        box += nodes.paragraph(
+            line = nodes.container(classes=["tutorial-provenance"])
+            line += nodes.paragraph("", "", *describe(stamp))
+            return [line]
+        missing = nodes.warning(classes=["tutorial-not-executed"])
+        missing += nodes.paragraph(
             text=_("This page was built without running the tutorial: its output is missing or out of date.")
         )
-        return [box]
+        return [missing]
 
 
-def add_stamp_meta(app, pagename, templatename, context, doctree):
+def add_stamp_meta(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
+                   doctree: nodes.document | None) -> None:
+    """Put the stamp the directive kept as the page's <meta> tag, which `make check` reads (html-page-context)."""
     stamp = (context.get("meta") or {}).get(STAMP_META)
     if stamp:
-        from html import escape
-
         context["metatags"] += f'\n<meta name="{STAMP_META}" content="{escape(stamp)}">'
 
 
-def setup(app):
+def setup(app: Sphinx) -> ExtensionMetadata:
+    """Register the directive and the handlers that place it and its stamp."""
     app.add_directive("tutorial-provenance", ProvenanceDirective)
     app.connect("source-read", add_directive)
     app.connect("html-page-context", add_stamp_meta)
