@@ -10,33 +10,32 @@
 """
 
 import dataclasses
-import hashlib
+import functools
 import io
 import json
 import multiprocessing
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from multiprocessing.pool import AsyncResult
 from pathlib import Path
+from typing import TextIO, cast
 
-from ..core import catalogs, checks, isolation, languages, needs, project, runs, shards, sphinx_warnings, translate, versions
+from ..core import catalogs, checks, isolation, languages, needs, project, runs, shards, sphinx_warnings, stamping, translate, versions
+from ..core.build_cache import UpToDate
 from ..core.errors import Failed, SiteError, UsageError
 from ..core.fingerprint import declared_reads, environment_fingerprint, installed_version, source_digest
-from ..core.layout import PAGES, ROOT
-from ..core.records import BuildInfo, RecordError, RunRecord, ShardRecord, Stamp
+from ..core.layout import ROOT, BuildTree
+from ..core.records import BuildInfo, RunRecord, ShardRecord
 from ..core.settings import Settings
 from ..core.site_pages import chooser_page
 from ..core.staging import stage, working_folder
+from ..core.terminal import OutputLimits
 from . import execute
-from .build_log import BuildLog, shown
+from .build_log import BuildLog, Executing, Rendering, shown
 
-# Besides the staged sources, the runs, conf.py and the environment fingerprint, what a build reads from the
-# project root.
-CONF_INPUTS = ("_templates", "_static")
-PACKAGE = Path(__file__).parents[1]
-MB = 2**20
 # The most lines a failed language's build shows of what Sphinx reported after its last warning.
 FAILURE_LINES = 100
 # What each language's log says first: sphinx-gallery's own summary would read as if nothing ran.
@@ -47,6 +46,9 @@ LOG_PREFACE = (
     "# renders those runs and executes nothing itself, so where it says that it executed no example\n"
     "# (plot_gallery was False, executed 0 out of 0 files) that is as it should be.\n"
 )
+# The tutorials' part of the last line of a build that executes nothing.
+WITHOUT_OUTPUT = "none executed (pages without output)"
+FROM_SHARDS = "none executed (the shards' runs)"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,37 +61,55 @@ class Executed:
     current: int  # how many had a current run already
 
 
-def _stamp(tutorial, outcome, environment, digest, run_dir, need, log):
-    result = outcome.result
-    stamp = Stamp(source=digest, environment=environment, outputs=runs.outputs(run_dir, result),
-                  seconds=outcome.seconds, failed=not outcome.ok, peak_rss_mb=round(outcome.peak_rss_bytes / MB, 1),
-                  gpu_peak_mb=tuple(round(b / MB, 1) for b in result.gpu_peak_bytes),
-                  hardware=result.hardware, needs_gpus=need.gpus,
-                  **runs.origin(ROOT))  # a stamped run finished: it has its hardware
+@dataclasses.dataclass(frozen=True)
+class _Pending:
+    """A tutorial whose run is not current: it runs, and its run is stamped with what was known before."""
+
+    tutorial: project.Tutorial
+    digest: str  # its source digest
+    need: needs.Needs
+
+
+@dataclasses.dataclass(frozen=True)
+class _Build:
+    """What every build reads and checks before it executes or renders anything (_prepare)."""
+
+    settings: Settings
+    log: BuildLog
+    site: project.Project
+    selected: tuple[project.Tutorial, ...]  # those it may execute (TUTORIALS)
+    environment: str  # the environment fingerprint
+
+    @property
+    def without_output(self) -> bool:
+        """conf.py asks for pages without output, as sphinx-gallery gives them (plot_gallery False)."""
+        return "plot_gallery" in self.site.options and not self.site.flag("plot_gallery")
+
+
+def _build_failed(errors: Sequence[str]) -> Failed:
+    return Failed("[build] failed: " + "\n  ".join(errors))
+
+
+# --- Execution ---
+
+def _stamp(item: _Pending, outcome: execute.Outcome, environment: str, run_dir: Path, log: BuildLog) -> None:
+    stamp = stamping.run_stamp(outcome.result, source=item.digest, environment=environment,
+                               outputs=runs.outputs(run_dir, outcome.result), seconds=outcome.seconds,
+                               failed=not outcome.ok, peak_rss_bytes=outcome.peak_rss_bytes, needs_gpus=item.need.gpus,
+                               origin=runs.origin(ROOT))
     stamp.write(run_dir / runs.STAMP)
-    log.line(f"[execute] {tutorial.label}: {stamp.seconds:.1f} s, peak memory {stamp.peak_rss_mb:.0f} MB"
-             + "".join(f", GPU {i}: {mb:.0f} MB" for i, mb in enumerate(stamp.gpu_peak_mb)))
-    if stamp.hardware.gpus < need.gpus:  # NEEDS=lenient (the default): it ran anyway, and its page says so
-        log.line(f"[execute] {tutorial.label}: note: ran on {needs.describe_gpus(stamp.hardware.gpus)}, written for "
-                 f"{needs.describe_gpus(need.gpus)} ({need.origin})")
+    for line in stamping.stamped_lines(item.tutorial.label, stamp, item.need):
+        log.line(line)
 
 
-def _ran_on_less(run_dir, need):
-    """Whether the current run in RUN_DIR saw fewer GPUs than NEED (under NEEDS=strict it runs again)."""
-    try:
-        stamp = Stamp.read(run_dir / runs.STAMP)
-    except RecordError:
-        return True  # of another format: not current anyway
-    return stamp is None or stamp.hardware.gpus < need.gpus
-
-
-def _refuse_changes(tree, project, tutorial, build_before, project_before):
+def _refuse_changes(tree: BuildTree, site: project.Project, tutorial: project.Tutorial,
+                    build_before: dict[Path, isolation.Signature], project_before: isolation.Snapshot) -> None:
     """Stop the build if TUTORIAL's run changed what is not its own: the build folder outside its run and the
     working folders (another tutorial's record, a page: discarded, never rendered), or the project and
     site-packages (which the build cannot restore: the user is told what changed)."""
     found = isolation.differences(build_before, _build_state(tree, tutorial))
     if found:
-        runs.discard(tree, [t.key for t in project.tutorials], [path for _, path in found])
+        runs.discard(tree, [t.key for t in site.tutorials], [path for _, path in found])
         raise SiteError(f"{tutorial.label}:1: its run changed the build folder outside its own run: "
                         f"{isolation.describe(found, tree.root)}; a tutorial writes only into its working folder "
                         "(its current directory) or a temporary folder; the build stopped and discarded what it changed "
@@ -102,26 +122,27 @@ def _refuse_changes(tree, project, tutorial, build_before, project_before):
                         "again (or, if you changed them yourself meanwhile, just build again)")
 
 
-def _build_state(tree, tutorial):
+def _build_state(tree: BuildTree, tutorial: project.Tutorial) -> dict[Path, isolation.Signature]:
     # The working folders are shared by the tutorials of a folder; the run's own folder is its to write.
     return isolation.tree_state(tree.root, (tree.workdir(""), tree.run_dir(tutorial.key)))
 
 
-def _run_isolated(settings, project, tutorial, run_dir, timeout, tick):
+def _run_isolated(settings: Settings, site: project.Project, tutorial: project.Tutorial, run_dir: Path,
+                  timeout: float, tick: Callable[[], None]) -> execute.Outcome:
     """Run one tutorial with the environment core.isolation allows it, then check what it did.
 
     A run whose output shows the value of a secret withheld from it fails, its record redacted; one that
     changed what is not its own stops the build, unstamped: what follows would build on what it changed.
     """
-    env = isolation.tutorial_environment(os.environ, isolation.allowed(project.conf))
+    env = isolation.tutorial_environment(os.environ, isolation.allowed(site.conf))
     workdir = working_folder(settings.tree, tutorial)
     run_dir.mkdir(parents=True, exist_ok=True)  # its parents are no change of the run's
-    project_before = isolation.Snapshot.take(project.root, (settings.tree.root, settings.pages))
+    project_before = isolation.Snapshot.take(site.root, (settings.tree.root, settings.pages))
     build_before = _build_state(settings.tree, tutorial)
     outcome = execute.run_tutorial(tutorial.path, run_dir, workdir,
-                                   execute.RunOptions.of(project, tutorial, settings.output_limits),
+                                   execute.RunOptions.of(site, tutorial, settings.output_limits),
                                    timeout=timeout, label=tutorial.label, env=env, tick=tick)
-    _refuse_changes(settings.tree, project, tutorial, build_before, project_before)
+    _refuse_changes(settings.tree, site, tutorial, build_before, project_before)
     secrets = isolation.withheld(os.environ, env)
     leaks = isolation.leaks(outcome.result, secrets)
     if not leaks:
@@ -131,19 +152,21 @@ def _run_isolated(settings, project, tutorial, run_dir, timeout, tick):
     error = (f"{tutorial.label}:{leaks[0][0]}: ERROR: its output shows the value of {names}, withheld from tutorials "
              "(its output is redacted, the run not stamped): print no secret; a variable that is none and that "
              f"tutorials need goes in conf.py's {isolation.SETTING}")
-    return dataclasses.replace(outcome, ok=False, raised=False, error=error, result=RunRecord.read(run_dir / runs.RESULT))
+    result = RunRecord.read(run_dir / runs.RESULT)
+    assert result is not None, "the supervisor writes it, however the run ended"
+    return dataclasses.replace(outcome, ok=False, raised=False, error=error, result=result)
 
 
-def _current(run_dir, digest, environment, output_limits):
+def _current(run_dir: Path, digest: str, environment: str, output_limits: OutputLimits) -> bool:
     """Whether the run in RUN_DIR stands for source DIGEST in ENVIRONMENT and shows what OUTPUT_LIMITS ask for."""
     # A run recorded under other output limits shows more or less than they now ask for.
     return execute.recorded_limits(run_dir) == output_limits and not runs.problems(run_dir, digest, environment)
 
 
-def _usable(settings, run_dir, digest, environment, need):
-    """Whether the run in RUN_DIR is current and, under NEEDS=strict, ran on the GPUs NEED declares."""
-    return (_current(run_dir, digest, environment, settings.output_limits)
-            and not (settings.enforce_needs and _ran_on_less(run_dir, need)))
+def _usable(settings: Settings, run_dir: Path, item: _Pending, environment: str) -> bool:
+    """Whether the run in RUN_DIR is current for ITEM and, under NEEDS=strict, ran on the GPUs it declares."""
+    return (_current(run_dir, item.digest, environment, settings.output_limits)
+            and not (settings.enforce_needs and stamping.ran_on_fewer_gpus(run_dir, item.need.gpus)))
 
 
 def run_is_current(settings: Settings, tutorial: project.Tutorial, environment: str) -> bool:
@@ -152,7 +175,84 @@ def run_is_current(settings: Settings, tutorial: project.Tutorial, environment: 
                     settings.output_limits)
 
 
-def run_tutorials(settings, project, tutorials, environment, log: BuildLog) -> Executed:
+def _reuse(settings: Settings, log: BuildLog) -> BuildTree | None:
+    """REUSE's build folder, where there is one to take runs from."""
+    if settings.reuse and not settings.reuse.root.exists():
+        log.line(f"[execute] REUSE={settings.reuse.root}: no such folder, no runs to take from it")
+        return None
+    return settings.reuse
+
+
+def _pending(settings: Settings, site: project.Project, tutorials: Sequence[project.Tutorial], environment: str,
+             reuse: BuildTree | None) -> tuple[list[_Pending], int]:
+    """The tutorials whose run is not current, here or in REUSE, and how many current runs REUSE gave (copied
+    here). What is run is known before anything runs: the live line counts it."""
+    rerun = site.flag("run_stale_examples")
+    pending, taken = [], 0
+    for tutorial in tutorials:
+        run_dir = settings.tree.run_dir(tutorial.key)
+        item = _Pending(tutorial, source_digest(tutorial.path, tutorial.label),
+                        needs.of(site, tutorial))  # checked by refuse_unusable
+        if not rerun and _usable(settings, run_dir, item, environment):
+            continue
+        kept = reuse.run_dir(tutorial.key) if reuse else None
+        if not rerun and kept and _usable(settings, kept, item, environment):
+            runs.restore(kept, run_dir)
+            taken += 1
+            continue
+        pending.append(item)
+    return pending, taken
+
+
+def _execute_one(settings: Settings, site: project.Project, item: _Pending, environment: str, progress: Executing,
+                 log: BuildLog) -> str | None:
+    """Run ITEM's tutorial and stamp its run; the error of a failure conf.py does not expect, else None."""
+    tutorial = item.tutorial
+    timeout = execute.timeout_for(tutorial.path, settings.timeout, tutorial.label)  # checked by refuse_unusable
+    progress.start(tutorial.label, timeout)
+    run_dir = settings.tree.run_dir(tutorial.key)
+    outcome = _run_isolated(settings, site, tutorial, run_dir, timeout, progress.tick)
+    progress.done()
+    if outcome.ok or (outcome.raised and site.expected_to_fail(tutorial)):
+        _stamp(item, outcome, environment, run_dir, log)
+        if not outcome.ok:
+            log.line(f"[execute] {tutorial.label}: failed, as conf.py's expected_failing_examples expects")
+        return None
+    assert outcome.error is not None, "a run that failed says why"
+    return outcome.error
+
+
+def _execute_pending(settings: Settings, site: project.Project, pending: Sequence[_Pending], environment: str,
+                     log: BuildLog) -> tuple[list[str], list[str], list[str]]:
+    """Run each of PENDING in turn: the keys of those that ran, the errors of those that failed, and those of
+    the tutorials NEEDS=strict kept from running on this machine. abort_on_example_error stops at the first
+    unexpected failure."""
+    expected = shards.expected_seconds(settings.tree, [item.tutorial.key for item in pending])
+    # The GPUs tutorials see here, asked once, when first needed.
+    machine = functools.cache(lambda: execute.machine(isolation.tutorial_environment(os.environ,
+                                                                                     isolation.allowed(site.conf))))
+    ran, failed, unmet = [], [], []
+    with log.executing([expected[item.tutorial.key] for item in pending]) as progress:
+        for item in pending:
+            error = item.need.unmet(item.tutorial.label, machine()) if settings.enforce_needs and item.need.gpus else None
+            if error:
+                log.line(error)
+                unmet.append(error)
+                progress.done()
+                continue
+            error = _execute_one(settings, site, item, environment, progress, log)
+            ran.append(item.tutorial.key)
+            if error:
+                log.line(error)
+                failed.append(error)
+                if site.flag("abort_on_example_error"):
+                    log.line("[execute] abort_on_example_error: the remaining tutorials are not executed")
+                    break
+    return ran, failed, unmet
+
+
+def run_tutorials(settings: Settings, site: project.Project, tutorials: Sequence[project.Tutorial], environment: str,
+                  log: BuildLog) -> Executed:
     """Run each tutorial whose run is not current, one at a time.
 
     A run not current here but current in REUSE's build folder is copied from there instead of run.
@@ -160,63 +260,24 @@ def run_tutorials(settings, project, tutorials, environment, log: BuildLog) -> E
     the traceback); `abort_on_example_error` stops at the first unexpected one. Under NEEDS=strict, a
     tutorial this machine has too few GPUs for is not run, and the build stops once the others ran.
     """
-    rerun = project.flag("run_stale_examples")
-    reuse = settings.reuse
-    if reuse and not reuse.root.exists():
-        log.line(f"[execute] REUSE={reuse.root}: no such folder, no runs to take from it")
-        reuse = None
-    todo, taken = [], 0  # what is run is known before anything runs: the live line counts it
-    for tutorial in tutorials:
-        run_dir = settings.tree.run_dir(tutorial.key)
-        digest = source_digest(tutorial.path, tutorial.label)
-        need = needs.of(project, tutorial)  # checked by refuse_unusable
-        if not rerun and _usable(settings, run_dir, digest, environment, need):
-            continue
-        kept = reuse.run_dir(tutorial.key) if reuse else None
-        if not rerun and kept and _usable(settings, kept, digest, environment, need):
-            runs.restore(kept, run_dir)
-            taken += 1
-            continue
-        todo.append((tutorial, digest, need))
-    expected = shards.expected_seconds(settings.tree, [tutorial.key for tutorial, _, _ in todo])
-    failed, unmet, ran = [], [], []
-    machine = None  # the GPUs tutorials see here, asked once, when first needed
-    with log.executing([expected[tutorial.key] for tutorial, _, _ in todo]) as progress:
-        for tutorial, digest, need in todo:
-            if settings.enforce_needs and need.gpus:
-                if machine is None:
-                    machine = execute.machine(isolation.tutorial_environment(os.environ,
-                                                                             isolation.allowed(project.conf)))
-                error = need.unmet(tutorial.label, machine)
-                if error:
-                    log.line(error)
-                    unmet.append(error)
-                    progress.done()
-                    continue
-            timeout = execute.timeout_for(tutorial.path, settings.timeout, tutorial.label)  # checked by refuse_unusable
-            progress.start(tutorial.label, timeout)
-            run_dir = settings.tree.run_dir(tutorial.key)
-            outcome = _run_isolated(settings, project, tutorial, run_dir, timeout, progress.tick)
-            progress.done()
-            ran.append(tutorial.key)
-            if outcome.ok or (outcome.raised and project.expected_to_fail(tutorial)):
-                _stamp(tutorial, outcome, environment, digest, run_dir, need, log)
-                if not outcome.ok:
-                    log.line(f"[execute] {tutorial.label}: failed, as conf.py's expected_failing_examples expects")
-                continue
-            log.line(outcome.error)
-            failed.append(outcome.error)
-            if project.flag("abort_on_example_error"):
-                log.line("[execute] abort_on_example_error: the remaining tutorials are not executed")
-                break
+    reuse = _reuse(settings, log)
+    pending, taken = _pending(settings, site, tutorials, environment, reuse)
+    ran, failed, unmet = _execute_pending(settings, site, pending, environment, log)
     log.line(f"[execute] executed {len(ran)} of {len(tutorials)} tutorial(s)"
              + (f"; took {taken} current run(s) from REUSE={reuse.root}" if reuse else ""))
     if unmet:  # never run here, so no page to render: the build stops (the others' runs are kept)
-        raise Failed("[build] failed: " + "\n  ".join(failed + unmet))
-    return Executed(ran=tuple(ran), failed=tuple(failed), taken=taken, current=len(tutorials) - len(todo) - taken)
+        raise _build_failed(failed + unmet)
+    return Executed(ran=tuple(ran), failed=tuple(failed), taken=taken, current=len(tutorials) - len(pending) - taken)
 
 
-def _has_title(text):
+def _tutorials_done(executed: Executed) -> str:
+    return (f"{len(executed.ran)} executed, {executed.current} current"
+            + (f", {executed.taken} taken from REUSE" if executed.taken else ""))
+
+
+# --- Checks before anything runs ---
+
+def _has_title(text: str) -> bool:
     """Whether a text block holds a reST section title (a line underlined, or over- and underlined)."""
     from docutils import nodes
     from docutils.core import publish_doctree
@@ -225,7 +286,7 @@ def _has_title(text):
     return publish_doctree(text, settings_overrides=quiet).next_node(nodes.title) is not None
 
 
-def refuse_unusable(project):
+def refuse_unusable(site: project.Project) -> None:
     """Scripts sphinx-gallery cannot make a page of, or whose time limit or needs are wrong, refused before
     anything runs, naming the file and the fix.
 
@@ -235,7 +296,7 @@ def refuse_unusable(project):
 
     from ..sphinx_gallery_api import docstring_problem, extract_intro_and_title, split_code_and_text_blocks
 
-    for tutorial in project.tutorials:
+    for tutorial in site.tutorials:
         if tutorial.rel.stem == "index":
             raise SiteError(f"{tutorial.label}: a tutorial cannot be named index.py: its page would take the place "
                             "of the gallery's index; rename it")
@@ -243,7 +304,7 @@ def refuse_unusable(project):
             execute.timeout_for(tutorial.path, None, tutorial.label)
         except ValueError as error:
             raise SiteError(str(error)) from None
-        needs.of(project, tutorial)
+        needs.of(site, tutorial)
         declared_reads(tutorial.path, tutorial.label)  # each `# tutorials-reads:` line names files that exist
         try:
             _, blocks = split_code_and_text_blocks(str(tutorial.path))
@@ -257,21 +318,10 @@ def refuse_unusable(project):
                             ) from None
 
 
-def expectation_errors(tree, project):
-    """Tutorials listed as expected to fail whose current run passed (sphinx-gallery fails those too)."""
-    errors = []
-    for tutorial in project.tutorials:
-        try:
-            stamp = Stamp.read(tree.run_dir(tutorial.key) / runs.STAMP)
-        except RecordError:
-            continue  # not a current run: never rendered as one
-        if tutorial.executed and stamp and project.expected_to_fail(tutorial) and not stamp.failed:
-            errors.append(f"{tutorial.label}:1: ERROR: listed in conf.py's expected_failing_examples, but ran "
-                          "without error; remove it from the list")
-    return errors
+# --- Rendering ---
 
-
-def sphinx_args(settings, lang, src, noplot, unrun: Sequence[str] = ()):
+def sphinx_args(settings: Settings, lang: languages.Language, src: Path, noplot: bool,
+                unrun: Sequence[str] = ()) -> list[str]:
     """The sphinx-build command line of one language; UNRUN: the keys of the tutorials whose pages show no
     output (a TUTORIALS build: the others, without a current run)."""
     command = [
@@ -293,62 +343,8 @@ def sphinx_args(settings, lang, src, noplot, unrun: Sequence[str] = ()):
     return command + [str(src), str(settings.tree.html / lang.seg)]
 
 
-def _files(path):
-    path = Path(path)
-    if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.is_file())
-    return [path] if path.exists() else []
-
-
-def inputs_digest(tree, project, command, lang, environment):
-    """A digest of everything a language's build reads: when it is unchanged, so is the output."""
-    digest = hashlib.sha256("\0".join(command).encode())
-    digest.update(environment.encode())
-    galleries = [g.examples_dir for g in project.galleries]
-    inputs = [ROOT / name for name in (*PAGES, *galleries, *CONF_INPUTS, f"locales/{lang.code}")]
-    inputs += [tree.run_dir(t.key) / name for t in project.tutorials for name in (runs.RESULT, runs.STAMP)]
-    inputs.append(PACKAGE)  # the extensions and what they import: a change there changes the pages
-    for name in inputs:
-        for path in _files(name):
-            if path.is_relative_to(PACKAGE) and path.suffix != ".py":
-                continue  # bytecode
-            digest.update(f"{path}\0".encode() + path.read_bytes())
-    return digest.hexdigest()
-
-
-def outputs_snapshot(outdir):
-    return sorted(
-        f"{p.relative_to(outdir)} {p.stat().st_size} {p.stat().st_mtime_ns}" for p in _files(outdir)
-    )
-
-
-class UpToDate:
-    """Skips sphinx-build when neither the inputs nor the outputs changed since the last success.
-
-    A no-op sphinx-build still costs about a second per language (sphinx-gallery
-    imports matplotlib while reading its configuration); this costs a few stats.
-    """
-
-    def __init__(self, tree, project, lang, command, environment):
-        self.record = tree.doctrees(lang) / "inputs.sha256"
-        self.outdir = Path(command[-1])
-        self.digest = inputs_digest(tree, project, command, lang, environment)
-
-    def __bool__(self):
-        try:
-            recorded = self.record.read_text().splitlines()
-        except OSError:
-            return False
-        return recorded == [self.digest, *outputs_snapshot(self.outdir)]
-
-    def forget(self):
-        self.record.unlink(missing_ok=True)
-
-    def remember(self):
-        self.record.write_text("\n".join([self.digest, *outputs_snapshot(self.outdir)]))
-
-
-def language_warnings(tree, site, lang, log):
+def language_warnings(tree: BuildTree, site: project.Project, lang: languages.Language,
+                      log: Path) -> list[sphinx_warnings.Warning]:
     """A language build's warnings and errors, located in the files their authors wrote."""
     galleries = {g.examples_dir: g.gallery_dir for g in site.galleries}
     code = None if lang is languages.SOURCE else lang.code
@@ -356,12 +352,13 @@ def language_warnings(tree, site, lang, log):
     return sphinx_warnings.rewrite(log.read_text(encoding="utf-8", errors="replace"), locate)
 
 
-def write_root_index(htmldir, langs):
+def write_root_index(htmldir: Path, langs: Sequence[languages.Language]) -> None:
+    """The site root's index.html, which sends a reader to a language's pages (core.site_pages)."""
     Path(htmldir).mkdir(parents=True, exist_ok=True)
     Path(htmldir, "index.html").write_text(chooser_page(langs), encoding="utf-8")
 
 
-def _preload():
+def _preload() -> None:
     """Import and warm up, once, what every language's build would otherwise do for itself.
 
     The builds are forked from this process, so each starts with Sphinx, its
@@ -400,15 +397,22 @@ class _Copied(io.TextIOBase):
     def flush(self) -> None:
         self.log.flush()
 
+    # Sphinx writes what this encoding can take. A property, as in io (whose stubs call it an attribute).
     @property
-    def encoding(self) -> str:  # Sphinx writes what this encoding can take
+    def encoding(self) -> str:  # type: ignore[override]
         return self.log.encoding
 
     def fileno(self) -> int:
         return 2  # the log too (dup2 below)
 
 
-def _sphinx(command, log):
+# What one language's sphinx-build gives: its exit status, its seconds, and what it reported after its last warning.
+_SphinxResult = tuple[int, float, list[str]]
+# A language to render: its sphinx-build command line, and whether its last build still stands.
+_Todo = tuple[languages.Language, list[str], UpToDate]
+
+
+def _sphinx(command: list[str], log: Path) -> _SphinxResult:
     """One language's sphinx-build, in a process forked for it alone; its output goes to `log`.
     Returns its exit status, how long it took and, when it failed, the end of what it reported after its
     last warning (an exception, for example; the warnings are shown at their authors' lines)."""
@@ -420,21 +424,43 @@ def _sphinx(command, log):
         out.flush()
         os.dup2(out.fileno(), 1)
         os.dup2(out.fileno(), 2)
-        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 (the process ends with the build)
-        sys.stderr = _Copied(sys.stdout)
+        stdout = open(1, "w", closefd=False)  # noqa: SIM115 (the process ends with the build)
+        stderr = _Copied(stdout)
+        sys.stdout, sys.stderr = stdout, cast(TextIO, stderr)  # a stream as far as Sphinx writes to it
         os.chdir(ROOT)
         # Its progress lines too: they erase and redraw the line where CI or FORCE_COLOR is set, --no-color
         # or not (sphinx.util.display.status_iterator).
         os.environ["NO_COLOR"] = "1"
         status = build_main(command)
-        report = sphinx_warnings.after_warnings(sys.stderr.copy.getvalue(), FAILURE_LINES) if status else []
+        report = sphinx_warnings.after_warnings(stderr.copy.getvalue(), FAILURE_LINES) if status else []
         return status, time.perf_counter() - started, report
 
 
-def _render(settings, site, todo, noplot, log):
-    """Build each language of TODO ((lang, command, UpToDate) each), as many at once as settings.jobs; returns
-    the URL segments of those that failed. Each language's lines come as it finishes, then every warning
-    once, at the author's file and line (a translation's: at its catalog entry)."""
+def _finished(settings: Settings, lang: languages.Language, up_to_date: UpToDate, log_file: Path,
+              result: _SphinxResult, warned: bool, rendering: Rendering) -> bool:
+    """Say how LANG's build went (RESULT; WARNED: it reported warnings) and whether it succeeded; one that
+    succeeded without a warning is remembered as current."""
+    status, seconds, report = result
+    if status or warned:
+        # Sphinx re-reads only changed pages: a build of the same sources would say nothing of
+        # these warnings. Without its environment, the next one reads every page and tells them.
+        (settings.tree.doctrees(lang) / "environment.pickle").unlink(missing_ok=True)
+    if status:
+        why = ("; with STRICT=1 its warnings (below) are errors" if settings.strict and not report
+               else "".join(f"\n  {line}" for line in report))
+        rendering.done(lang.seg, f"[build] {lang.seg}: sphinx-build failed (exit status {status}) after "
+                                 f"{seconds:.1f} s (log: {shown(log_file)}){why}")
+        return False
+    if not warned:
+        up_to_date.remember()
+    rendering.done(lang.seg, f"[build] {lang.seg}: done in {seconds:.1f} s")
+    return True
+
+
+def _render(settings: Settings, site: project.Project, todo: Sequence[_Todo], noplot: bool, log: BuildLog) -> list[str]:
+    """Build each language of TODO, as many at once as settings.jobs; returns the URL segments of those that
+    failed. Each language's lines come as it finishes, then every warning once, at the author's file and
+    line (a translation's: at its catalog entry)."""
     tree = settings.tree
     _preload()
     tree.logs.mkdir(parents=True, exist_ok=True)
@@ -444,7 +470,7 @@ def _render(settings, site, todo, noplot, log):
     jobs = min(len(todo), settings.jobs)
     with (context.Pool(jobs, maxtasksperchild=1) as pool,
           log.rendering([lang.seg for lang, _, _ in todo], jobs) as rendering):
-        builds = {}
+        builds: dict[languages.Language, tuple[UpToDate, Path, AsyncResult[_SphinxResult]]] = {}
         for lang, command, up_to_date in todo:
             log_file = tree.logs / f"{lang.seg}.log"
             rendering.start(lang.seg, log_file, noplot)
@@ -456,85 +482,23 @@ def _render(settings, site, todo, noplot, log):
                 rendering.tick()
             for lang in finished:
                 up_to_date, log_file, build = builds.pop(lang)
-                status, seconds, report = build.get()
+                result = build.get()
                 found[lang.seg] = language_warnings(tree, site, lang, log_file)
-                if status or found[lang.seg]:
-                    # Sphinx re-reads only changed pages: a build of the same sources would say nothing of
-                    # these warnings. Without its environment, the next one reads every page and tells them.
-                    (tree.doctrees(lang) / "environment.pickle").unlink(missing_ok=True)
-                if status:
+                if not _finished(settings, lang, up_to_date, log_file, result, bool(found[lang.seg]), rendering):
                     failed.append(lang.seg)
-                    why = ("; with STRICT=1 its warnings (below) are errors" if settings.strict and not report
-                           else "".join(f"\n  {line}" for line in report))
-                    rendering.done(lang.seg, f"[build] {lang.seg}: sphinx-build failed (exit status {status}) after "
-                                             f"{seconds:.1f} s (log: {shown(log_file)}){why}")
-                else:
-                    if not found[lang.seg]:
-                        up_to_date.remember()
-                    rendering.done(lang.seg, f"[build] {lang.seg}: done in {seconds:.1f} s")
                 log.sphinx_log(lang.seg, log_file)
     for warning in sphinx_warnings.merge(found):
         log.line(str(warning))
     return [lang.seg for lang, _, _ in todo if lang.seg in failed]
 
 
-def html(settings, noplot=False, assemble=False):
-    """Execute what is not current (nothing with `noplot`), then build the selected languages.
-
-    With SHARD ("i/N"), only that shard's tutorials are executed, and nothing is rendered:
-    `make assemble` renders the pages from the shards' runs.
-    With `assemble`, nothing is executed: a tutorial without a current run is an error.
-    """
-    tree, langs = settings.tree, settings.langs
-    log = BuildLog.here(settings.verbose)
-    site = project.current()
-    catalogs.check_layout()
-    for folder in site.ignored_folders:
-        log.line(f"warning: {folder}/: holds scripts but is no gallery section (a section is a gallery's "
-                 "subfolder with a GALLERY_HEADER.rst or README.txt); its scripts get no page")
-    selected = _selection(settings, site, noplot or assemble)
-    refuse_unusable(site)
-    for lang in langs:
-        translate.check_labels(lang)
-    environment = environment_fingerprint()
-    executed, failed = None, []
-    if "plot_gallery" in site.options and not site.flag("plot_gallery"):
-        noplot = True  # conf.py asks for pages without output, as sphinx-gallery gives them
-    if not noplot:
-        tutorials = shards.selection(settings.shard) if settings.shard else [t for t in selected if t.executed]
-        if assemble:
-            missing = [t.key for t in tutorials
-                       if runs.problems(tree.run_dir(t.key), source_digest(t.path, t.label), environment)]
-            if missing:
-                raise Failed("[assemble] refusing to execute anything here; no current shard output for:\n  "
-                             + "\n  ".join(missing))
-        else:
-            executed = run_tutorials(settings, site, tutorials, environment, log)
-            failed = list(executed.failed)
-            if failed and site.flag("abort_on_example_error"):
-                raise Failed("[build] failed: " + "\n  ".join(failed))  # and nothing rendered
-        if settings.shard:
-            # Its tutorials' runs, executed or taken from REUSE; durations count the executed ones only.
-            ShardRecord(shard=str(settings.shard), tutorials=tuple(t.key for t in tutorials),
-                        executed=executed.ran).write(tree.shard_record)
-            if failed:
-                raise Failed("[build] failed: " + "\n  ".join(failed))
-            log.line(f"[build] shard {settings.shard}: done in {log.elapsed():.1f} s ({_tutorials_done(executed)}); "
-                     "`make assemble` renders the pages")
-            return
-        for error in expectation_errors(tree, site):
-            log.line(error)
-            failed.append(error)
-        if failed and site.flag("only_warn_on_example_error"):
-            log.line("[build] WARNING: only_warn_on_example_error: building the pages of these failed tutorials "
-                     "with their errors (make check will refuse them):\n  " + "\n  ".join(failed))
-            failed = []
-    unrun = _unrun(settings, site, selected, environment) if settings.tutorials and not noplot else []
-    if settings.tutorials:
-        # Until this build is done, nothing in its folder claims a whole site (build.json is publish's input).
-        Path(tree.html, "build.json").unlink(missing_ok=True)
-    todo, current = [], []
-    for lang in langs:
+def _to_render(build: _Build, noplot: bool, unrun: Sequence[str]) -> tuple[list[_Todo], list[str], list[str]]:
+    """Stage each selected language: those to render, those whose last build still stands, and those that fail
+    before Sphinx (STRICT=1 and a passage that would be shown in English)."""
+    settings, tree, log = build.settings, build.settings.tree, build.log
+    todo: list[_Todo] = []
+    current, failed = [], []
+    for lang in settings.langs:
         src, reports = stage(tree, lang)
         for problem in (p for report in reports for p in report.problems):
             log.line(f"warning: {problem}")
@@ -544,33 +508,144 @@ def html(settings, noplot=False, assemble=False):
             failed.append(lang.seg)
             continue
         command = sphinx_args(settings, lang, src, noplot, unrun)
-        up_to_date = UpToDate(tree, site, lang, command, environment)
+        up_to_date = UpToDate.of(tree, build.site, lang, command, build.environment)
         if up_to_date:
             log.line(f"[build] {lang.seg}: up to date")
             current.append(lang.seg)
             continue
         up_to_date.forget()
         todo.append((lang, command, up_to_date))
+    return todo, current, failed
+
+
+def _render_site(build: _Build, failed: Sequence[str], *, noplot: bool, what: str, unrun: Sequence[str] = ()) -> None:
+    """Render the selected languages, then the site root's index and versions.json; FAILED (the tutorials'
+    errors) and the languages that failed fail the build once those are written. NOPLOT: the pages show no
+    output; UNRUN: the tutorials whose pages show none (sphinx_args); WHAT: the tutorials' part of the last line.
+    """
+    settings, tree, log = build.settings, build.settings.tree, build.log
+    if settings.tutorials:
+        # Until this build is done, nothing in its folder claims a whole site (build.json is publish's input).
+        Path(tree.html, "build.json").unlink(missing_ok=True)
+    todo, current, unstaged = _to_render(build, noplot, unrun)
+    failed = [*failed, *unstaged]
     if todo:
-        failed += _render(settings, site, todo, noplot, log)
-    write_root_index(tree.html, langs)
+        failed += _render(settings, build.site, todo, noplot, log)
+    write_root_index(tree.html, settings.langs)
     # Pages ask the site root for versions.json; served from _build/html, this build is that root.
     local = versions.as_built(settings.published, settings.version)
     Path(tree.html, "versions.json").write_text(json.dumps(local, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
     if failed:  # the tutorials' errors again, at the end, where they are seen; a language: its report above
-        raise Failed("[build] failed: " + "\n  ".join(failed))
-    write_build_info(tree.html, settings.version, langs, executed=not noplot, partial=" ".join(settings.tutorials))
+        raise _build_failed(failed)
+    write_build_info(tree.html, settings.version, settings.langs, executed=not noplot, partial=" ".join(settings.tutorials))
     rendered = ", ".join(lang.seg for lang, _, _ in todo) or "none"
-    what = ("none executed (pages without output)" if noplot else "none executed (the shards' runs)" if assemble
-            else _tutorials_done(executed))
     log.line(f"[build] done in {log.elapsed():.1f} s: rendered {rendered}"
              + (f" (up to date: {', '.join(current)})" if current else "") + f"; tutorials: {what}")
     log.line(f"[build] open {shown(tree.html / 'index.html')}; Sphinx's logs are in {shown(tree.logs)}/")
 
 
-def _tutorials_done(executed: Executed) -> str:
-    return (f"{len(executed.ran)} executed, {executed.current} current"
-            + (f", {executed.taken} taken from REUSE" if executed.taken else ""))
+# --- The commands ---
+
+def _prepare(settings: Settings, executes_nothing: bool) -> _Build:
+    """Read the project and refuse what would fail later, before anything runs; EXECUTES_NOTHING: the build
+    renders from the runs there are (TUTORIALS is refused)."""
+    log = BuildLog.here(settings.verbose)
+    site = project.current()
+    catalogs.check_layout()
+    for folder in site.ignored_folders:
+        log.line(f"warning: {folder}/: holds scripts but is no gallery section (a section is a gallery's "
+                 "subfolder with a GALLERY_HEADER.rst or README.txt); its scripts get no page")
+    selected = _selection(settings, site, executes_nothing)
+    refuse_unusable(site)
+    for lang in settings.langs:
+        translate.check_labels(lang)
+    return _Build(settings, log, site, selected, environment_fingerprint())
+
+
+def _expectations(build: _Build, failed: Sequence[str]) -> list[str]:
+    """The failures that fail the build once its pages are written: FAILED, and the tutorials expected to fail
+    that passed; none under only_warn_on_example_error, which shows them as a warning."""
+    errors = list(failed)
+    for error in stamping.expectation_errors(build.settings.tree, build.site):
+        build.log.line(error)
+        errors.append(error)
+    if errors and build.site.flag("only_warn_on_example_error"):
+        build.log.line("[build] WARNING: only_warn_on_example_error: building the pages of these failed tutorials "
+                       "with their errors (make check will refuse them):\n  " + "\n  ".join(errors))
+        return []
+    return errors
+
+
+def _execute_shard(build: _Build, shard: shards.Shard) -> None:
+    """SHARD=i/N: execute that shard's tutorials and record them for `make assemble`, which renders the pages."""
+    tutorials = shards.selection(shard)
+    executed = run_tutorials(build.settings, build.site, tutorials, build.environment, build.log)
+    if executed.failed and build.site.flag("abort_on_example_error"):
+        raise _build_failed(executed.failed)
+    # Its tutorials' runs, executed or taken from REUSE; durations count the executed ones only.
+    ShardRecord(shard=str(shard), tutorials=tuple(t.key for t in tutorials),
+                executed=executed.ran).write(build.settings.tree.shard_record)
+    if executed.failed:
+        raise _build_failed(executed.failed)
+    build.log.line(f"[build] shard {shard}: done in {build.log.elapsed():.1f} s ({_tutorials_done(executed)}); "
+                   "`make assemble` renders the pages")
+
+
+def html(settings: Settings) -> None:
+    """`make html`: execute what is not current, then build the selected languages.
+
+    With SHARD ("i/N"), only that shard's tutorials are executed, and nothing is rendered:
+    `make assemble` renders the pages from the shards' runs. Where conf.py sets plot_gallery to False,
+    nothing is executed: the pages show no output, as with `make html-noplot`.
+    """
+    build = _prepare(settings, executes_nothing=False)
+    if build.without_output:
+        _render_site(build, [], noplot=True, what=WITHOUT_OUTPUT)
+    elif settings.shard:
+        _execute_shard(build, settings.shard)
+    else:
+        executed = run_tutorials(settings, build.site, [t for t in build.selected if t.executed], build.environment,
+                                 build.log)
+        if executed.failed and build.site.flag("abort_on_example_error"):
+            raise _build_failed(executed.failed)  # and nothing rendered
+        failed = _expectations(build, executed.failed)
+        unrun = _unrun(settings, build.site, build.selected, build.environment) if settings.tutorials else []
+        _render_site(build, failed, noplot=False, what=_tutorials_done(executed), unrun=unrun)
+
+
+def html_noplot(settings: Settings) -> None:
+    """`make html-noplot`: build the selected languages, executing nothing: the pages show no output."""
+    _render_site(_prepare(settings, executes_nothing=True), [], noplot=True, what=WITHOUT_OUTPUT)
+
+
+def _render_assembled(settings: Settings) -> None:
+    """Build the selected languages from the runs the shards left in this build folder, executing nothing:
+    a tutorial without a current run is an error."""
+    build = _prepare(settings, executes_nothing=True)
+    if build.without_output:
+        _render_site(build, [], noplot=True, what=WITHOUT_OUTPUT)
+        return
+    missing = [t.key for t in build.selected if t.executed
+               and runs.problems(settings.tree.run_dir(t.key), source_digest(t.path, t.label), build.environment)]
+    if missing:
+        raise Failed("[assemble] refusing to execute anything here; no current shard output for:\n  "
+                     + "\n  ".join(missing))
+    _render_site(build, _expectations(build, []), noplot=False, what=FROM_SHARDS)
+
+
+def assemble(settings: Settings, shard_builddirs: Sequence[Path]) -> None:
+    """`make assemble`: render the site once from the shards' runs, executing nothing, and validate it."""
+    if settings.shard:  # it renders what every shard ran
+        raise UsageError("SHARD: `make assemble` renders the runs of every shard; leave SHARD out of it")
+    merged = shards.merge(shard_builddirs, settings.tree)
+    print(f"[assemble] {len(merged)} executed tutorial run(s) from {len(shard_builddirs)} shard(s)", flush=True)
+    _render_assembled(settings)
+    htmldir = settings.tree.html
+    problems = checks.check_stamps(htmldir, settings.langs) + checks.check_links(htmldir)
+    if problems:
+        print("\n".join(problems))
+        raise Failed(f"[assemble] the assembled site does not validate ({len(problems)} problem(s))")
+    print(f"[assemble] {htmldir}: every tutorial executed, every language present, every link whole")
 
 
 # --- TUTORIALS: a build that executes only the tutorials named (the author's fast loop) ---
@@ -600,20 +675,8 @@ def _unrun(settings: Settings, site: project.Project, selected: tuple[project.Tu
     return [t.key for t in unrun]
 
 
-def assemble(settings, shard_builddirs):
-    """Render the site once from the shards' runs, executing nothing, and validate it."""
-    merged = shards.merge(shard_builddirs, settings.tree)
-    print(f"[assemble] {len(merged)} executed tutorial run(s) from {len(shard_builddirs)} shard(s)", flush=True)
-    html(settings, assemble=True)
-    htmldir = settings.tree.html
-    problems = checks.check_stamps(htmldir, settings.langs) + checks.check_links(htmldir)
-    if problems:
-        print("\n".join(problems))
-        raise Failed(f"[assemble] the assembled site does not validate ({len(problems)} problem(s))")
-    print(f"[assemble] {htmldir}: every tutorial executed, every language present, every link whole")
-
-
-def write_build_info(htmldir, name, langs, executed, partial: str = ""):
+def write_build_info(htmldir: Path, name: str, langs: Sequence[languages.Language], executed: bool,
+                     partial: str = "") -> None:
     """What the publish step needs to know about this build: its version entry; `partial`: the TUTORIALS
     it executed alone (`make check` and `make publish` refuse such a build)."""
     BuildInfo(name=name, label=name, release=versions.is_release(name), torch=installed_version("torch"),

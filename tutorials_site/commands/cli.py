@@ -65,7 +65,7 @@ def _htmldir(settings: Settings, args: argparse.Namespace) -> Path:
 # Each command, given the settings and the command line (with `env`, the environment).
 COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], object]] = {
     "html": lambda s, a: build.html(s),
-    "html-noplot": lambda s, a: build.html(s, noplot=True),
+    "html-noplot": lambda s, a: build.html_noplot(s),
     "assemble": lambda s, a: build.assemble(s, [Path(p).resolve() for p in a.paths or a.env.get("SHARDS", "").split()]),
     "check": lambda s, a: _check(s, _htmldir(s, a)),
     "publish": lambda s, a: _publish(_htmldir(s, a), s.pages),

@@ -1,0 +1,63 @@
+"""The build's side of execution stamps: the stamp a finished run gets, what the build says of it, and what
+it reads back from the stamps of current runs.
+
+Apart from core.stamps on purpose: the runner's code imports that one, so any change to it changes the
+environment fingerprint and runs every tutorial again (core.fingerprint); no run depends on this one.
+"""
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from . import runs
+from .layout import BuildTree
+from .needs import Needs, describe_gpus
+from .project import Project
+from .records import RecordError, RunRecord, Stamp
+
+MB = 2**20
+
+
+def run_stamp(result: RunRecord, *, source: str, environment: str, outputs: str, seconds: float, failed: bool,
+              peak_rss_bytes: int, needs_gpus: int, origin: Mapping[str, str]) -> Stamp:
+    """The stamp of a run that finished and recorded RESULT: SOURCE (its source digest) run in ENVIRONMENT
+    showed OUTPUTS (its outputs digest), at what cost, on what hardware, from ORIGIN (runs.origin).
+    FAILED: it raised, as conf.py's expected_failing_examples expects. Sizes are in MB, to a tenth."""
+    assert result.hardware is not None, "a run that finished records its hardware"
+    return Stamp(source=source, environment=environment, outputs=outputs, seconds=seconds, failed=failed,
+                 peak_rss_mb=round(peak_rss_bytes / MB, 1), gpu_peak_mb=tuple(round(b / MB, 1) for b in result.gpu_peak_bytes),
+                 hardware=result.hardware, needs_gpus=needs_gpus, commit=origin["commit"], date=origin["date"])
+
+
+def stamped_lines(label: str, stamp: Stamp, need: Needs) -> list[str]:
+    """What the build says of LABEL's stamped run: its time and peak memory, and a note where it ran on
+    fewer GPUs than NEED declares (NEEDS=lenient, the default: it ran anyway, and its page says so)."""
+    lines = [f"[execute] {label}: {stamp.seconds:.1f} s, peak memory {stamp.peak_rss_mb:.0f} MB"
+             + "".join(f", GPU {i}: {mb:.0f} MB" for i, mb in enumerate(stamp.gpu_peak_mb))]
+    if stamp.hardware.gpus < need.gpus:
+        lines.append(f"[execute] {label}: note: ran on {describe_gpus(stamp.hardware.gpus)}, written for "
+                     f"{describe_gpus(need.gpus)} ({need.origin})")
+    return lines
+
+
+def ran_on_fewer_gpus(run_dir: Path, gpus: int) -> bool:
+    """Whether the current run in RUN_DIR saw fewer than GPUS GPUs (under NEEDS=strict it runs again); a run
+    without a stamp this build can read is not current anyway."""
+    try:
+        stamp = Stamp.read(run_dir / runs.STAMP)
+    except RecordError:
+        return True
+    return stamp is None or stamp.hardware.gpus < gpus
+
+
+def expectation_errors(tree: BuildTree, project: Project) -> list[str]:
+    """Tutorials listed as expected to fail whose current run passed (sphinx-gallery fails those too)."""
+    errors = []
+    for tutorial in project.tutorials:
+        try:
+            stamp = Stamp.read(tree.run_dir(tutorial.key) / runs.STAMP)
+        except RecordError:
+            continue  # not a current run: never rendered as one
+        if tutorial.executed and stamp and project.expected_to_fail(tutorial) and not stamp.failed:
+            errors.append(f"{tutorial.label}:1: ERROR: listed in conf.py's expected_failing_examples, but ran "
+                          "without error; remove it from the list")
+    return errors
