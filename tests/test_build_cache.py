@@ -13,6 +13,7 @@ KEY = "gallery/demo"
 # What the language's build reads, as the project holds it; a run's records as the build folder holds them.
 PROJECT_FILES = {
     "index.md": "# Home\n",
+    "conf.py": 'html_title = "Home"\n',
     "gallery/README.txt": "Gallery\n=======\n",
     "gallery/demo.py": '"""Demo\n====\n"""\n',
     "_templates/layout.html": "{% extends '!layout.html' %}\n",
@@ -52,6 +53,7 @@ def _command(tree):
 
 @pytest.mark.parametrize(("changed", "rebuilds"), [
     ("project/index.md", True),
+    ("project/conf.py", True),  # html_title, the theme's options: what every page shows
     ("project/gallery/demo.py", True),
     ("project/gallery/data.csv", True),  # a new file beside the tutorials
     ("project/_templates/layout.html", True),

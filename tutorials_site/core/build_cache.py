@@ -15,8 +15,8 @@ from .layout import PAGES, BuildTree
 from .project import Project
 
 # Besides the pages, the galleries, the language's catalogs and the runs' records, what a build reads from the
-# project root.
-CONF_INPUTS = ("_templates", "_static")
+# project root: conf.py whole, since any of its settings (a title, a theme option) may show on every page.
+CONF_INPUTS = ("conf.py", "_templates", "_static")
 PACKAGE = Path(__file__).parents[1]  # tutorials_site/: the extensions and what they import
 RECORD = "inputs.sha256"  # in the language's doctrees: the inputs' digest, then the outputs' snapshot
 
