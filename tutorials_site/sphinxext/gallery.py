@@ -62,21 +62,27 @@ def example_of(config: Config, docname: str) -> project.Tutorial | None:
     return site_project(config).tutorial_of_page(docname)
 
 
+def _from_runs(app: Sphinx) -> list[project.Tutorial]:
+    """The tutorials whose pages this build renders from their runs; sphinx-gallery writes the others'."""
+    if not app.config.tutorials_runs:
+        return []  # html-noplot: sphinx-gallery shows the code without output
+    unrun = set(json.loads(app.config.tutorials_unrun))  # a TUTORIALS build left them unexecuted
+    return [t for t in site_project(app.config).tutorials if t.executed and t.key not in unrun]
+
+
 def render_galleries(app: Sphinx) -> None:
     """Write every executed tutorial's page from its run, before sphinx-gallery generates the galleries."""
     if not app.config.tutorials_runs:
-        return  # html-noplot: sphinx-gallery shows the code without output
+        return
     conf = app.config.sphinx_gallery_conf
     if app.config.tutorials_show_memory:
         conf = {**conf, "show_memory": True}
     runs_root = Path(app.config.tutorials_runs)
-    unrun = set(json.loads(app.config.tutorials_unrun))
+    from_runs = _from_runs(app)
     for tutorial in site_project(app.config).tutorials:
-        if not tutorial.executed:
-            continue  # not matched by filename_pattern: sphinx-gallery shows it without output
-        if tutorial.key in unrun:
-            _forget_rendering(Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.rel))
-            continue  # a TUTORIALS build left it unexecuted: sphinx-gallery shows it without output
+        if tutorial.executed and tutorial not in from_runs:
+            _forget_rendering(Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.rel))  # shown without output
+    for tutorial in from_runs:
         run_dir = runs_root / tutorial.key
         try:
             result = RunRecord.read(run_dir / runs.RESULT)
@@ -163,33 +169,52 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
     runs.write_json(marker, {"key": key, "rendered": _rendered(target)})
 
 
-def write_downloads(app: Sphinx) -> None:
-    """Every tutorial's notebook and zip, the notebook in plain Markdown (core.notebook_text).
+def write_run_downloads(app: Sphinx) -> None:
+    """The notebooks and zips of the tutorials rendered from runs, before sphinx-gallery generates the
+    galleries: the gallery pages and zips it writes then take them in."""
+    _write_downloads(app, _from_runs(app))
 
-    sphinx-gallery writes a notebook with the reST its conversion leaves (roles, escapes), and only when it
-    generates a page. Connected twice at builder-inited: before sphinx-gallery generates the galleries (its
-    pages and zips need the files of the tutorials rendered from runs), and after (for the pages it wrote).
-    """
+
+def write_generated_downloads(app: Sphinx) -> None:
+    """The notebooks and zips of the pages sphinx-gallery generated itself (tutorials it does not execute)."""
+    from_runs = _from_runs(app)
+    _write_downloads(app, [t for t in site_project(app.config).tutorials if t not in from_runs])
+
+
+# What a role naming a tutorial without a title shows in a notebook: the title in the build's language,
+# by the role's target. Found once per build, for both passes of _write_downloads.
+_titles: weakref.WeakKeyDictionary[Sphinx, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
+def _tutorial_titles(app: Sphinx) -> dict[str, str]:
+    if app not in _titles:
+        titles: dict[str, str] = {}
+        for tutorial in site_project(app.config).tutorials:
+            source = Path(app.srcdir, tutorial.gallery.examples_dir, tutorial.rel)  # staged: this language's
+            try:
+                title = next((u.msgid for u in tutorial_text.parse(source).units if u.kind == "title"), None)
+            except (OSError, tutorial_text.TutorialSyntaxError):
+                title = None  # not staged, or sphinx-gallery reports it where it reads the page
+            if title:
+                titles |= {tutorial.ref_label: title, tutorial.page: title, f"/{tutorial.page}": title}
+        _titles[app] = titles
+    return _titles[app]
+
+
+def _write_downloads(app: Sphinx, tutorials: list[project.Tutorial]) -> None:
+    """TUTORIALS' notebooks and zips, the notebook in plain Markdown (core.notebook_text): sphinx-gallery
+    writes a notebook with the reST its conversion leaves (roles, escapes)."""
     conf = app.config.sphinx_gallery_conf
     spaced = BY_CODE[app.config.language].spaced
-    site = site_project(app.config)
-    sources = {tutorial: Path(app.srcdir, tutorial.gallery.examples_dir, tutorial.rel) for tutorial in site.tutorials}
-    sources = {tutorial: source for tutorial, source in sources.items() if source.exists()}  # staged: the page's own
-    titles: dict[str, str] = {}  # what a role that names a tutorial without a title shows: its title in this language
-    for tutorial, source in sources.items():
-        try:
-            title = next((unit.msgid for unit in tutorial_text.parse(source).units if unit.kind == "title"), None)
-        except tutorial_text.TutorialSyntaxError:
-            title = None  # sphinx-gallery reports it where it reads the page
-        if title:
-            titles |= {tutorial.ref_label: title, tutorial.page: title, f"/{tutorial.page}": title}
-    for tutorial, source in sources.items():
+    for tutorial in tutorials:
+        source = Path(app.srcdir, tutorial.gallery.examples_dir, tutorial.rel)
         target = Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.rel)
-        if target.suffix not in conf["notebook_extensions"] or not target.exists():
+        if target.suffix not in conf["notebook_extensions"] or not source.exists() or not target.exists():
             continue
         _, blocks, _ = _shown_blocks(source, conf, None)
         blocks = [block if block.type == "code" else
-                  sg.Block(block.type, notebook_text.for_markdown(block.content, spaced, titles), block.lineno)
+                  sg.Block(block.type, notebook_text.for_markdown(block.content, spaced, _tutorial_titles(app)),
+                           block.lineno)
                   for block in blocks]
         notebook, archive = target.with_suffix(".ipynb"), target.with_suffix(".zip")
         fresh = target.with_suffix(".ipynb.new")
@@ -207,7 +232,7 @@ def write_downloads(app: Sphinx) -> None:
 
 
 # The notebooks and zips as the build found them: sphinx-gallery writes its own again for every page it
-# generates (each build, for a tutorial it does not execute), and write_downloads puts ours back with their
+# generates (each build, for a tutorial it does not execute), and write_generated_downloads puts ours back with their
 # old mtimes, so that Sphinx, which reads a page again when a file it links to is newer, does not.
 _downloads_before: dict[Path, tuple[bytes, int]] = {}
 
@@ -305,8 +330,8 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     # After sphinx-gallery's own builder-inited setup, before it generates the galleries.
     app.connect("builder-inited", render_galleries, priority=sg.GENERATES_GALLERIES - 100)
     app.connect("builder-inited", note_downloads, priority=sg.GENERATES_GALLERIES - 60)
-    app.connect("builder-inited", write_downloads, priority=sg.GENERATES_GALLERIES - 50)
-    app.connect("builder-inited", write_downloads, priority=sg.GENERATES_GALLERIES + 100)
+    app.connect("builder-inited", write_run_downloads, priority=sg.GENERATES_GALLERIES - 50)
+    app.connect("builder-inited", write_generated_downloads, priority=sg.GENERATES_GALLERIES + 100)
     app.connect("config-inited", take_show_memory, priority=sg.FILLS_CONF - 5)  # before sphinx-gallery fills its defaults
     # After sphinx-gallery generated the galleries, and again at the end.
     app.connect("builder-inited", refuse_own_execution, priority=sg.GENERATES_GALLERIES + 400)
