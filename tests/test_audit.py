@@ -108,6 +108,41 @@ def test_the_median_of_three_runs_is_judged_and_shown():
     assert line.endswith("(perf: median of 3 runs: 0.90 0.93 0.97)  FAILS: performance")
 
 
+@pytest.mark.parametrize("index, slowdown", [
+    (1533, 4.0),  # the host Lighthouse's default is made for
+    (3066, 8.0),  # twice as fast: slowed twice as much, the same phone emulated
+    (766.5, 2.0),  # a host half as fast (or busy) is slowed half as much
+    (200, 1.0),  # slower than the phone: never sped up
+    (None, 4.0), (0, 4.0)])  # no index (a failed run): Lighthouse's default
+def test_the_cpu_slowdown_is_calibrated_to_the_host_s_benchmark_index(index, slowdown):
+    assert audit.cpu_slowdown(index) == slowdown
+
+
+def test_a_page_line_names_the_slowdown_and_the_host_index_its_run_had():
+    measured = {**report(perf=0.97), "environment": {"benchmarkIndex": 2800.4},
+                "configSettings": {"throttling": {"cpuSlowdownMultiplier": 7.3}}}
+    assert audit.benchmark_index(measured) == 2800.4
+    assert audit.format_line(TUTORIAL, measured) == (
+        "stable/ja/beginner/ddp_tutorial.html  perf 0.97  a11y 1.00  bp 1.00  seo 1.00  212 KB  cpu 7.3x (host index 2800)")
+    assert audit.benchmark_index(report()) is None
+
+
+def test_each_run_is_slowed_by_what_the_run_before_it_measured(monkeypatch, tmp_path):
+    used = []
+
+    def fake_lighthouse(url, output, chromium, slowdown):
+        used.append(slowdown)
+        return {**report(), "environment": {"benchmarkIndex": [3066, 766.5, 1533][len(used) - 1]}}
+
+    monkeypatch.setattr(command, "lighthouse", fake_lighthouse)
+    runner = command.Lighthouse("http://127.0.0.1:1", str(tmp_path), "chromium")
+    runner.calibrate(INDEX)
+    runner.measure(INDEX)
+    runner.measure(TUTORIAL)
+    assert used == [audit.DEFAULT_SLOWDOWN, 8.0, 2.0]
+    assert runner.slowdown == 4.0
+
+
 def test_a_run_that_failed_is_a_failure_with_its_message():
     failed = {"runtimeError": {"code": "ERRORED_DOCUMENT_REQUEST", "message": "status code: 404"}}
     assert audit.failures(INDEX, failed) == ["runtime error"]
@@ -261,6 +296,8 @@ def test_the_audit_fails_naming_the_page_and_the_rule(tmp_path):
     assert re.search(r"^stable/en/index\.html  perf \d\.\d\d  a11y 0\.\d\d  bp \d\.\d\d  seo \d\.\d\d  \d+ KB.*"
                      r"FAILS: .*accessibility", out, re.M), out
     assert re.search(r"^    image-alt: ", out, re.M), out  # Lighthouse's failing audit
+    assert re.search(r"^lighthouse: CPU slowed \d+\.\dx, calibrated to this host's BenchmarkIndex", out, re.M), out
+    assert re.search(r"^stable/en/index\.html  .* cpu \d+\.\dx \(host index \d+\)", out, re.M), out
     for scheme in ("light", "dark"):
         assert f"stable/en/index.html [{scheme}] image-alt: Images must have alternative text" in out, out
     assert "axe: 1 page(s) x 2 schemes (light, dark): 2 violation(s), 0 console error(s)" in out, out

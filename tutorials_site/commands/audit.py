@@ -169,11 +169,12 @@ def serve(pages: Path) -> Iterator[str]:
 # --- Lighthouse ----------------------------------------------------------------------------------
 
 
-def lighthouse(url: str, output: Path, chromium: str) -> dict[str, Any]:
-    """One Lighthouse run (mobile, simulated throttling) on `url`; its JSON report, or one that carries
-    the failure as Lighthouse's own reports do (runtimeError)."""
+def lighthouse(url: str, output: Path, chromium: str, slowdown: float) -> dict[str, Any]:
+    """One Lighthouse run (mobile, simulated throttling, the CPU slowed SLOWDOWN times) on `url`; its JSON
+    report, or one that carries the failure as Lighthouse's own reports do (runtimeError)."""
     command = ["node", str(LIGHTHOUSE), url, "--output=json", f"--output-path={output}",
                f"--only-categories={CATEGORIES}", "--disable-full-page-screenshot",
+               f"--throttling.cpuSlowdownMultiplier={slowdown}",
                "--chrome-flags=" + " ".join(["--headless=new", *BROWSER_FLAGS])]
     process = subprocess.Popen(command, env={**os.environ, "CHROME_PATH": chromium},
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -195,16 +196,38 @@ def lighthouse(url: str, output: Path, chromium: str) -> dict[str, Any]:
     return report
 
 
-def measure(base: str, path: str, folder: str, chromium: str) -> tuple[audit.Report, list[float | None]]:
-    """A page's judged report and its runs' performance scores: more runs when the first is below budget."""
-    name = path.replace("/", "_")
-    reports = [lighthouse(f"{base}/{path}", Path(folder, f"{name}.1.json"), chromium)]
-    if not reports[0].get("runtimeError") and audit.needs_more_runs(reports[0]):
-        reports += [lighthouse(f"{base}/{path}", Path(folder, f"{name}.{n}.json"), chromium)
-                    for n in range(2, audit.PERFORMANCE_RUNS + 1)]
-        if any(r.get("runtimeError") for r in reports):
-            return next(r for r in reports if r.get("runtimeError")), []
-    return audit.median_run(reports), [audit.scores(r)["performance"] for r in reports]
+class Lighthouse:
+    """Lighthouse runs on the served tree, each with the CPU slowdown calibrated from the host's speed in the
+    run before it (core/audit.py says why): a host that slows down during the audit is followed."""
+
+    def __init__(self, base: str, folder: str, chromium: str) -> None:
+        self.base, self.folder, self.chromium = base, folder, chromium
+        self.slowdown = audit.DEFAULT_SLOWDOWN
+
+    def run(self, path: str, name: str) -> dict[str, Any]:
+        """One run on PATH, its report kept in the scratch folder as NAME."""
+        report = lighthouse(f"{self.base}/{path}", Path(self.folder, name), self.chromium, self.slowdown)
+        index = audit.benchmark_index(report)
+        if index:
+            self.slowdown = audit.cpu_slowdown(index)
+        return report
+
+    def calibrate(self, path: str) -> None:
+        """A first run, whose report only calibrates the next ones."""
+        self.run(path, "calibration.json")
+        print(f"lighthouse: CPU slowed {self.slowdown:.1f}x, calibrated to this host's BenchmarkIndex "
+              f"(Lighthouse's {audit.DEFAULT_SLOWDOWN:.0f}x is made for an index of {audit.REFERENCE_INDEX:.0f})",
+              flush=True)
+
+    def measure(self, path: str) -> tuple[audit.Report, list[float | None]]:
+        """A page's judged report and its runs' performance scores: more runs when the first is below budget."""
+        name = path.replace("/", "_")
+        reports = [self.run(path, f"{name}.1.json")]
+        if not reports[0].get("runtimeError") and audit.needs_more_runs(reports[0]):
+            reports += [self.run(path, f"{name}.{n}.json") for n in range(2, audit.PERFORMANCE_RUNS + 1)]
+            if any(r.get("runtimeError") for r in reports):
+                return next(r for r in reports if r.get("runtimeError")), []
+        return audit.median_run(reports), [audit.scores(r)["performance"] for r in reports]
 
 
 def lighthouse_pass(base: str, paths: Sequence[str], chromium: str) -> int:
@@ -214,8 +237,10 @@ def lighthouse_pass(base: str, paths: Sequence[str], chromium: str) -> int:
     errored: dict[str, str] = {}
     details: list[str] = []
     with tempfile.TemporaryDirectory(prefix="audit-") as folder:
+        runner = Lighthouse(base, folder, chromium)
+        runner.calibrate(paths[0])
         for path in paths:
-            report, runs = measure(base, path, folder, chromium)
+            report, runs = runner.measure(path)
             print(audit.format_line(path, report, runs, width), flush=True)
             for warning in report.get("runWarnings", []):
                 print(f"    warning: {warning}", flush=True)

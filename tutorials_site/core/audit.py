@@ -19,6 +19,14 @@ TUTORIAL_BYTES = 250 * 1000
 # and the run with the median performance is the one judged.
 PERFORMANCE_RUNS = 3
 
+# Lighthouse slows the CPU by a factor of the host's speed, so a fixed factor emulates a faster phone on a
+# fast host and a slower one on a slow or busy host (a CI machine shared with others). Each run's factor is
+# calibrated from the host's BenchmarkIndex, as Lighthouse's throttling guide advises: its default 4x is
+# made for an index of 1533 (where its CPU-throttling calculator puts 4x), and the factor scales with the
+# index, so that every host emulates the same phone.
+DEFAULT_SLOWDOWN = 4.0
+REFERENCE_INDEX = 1533.0
+
 SHORT = {"performance": "perf", "accessibility": "a11y", "best-practices": "bp", "seo": "seo"}
 PASSED = 0.9  # Lighthouse shows an audit scoring at least this as passed
 SCORED = {"binary", "numeric", "metricSavings"}  # the other display modes carry no verdict
@@ -115,6 +123,26 @@ def transferred(report: Report) -> int:
     return int(report.get("audits", {}).get("total-byte-weight", {}).get("numericValue", 0))
 
 
+def cpu_slowdown(benchmark_index: float | None) -> float:
+    """The CPU slowdown that makes a host of this BenchmarkIndex emulate Lighthouse's reference phone;
+    Lighthouse's default where the index is unknown, never below 1 (no host is made faster)."""
+    if not benchmark_index or benchmark_index <= 0:
+        return DEFAULT_SLOWDOWN
+    return max(1.0, round(DEFAULT_SLOWDOWN * benchmark_index / REFERENCE_INDEX, 1))
+
+
+def benchmark_index(report: Report) -> float | None:
+    """The host's BenchmarkIndex as Lighthouse measured it at the start of this run (None in a failed run)."""
+    index = report.get("environment", {}).get("benchmarkIndex")
+    return float(index) if isinstance(index, int | float) and index > 0 else None
+
+
+def slowdown_used(report: Report) -> float | None:
+    """The CPU slowdown the run applied."""
+    value = report.get("configSettings", {}).get("throttling", {}).get("cpuSlowdownMultiplier")
+    return float(value) if isinstance(value, int | float) else None
+
+
 def needs_more_runs(report: Report) -> bool:
     """A first run below the performance budget is measured again before it is judged."""
     score = scores(report)["performance"]
@@ -186,6 +214,9 @@ def format_line(path: str, report: Report, runs: Sequence[float | None] = (), wi
         return f"{path:<{width}}  Lighthouse failed: {error.get('code', '')}: {error.get('message', '')}".rstrip()
     shown = "  ".join(f"{SHORT[name]} {'-' if score is None else f'{score:.2f}'}" for name, score in scores(report).items())
     line = f"{path:<{width}}  {shown}  {kb(transferred(report))}"
+    index, slowdown = benchmark_index(report), slowdown_used(report)
+    if index and slowdown:
+        line += f"  cpu {slowdown:.1f}x (host index {index:.0f})"
     if len(runs) > 1:
         line += f"  (perf: median of {len(runs)} runs: {' '.join(f'{s:.2f}' for s in sorted(s or 0 for s in runs))})"
     failed = failures(path, report)
