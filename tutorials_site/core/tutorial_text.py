@@ -14,6 +14,7 @@ the docstring or a comment.
 """
 
 import ast
+import functools
 import io
 import re
 import tokenize
@@ -261,6 +262,7 @@ NO_LINE_START = set("、。，．,.・：；？！?!）」』】〕〉》］｝�
 NO_LINE_END = set("（「『【〔〈《［｛〘〖‘“")
 
 
+@functools.cache  # asked of every character of every translated paragraph at each build
 def is_wide(ch: str) -> bool:
     """An East Asian wide or fullwidth character: two columns, and in Japanese and Chinese a letter of words
     written without spaces."""
@@ -312,14 +314,18 @@ def _words(text: str, spaced: bool) -> list[tuple[str, str]]:
     return words
 
 
-def _lines(words: list[tuple[str, str]], width: int) -> list[str]:
-    """Greedy filling: each line as long as it can be within `width` columns (a longer word alone)."""
+def _lines(words: list[tuple[str, str, int]], width: int) -> list[str]:
+    """Greedy filling of (separator, word, its width) words: each line as long as it can be within `width`
+    columns (a longer word alone). Widths add up: docutils counts them character by character."""
     lines: list[str] = []
-    for separator, word in words:
-        if lines and display_width(lines[-1] + separator + word) <= width:
+    used = 0
+    for separator, word, size in words:
+        if lines and used + len(separator) + size <= width:
             lines[-1] += separator + word
+            used += len(separator) + size
         else:
             lines.append(word)
+            used = size
     return lines
 
 
@@ -327,10 +333,10 @@ def wrap(text: str, count: int, spaced: bool = True) -> list[str]:
     """`text` on at most `count` lines, as even as can be, broken only where a reader of the language sees
     the break as the space it replaces (at spaces) or as nothing (between two Japanese or Chinese characters,
     `spaced` False: `join_wide_breaks` removes those line breaks where the text is shown)."""
-    words = _words(text, spaced)
+    words = [(separator, word, display_width(word)) for separator, word in _words(text, spaced)]
     if count <= 1 or len(words) <= 1:
         return [text]
-    low, high = max(display_width(word) for _, word in words), display_width(text)
+    low, high = max(size for _, _, size in words), display_width(text)
     while low < high:  # the narrowest width that needs no more than `count` lines
         middle = (low + high) // 2
         if len(_lines(words, middle)) <= count:
