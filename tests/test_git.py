@@ -1,7 +1,7 @@
 """Asking git (core.git): its output, or "" where it has none to give; a run's origin from it."""
 
 from conftest import git as run_git
-from tutorials_site.core import git, runs
+from tutorials_site.core import git, stamping
 
 
 def test_the_output_is_stripped_and_a_failure_is_empty(tmp_path):
@@ -14,14 +14,14 @@ def test_the_output_is_stripped_and_a_failure_is_empty(tmp_path):
 
 
 def test_a_run_comes_from_the_commit_and_says_when_the_work_tree_differs(tmp_path):
-    assert runs.origin(tmp_path)["commit"] == "unknown"
+    assert stamping.origin(tmp_path)["commit"] == "unknown"
     run_git(tmp_path, "init", "-q", "-b", "main")
     (tmp_path / "tutorial.py").write_text("print(1)\n")
     run_git(tmp_path, "add", "tutorial.py")
     run_git(tmp_path, "commit", "-q", "-m", "first")
     short = git.run(tmp_path, "rev-parse", "--short=12", "HEAD")
-    assert runs.origin(tmp_path)["commit"] == short and len(short) == 12
+    assert stamping.origin(tmp_path)["commit"] == short and len(short) == 12
     (tmp_path / "untracked.txt").write_text("not part of the run's source\n")
-    assert runs.origin(tmp_path)["commit"] == short
+    assert stamping.origin(tmp_path)["commit"] == short
     (tmp_path / "tutorial.py").write_text("print(2)\n")
-    assert runs.origin(tmp_path)["commit"] == short + "+changes"
+    assert stamping.origin(tmp_path)["commit"] == short + "+changes"

@@ -96,7 +96,7 @@ def _stamp(item: _Pending, outcome: execute.Outcome, environment: str, run_dir: 
     stamp = stamping.run_stamp(outcome.result, source=item.digest, environment=environment,
                                outputs=runs.outputs(run_dir, outcome.result), seconds=outcome.seconds,
                                failed=not outcome.ok, peak_rss_bytes=outcome.peak_rss_bytes, needs_gpus=item.need.gpus,
-                               origin=runs.origin(ROOT))
+                               origin=stamping.origin(ROOT))
     stamp.write(run_dir / runs.STAMP)
     for line in stamping.stamped_lines(item.tutorial.label, stamp, item.need):
         log.line(line)
@@ -127,6 +127,11 @@ def _build_state(tree: BuildTree, tutorial: project.Tutorial) -> dict[Path, isol
     return isolation.tree_state(tree.root, (tree.workdir(""), tree.run_dir(tutorial.key)))
 
 
+def _tutorial_env(site: project.Project) -> dict[str, str]:
+    """The environment a tutorial runs in: this one, less what conf.py does not allow it (core.isolation)."""
+    return isolation.tutorial_environment(os.environ, isolation.allowed(site.conf))
+
+
 def _run_isolated(settings: Settings, site: project.Project, tutorial: project.Tutorial, run_dir: Path,
                   timeout: float, tick: Callable[[], None]) -> execute.Outcome:
     """Run one tutorial with the environment core.isolation allows it, then check what it did.
@@ -134,7 +139,7 @@ def _run_isolated(settings: Settings, site: project.Project, tutorial: project.T
     A run whose output shows the value of a secret withheld from it fails, its record redacted; one that
     changed what is not its own stops the build, unstamped: what follows would build on what it changed.
     """
-    env = isolation.tutorial_environment(os.environ, isolation.allowed(site.conf))
+    env = _tutorial_env(site)
     workdir = working_folder(settings.tree, tutorial)
     run_dir.mkdir(parents=True, exist_ok=True)  # its parents are no change of the run's
     project_before = isolation.Snapshot.take(site.root, (settings.tree.root, settings.pages))
@@ -229,8 +234,7 @@ def _execute_pending(settings: Settings, site: project.Project, pending: Sequenc
     unexpected failure."""
     expected = shards.expected_seconds(settings.tree, [item.tutorial.key for item in pending])
     # The GPUs tutorials see here, asked once, when first needed.
-    machine = functools.cache(lambda: execute.machine(isolation.tutorial_environment(os.environ,
-                                                                                     isolation.allowed(site.conf))))
+    machine = functools.cache(lambda: execute.machine(_tutorial_env(site)))
     ran, failed, unmet = [], [], []
     with log.executing([expected[item.tutorial.key] for item in pending]) as progress:
         for item in pending:
@@ -265,7 +269,8 @@ def run_tutorials(settings: Settings, site: project.Project, tutorials: Sequence
     ran, failed, unmet = _execute_pending(settings, site, pending, environment, log)
     log.line(f"[execute] executed {len(ran)} of {len(tutorials)} tutorial(s)"
              + (f"; took {taken} current run(s) from REUSE={reuse.root}" if reuse else ""))
-    if unmet:  # never run here, so no page to render: the build stops (the others' runs are kept)
+    # Never run here (unmet), or abort_on_example_error: no page to render, the build stops (the runs are kept).
+    if unmet or (failed and site.flag("abort_on_example_error")):
         raise _build_failed(failed + unmet)
     return Executed(ran=tuple(ran), failed=tuple(failed), taken=taken, current=len(tutorials) - len(pending) - taken)
 
@@ -555,7 +560,7 @@ def _prepare(settings: Settings, executes_nothing: bool) -> _Build:
     for folder in site.ignored_folders:
         log.line(f"warning: {folder}/: holds scripts but is no gallery section (a section is a gallery's "
                  "subfolder with a GALLERY_HEADER.rst or README.txt); its scripts get no page")
-    selected = _selection(settings, site, executes_nothing)
+    selected = _selection(settings, site, executes_nothing, log)
     refuse_unusable(site)
     for lang in settings.langs:
         translate.check_labels(lang)
@@ -580,8 +585,6 @@ def _execute_shard(build: _Build, shard: shards.Shard) -> None:
     """SHARD=i/N: execute that shard's tutorials and record them for `make assemble`, which renders the pages."""
     tutorials = shards.selection(shard)
     executed = run_tutorials(build.settings, build.site, tutorials, build.environment, build.log)
-    if executed.failed and build.site.flag("abort_on_example_error"):
-        raise _build_failed(executed.failed)
     # Its tutorials' runs, executed or taken from REUSE; durations count the executed ones only.
     ShardRecord(shard=str(shard), tutorials=tuple(t.key for t in tutorials),
                 executed=executed.ran).write(build.settings.tree.shard_record)
@@ -589,6 +592,10 @@ def _execute_shard(build: _Build, shard: shards.Shard) -> None:
         raise _build_failed(executed.failed)
     build.log.line(f"[build] shard {shard}: done in {build.log.elapsed():.1f} s ({_tutorials_done(executed)}); "
                    "`make assemble` renders the pages")
+
+
+def _render_without_output(build: _Build) -> None:
+    _render_site(build, [], noplot=True, what=WITHOUT_OUTPUT)
 
 
 def html(settings: Settings) -> None:
@@ -600,22 +607,20 @@ def html(settings: Settings) -> None:
     """
     build = _prepare(settings, executes_nothing=False)
     if build.without_output:
-        _render_site(build, [], noplot=True, what=WITHOUT_OUTPUT)
+        _render_without_output(build)
     elif settings.shard:
         _execute_shard(build, settings.shard)
     else:
         executed = run_tutorials(settings, build.site, [t for t in build.selected if t.executed], build.environment,
                                  build.log)
-        if executed.failed and build.site.flag("abort_on_example_error"):
-            raise _build_failed(executed.failed)  # and nothing rendered
         failed = _expectations(build, executed.failed)
-        unrun = _unrun(settings, build.site, build.selected, build.environment) if settings.tutorials else []
+        unrun = _unrun(build) if settings.tutorials else []
         _render_site(build, failed, noplot=False, what=_tutorials_done(executed), unrun=unrun)
 
 
 def html_noplot(settings: Settings) -> None:
     """`make html-noplot`: build the selected languages, executing nothing: the pages show no output."""
-    _render_site(_prepare(settings, executes_nothing=True), [], noplot=True, what=WITHOUT_OUTPUT)
+    _render_without_output(_prepare(settings, executes_nothing=True))
 
 
 def _render_assembled(settings: Settings) -> None:
@@ -623,7 +628,7 @@ def _render_assembled(settings: Settings) -> None:
     a tutorial without a current run is an error."""
     build = _prepare(settings, executes_nothing=True)
     if build.without_output:
-        _render_site(build, [], noplot=True, what=WITHOUT_OUTPUT)
+        _render_without_output(build)
         return
     missing = [t.key for t in build.selected if t.executed
                and runs.problems(settings.tree.run_dir(t.key), source_digest(t.path, t.label), build.environment)]
@@ -650,7 +655,8 @@ def assemble(settings: Settings, shard_builddirs: Sequence[Path]) -> None:
 
 # --- TUTORIALS: a build that executes only the tutorials named (the author's fast loop) ---
 
-def _selection(settings: Settings, site: project.Project, executes_nothing: bool) -> tuple[project.Tutorial, ...]:
+def _selection(settings: Settings, site: project.Project, executes_nothing: bool,
+               log: BuildLog) -> tuple[project.Tutorial, ...]:
     """The tutorials this build may execute: those TUTORIALS names (checked before anything runs), else all."""
     if not settings.tutorials:
         return site.tutorials
@@ -658,20 +664,18 @@ def _selection(settings: Settings, site: project.Project, executes_nothing: bool
         raise UsageError("TUTORIALS: only `make html` executes a selection of tutorials; "
                          "leave TUTORIALS out of html-noplot, assemble and SHARD builds")
     selected = site.select(settings.tutorials)
-    print(f"[build] TUTORIALS: selected {', '.join(t.label for t in selected)} (the build is partial: "
-          "`make check` and `make publish` refuse it)", flush=True)
+    log.line(f"[build] TUTORIALS: selected {', '.join(t.label for t in selected)} (the build is partial: "
+             "`make check` and `make publish` refuse it)")
     return selected
 
 
-def _unrun(settings: Settings, site: project.Project, selected: tuple[project.Tutorial, ...],
-           environment: str) -> list[str]:
+def _unrun(build: _Build) -> list[str]:
     """The keys of the tutorials a TUTORIALS build shows without output: not selected and without a current
     run (one that is current is shown, as a whole build would show it)."""
-    unrun = [t for t in site.tutorials
-             if t.executed and t not in selected and not run_is_current(settings, t, environment)]
+    unrun = [t for t in build.site.tutorials if t.executed and t not in build.selected
+             and not run_is_current(build.settings, t, build.environment)]
     if unrun:
-        print(f"[build] TUTORIALS: {len(unrun)} other tutorial(s) without a current run, shown without output",
-              flush=True)
+        build.log.line(f"[build] TUTORIALS: {len(unrun)} other tutorial(s) without a current run, shown without output")
     return [t.key for t in unrun]
 
 

@@ -16,11 +16,10 @@ import shutil
 import signal
 import tokenize
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from . import git, languages
+from . import languages
 from .files import write_atomically
 from .layout import BuildTree
 from .records import RecordError, RunRecord, Stamp
@@ -180,14 +179,6 @@ def discard(tree: BuildTree, keys: list[str], changed: list[Path]) -> None:
     if rendered:
         for lang in languages.ALL:
             shutil.rmtree(tree.doctrees(lang), ignore_errors=True)
-
-
-def origin(root: Path) -> dict[str, str]:
-    """The commit the run comes from (+changes when the work tree differs) and the date: {"commit", "date"}."""
-    commit = git.run(root, "rev-parse", "--short=12", "HEAD") or "unknown"
-    if git.run(root, "status", "--porcelain", "--untracked-files=no"):
-        commit += "+changes"
-    return {"commit": commit, "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
 
 
 def restore(kept: Path, run_dir: Path) -> None:

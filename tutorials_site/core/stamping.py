@@ -6,9 +6,10 @@ environment fingerprint and runs every tutorial again (core.fingerprint); no run
 """
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 
-from . import runs
+from . import git, runs
 from .layout import BuildTree
 from .needs import Needs, describe_gpus
 from .project import Project
@@ -61,3 +62,11 @@ def expectation_errors(tree: BuildTree, project: Project) -> list[str]:
             errors.append(f"{tutorial.label}:1: ERROR: listed in conf.py's expected_failing_examples, but ran "
                           "without error; remove it from the list")
     return errors
+
+
+def origin(root: Path) -> dict[str, str]:
+    """The commit the run comes from (+changes when the work tree differs) and the date: {"commit", "date"}."""
+    commit = git.run(root, "rev-parse", "--short=12", "HEAD") or "unknown"
+    if git.run(root, "status", "--porcelain", "--untracked-files=no"):
+        commit += "+changes"
+    return {"commit": commit, "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
