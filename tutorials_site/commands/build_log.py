@@ -20,7 +20,7 @@ import os
 import secrets
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -73,7 +73,23 @@ class _Live:
         self.redraw()
 
 
-class Executing:
+class _Stage:
+    """A stage of the build with its live line (None where none is drawn)."""
+
+    _live: _Live | None
+
+    def tick(self) -> None:
+        """Called often while the stage runs: the live line shows the time passing."""
+        if self._live is not None:
+            self._live.tick()
+
+    def close(self) -> None:
+        """End the stage's live line."""
+        if self._live is not None:
+            self._live.bar.close()
+
+
+class Executing(_Stage):
     """The tutorials a build executes, one after another: each one's start and end, and the live line."""
 
     def __init__(self, log: "BuildLog", expected: Sequence[float | None]) -> None:
@@ -95,11 +111,6 @@ class Executing:
         else:
             self._live.redraw()
 
-    def tick(self) -> None:
-        """Called while a tutorial runs (often): the live line shows the time passing."""
-        if self._live is not None:
-            self._live.tick()
-
     def done(self) -> None:
         """The running tutorial ended: one more done."""
         self._done += 1
@@ -118,13 +129,7 @@ class Executing:
         running = f"; running {self._label} for {tqdm.format_interval(now - self._since)}" if self._label else ""
         return f"{tqdm.format_interval(now - self._started)} in all, {self._estimate(now - self._since, 'left')}{running}"
 
-    def close(self) -> None:
-        """End the live line of the tutorials' stage."""
-        if self._live is not None:
-            self._live.bar.close()
-
-
-class Rendering:
+class Rendering(_Stage):
     """The languages a build renders, JOBS at once: each one's start and end, and the live line."""
 
     def __init__(self, log: "BuildLog", langs: Sequence[str], jobs: int) -> None:
@@ -141,11 +146,6 @@ class Rendering:
             self._log.line(f"[build] {seg}: sphinx-build{' (no execution)' if noplot else ''} "
                            f"(log: {shown(log_file)})")
 
-    def tick(self) -> None:
-        """Redraw the live line while the languages render."""
-        if self._live is not None:
-            self._live.tick()
-
     def done(self, seg: str, line: str) -> None:
         """SEG is built (or failed): LINE says how."""
         self._unfinished.remove(seg)
@@ -158,11 +158,6 @@ class Rendering:
         running, waiting = self._unfinished[:self._jobs], self._unfinished[self._jobs:]
         return (f"{tqdm.format_interval(time.monotonic() - self._started)}; rendering {', '.join(running)}"
                 + (f"; next: {', '.join(waiting)}" if waiting else ""))
-
-    def close(self) -> None:
-        """End the live line of the rendering stage."""
-        if self._live is not None:
-            self._live.bar.close()
 
 
 class BuildLog:
@@ -187,23 +182,13 @@ class BuildLog:
         tqdm.write(text, file=self.out)
         self.out.flush()
 
-    @contextlib.contextmanager
-    def executing(self, expected: Sequence[float | None]) -> Iterator[Executing]:
+    def executing(self, expected: Sequence[float | None]) -> contextlib.closing[Executing]:
         """While tutorials execute, EXPECTED: the seconds each is expected to take (None: never timed)."""
-        stage = Executing(self, expected)
-        try:
-            yield stage
-        finally:
-            stage.close()
+        return contextlib.closing(Executing(self, expected))
 
-    @contextlib.contextmanager
-    def rendering(self, langs: Sequence[str], jobs: int) -> Iterator[Rendering]:
+    def rendering(self, langs: Sequence[str], jobs: int) -> contextlib.closing[Rendering]:
         """While LANGS render, JOBS at once."""
-        stage = Rendering(self, langs, jobs)
-        try:
-            yield stage
-        finally:
-            stage.close()
+        return contextlib.closing(Rendering(self, langs, jobs))
 
     def sphinx_log(self, seg: str, log_file: Path) -> None:
         """Sphinx's log of one language: shown with VERBOSE=1, folded under GitHub Actions, else not."""
