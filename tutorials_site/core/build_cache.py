@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import runs
+from .fingerprint import PACKAGE_DIR as PACKAGE  # tutorials_site/: the extensions and what they import
 from .languages import Language
 from .layout import PAGES, BuildTree
 from .project import Project
@@ -17,7 +18,6 @@ from .project import Project
 # Besides the pages, the galleries, the language's catalogs and the runs' records, what a build reads from the
 # project root: conf.py whole, since any of its settings (a title, a theme option) may show on every page.
 CONF_INPUTS = ("conf.py", "_templates", "_static")
-PACKAGE = Path(__file__).parents[1]  # tutorials_site/: the extensions and what they import
 RECORD = "inputs.sha256"  # in the language's doctrees: the inputs' digest, then the outputs' snapshot
 
 
@@ -36,12 +36,10 @@ def inputs_digest(tree: BuildTree, project: Project, command: Sequence[str], lan
     galleries = [g.examples_dir for g in project.galleries]
     inputs = [project.root / name for name in (*PAGES, *galleries, *CONF_INPUTS, f"locales/{lang.code}")]
     inputs += [tree.run_dir(t.key) / name for t in project.tutorials for name in (runs.RESULT, runs.STAMP)]
-    inputs.append(PACKAGE)  # a change to the extensions changes the pages
-    for name in inputs:
-        for path in files_under(name):
-            if path.is_relative_to(PACKAGE) and path.suffix != ".py":
-                continue  # bytecode
-            digest.update(f"{path}\0".encode() + path.read_bytes())
+    files = [path for name in inputs for path in files_under(name)]
+    files += sorted(PACKAGE.rglob("*.py"))  # a change to the extensions changes the pages (not their bytecode)
+    for path in files:
+        digest.update(f"{path}\0".encode() + path.read_bytes())
     return digest.hexdigest()
 
 
