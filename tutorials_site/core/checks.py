@@ -19,13 +19,52 @@ from .records import BuildInfo, RecordError, Stamp
 from .stamps import STAMP_META, outputs_digest, stamp_problems
 
 
-class _Page(HTMLParser):
-    """What the checks need of a page: its anchors, its links and images (line, target), its <meta> names."""
+class _OutputBlocks(HTMLParser):
+    """The text of each output block of a page: the <pre> of the <div class="highlight"> just inside a
+    <div class="sphx-glr-script-out …">.
+
+    That is how Sphinx's HTML writer renders the code blocks sphinx-gallery marks with
+    `.. rst-class:: sphx-glr-script-out` (its output and traceback blocks); tests/test_sphinx_gallery_api.py
+    reads a page built from sphinx-gallery's own reST with it.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.texts: list[str] = []
+        self._expected: list[tuple[str, str | None]] = []
+        self._text: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._text is not None:
+            return  # markup inside the <pre> (highlighting spans)
+        classes = (dict(attrs).get("class") or "").split()
+        if tag == "div" and classes[:1] == ["sphx-glr-script-out"]:
+            self._expected = [("div", "highlight"), ("pre", None)]
+        elif self._expected and tag == self._expected[0][0] and self._expected[0][1] in (None, *classes):
+            self._expected.pop(0)  # the next element expected, with its class if it needs one
+            if not self._expected:
+                self._text = []
+        else:
+            self._expected = []
+
+    def handle_data(self, data: str) -> None:
+        if self._text is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._text is not None and tag == "pre":
+            self.texts.append("".join(self._text))
+            self._text = None
+
+
+class _Page(_OutputBlocks):
+    """What the checks need of a page, in one pass: its anchors, its links and images (line, target), its <meta>
+    names, and its output blocks' texts."""
 
     LINK_ATTRS = {"a": "href", "link": "href", "img": "src", "script": "src", "iframe": "src"}
 
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
+        super().__init__()
         self.ids: set[str] = set()
         self.links: list[tuple[int, str]] = []
         self.meta: dict[str, str | None] = {}
@@ -46,12 +85,14 @@ class _Page(HTMLParser):
             self.links.append((self.getpos()[0], target))
             if tag == "img":
                 self.images.append((self.getpos()[0], target))
+        super().handle_starttag(tag, attrs)
 
 
 def parse(path: Path | str) -> _Page:
-    """The anchors, links, images and <meta> names of the HTML page at PATH."""
+    """The anchors, links, images, <meta> names and output blocks of the HTML page at PATH."""
     page = _Page()
     page.feed(Path(path).read_text(encoding="utf-8"))
+    page.close()
     return page
 
 
@@ -102,44 +143,6 @@ def not_executed() -> list[str]:
     return [t.label for t in project.current().tutorials if not t.executed]
 
 
-class _OutputBlocks(HTMLParser):
-    """The text of each output block of a page: the <pre> of the <div class="highlight"> just inside a
-    <div class="sphx-glr-script-out …">.
-
-    That is how Sphinx's HTML writer renders the code blocks sphinx-gallery marks with
-    `.. rst-class:: sphx-glr-script-out` (its output and traceback blocks); tests/test_sphinx_gallery_api.py
-    reads a page built from sphinx-gallery's own reST with it.
-    """
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.texts: list[str] = []
-        self._expected: list[tuple[str, str | None]] = []
-        self._text: list[str] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if self._text is not None:
-            return  # markup inside the <pre> (highlighting spans)
-        classes = (dict(attrs).get("class") or "").split()
-        if tag == "div" and classes[:1] == ["sphx-glr-script-out"]:
-            self._expected = [("div", "highlight"), ("pre", None)]
-        elif self._expected and tag == self._expected[0][0] and self._expected[0][1] in (None, *classes):
-            self._expected.pop(0)  # the next element expected, with its class if it needs one
-            if not self._expected:
-                self._text = []
-        else:
-            self._expected = []
-
-    def handle_data(self, data: str) -> None:
-        if self._text is not None:
-            self._text.append(data)
-
-    def handle_endtag(self, tag: str) -> None:
-        if self._text is not None and tag == "pre":
-            self.texts.append("".join(self._text))
-            self._text = None
-
-
 def output_texts(html_text: str) -> list[str]:
     """The text of each output block a built page shows (sphinx-gallery's sphx-glr-script-out), in order."""
     parser = _OutputBlocks()
@@ -155,7 +158,7 @@ def page_outputs(page: Path | str) -> list[str]:
 
 def shown_outputs(page: Path | str, parsed: _Page, stem: str) -> str:
     """The outputs digest of what a built page shows: its output blocks' text and its figures' bytes."""
-    texts = page_outputs(page)
+    texts = parsed.texts
     figure = re.compile(rf"(^|/)sphx_glr_{re.escape(stem)}_\d{{3}}\.\w+$")
     sources = [link for _, link in parsed.images if figure.search(unquote(link))]
     images = [(Path(page).parent / unquote(link)).read_bytes() for link in dict.fromkeys(sources)]
