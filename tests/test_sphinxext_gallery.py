@@ -203,3 +203,22 @@ def test_every_notebook_is_written_in_plain_markdown_with_a_tutorial_s_title_for
         assert wanted in markdown and ":class:" not in markdown and ":func:" not in markdown, markdown
         with zipfile.ZipFile(notebook.with_suffix(".zip")) as archive:
             assert archive.read(notebook.name) == notebook.read_bytes()
+
+
+def test_a_zip_holds_the_script_as_it_is_where_the_notebook_did_not_change(sphinx_app, tmp_path):
+    record_run(tmp_path / "runs", "hello from the run\n")
+    plain = '"""\nPlain\n=====\n\nNo role, no escape.\n"""\nx = 1\n'  # its page is sphinx-gallery's (unrun)
+    files = {"beginner_source/data_parallel_tutorial.py": SCRIPT, "beginner_source/ddp_tutorial.py": plain}
+    app, _, _ = sphinx_app(files, tutorials_runs=str(tmp_path / "runs"), tutorials_unrun=UNRUN)
+    target = app.srcdir / "beginner" / "data_parallel_tutorial.py"
+    notebook = target.with_suffix(".ipynb").read_bytes()
+    # A setting comment: the script changes, its notebook does not (the comment is not shown).
+    changed = SCRIPT.replace('print("hello', '# tutorials-timeout: 60\nprint("hello')
+    sphinx_app({**files, "beginner_source/data_parallel_tutorial.py": changed},
+               tutorials_runs=str(tmp_path / "runs"), tutorials_unrun=UNRUN)
+    assert target.with_suffix(".ipynb").read_bytes() == notebook
+    with zipfile.ZipFile(target.with_suffix(".zip")) as archive:
+        assert archive.read(target.name).decode() == changed
+    # The page sphinx-gallery writes again each build: its zip is ours again, normalized.
+    with zipfile.ZipFile(app.srcdir / "beginner" / "ddp_tutorial.zip") as archive:
+        assert {info.date_time for info in archive.infolist()} == {(1980, 1, 1, 0, 0, 0)}

@@ -4,13 +4,14 @@ The build command runs each tutorial once, in a process of its own, before
 Sphinx (core.runs). Here, at `builder-inited` (after sphinx-gallery has filled
 its configuration, before it generates the galleries), each tutorial's
 outputs are handed to sphinx-gallery through the caches it keeps beside a page
-(internal to it, see sphinx_gallery_api): the page's reST, notebook, zip and
-thumbnail are written with sphinx-gallery's own functions from this language's
-script and the run's outputs, and the `.md5` beside the copy of the script
+(internal to it, see sphinx_gallery_api): the page's reST and thumbnail are
+written with sphinx-gallery's own functions from this language's script and the
+run's outputs (its notebook and zip by _write_downloads), and the `.md5` beside the copy of the script
 tells sphinx-gallery the example is current, so it executes nothing and keeps
 what it finds. The figures are the run's image files, copied byte for byte.
 """
 
+import contextlib
 import glob
 import hashlib
 import io
@@ -19,7 +20,7 @@ import os
 import shutil
 import weakref
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +63,17 @@ def example_of(config: Config, docname: str) -> project.Tutorial | None:
     return site_project(config).tutorial_of_page(docname)
 
 
-def _from_runs(app: Sphinx) -> list[project.Tutorial]:
-    """The tutorials whose pages this build renders from their runs; sphinx-gallery writes the others'."""
-    if not app.config.tutorials_runs:
-        return []  # html-noplot: sphinx-gallery shows the code without output
+def _from_runs(app: Sphinx) -> tuple[list[project.Tutorial], list[project.Tutorial]]:
+    """The tutorials whose pages this build renders from their runs, and the others, whose pages sphinx-gallery
+    writes."""
     unrun = set(json.loads(app.config.tutorials_unrun))  # a TUTORIALS build left them unexecuted
-    return [t for t in site_project(app.config).tutorials if t.executed and t.key not in unrun]
+    ours: list[project.Tutorial] = []
+    theirs: list[project.Tutorial] = []
+    for tutorial in site_project(app.config).tutorials:
+        # html-noplot (no runs): sphinx-gallery shows the code without output
+        rendered = bool(app.config.tutorials_runs) and tutorial.executed and tutorial.key not in unrun
+        (ours if rendered else theirs).append(tutorial)
+    return ours, theirs
 
 
 def render_galleries(app: Sphinx) -> None:
@@ -78,9 +84,9 @@ def render_galleries(app: Sphinx) -> None:
     if app.config.tutorials_show_memory:
         conf = {**conf, "show_memory": True}
     runs_root = Path(app.config.tutorials_runs)
-    from_runs = _from_runs(app)
-    for tutorial in site_project(app.config).tutorials:
-        if tutorial.executed and tutorial not in from_runs:
+    from_runs, others = _from_runs(app)
+    for tutorial in others:
+        if tutorial.executed:
             _forget_rendering(Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.rel))  # shown without output
     for tutorial in from_runs:
         run_dir = runs_root / tutorial.key
@@ -172,13 +178,12 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
 def write_run_downloads(app: Sphinx) -> None:
     """The notebooks and zips of the tutorials rendered from runs, before sphinx-gallery generates the
     galleries: the gallery pages and zips it writes then take them in."""
-    _write_downloads(app, _from_runs(app))
+    _write_downloads(app, _from_runs(app)[0])
 
 
 def write_generated_downloads(app: Sphinx) -> None:
     """The notebooks and zips of the pages sphinx-gallery generated itself (tutorials it does not execute)."""
-    from_runs = _from_runs(app)
-    _write_downloads(app, [t for t in site_project(app.config).tutorials if t not in from_runs])
+    _write_downloads(app, _from_runs(app)[1])
 
 
 # What a role naming a tutorial without a title shows in a notebook: the title in the build's language,
@@ -217,18 +222,34 @@ def _write_downloads(app: Sphinx, tutorials: list[project.Tutorial]) -> None:
                            block.lineno)
                   for block in blocks]
         notebook, archive = target.with_suffix(".ipynb"), target.with_suffix(".zip")
-        fresh = target.with_suffix(".ipynb.new")
-        sg.save_notebook(sg.notebook(blocks, conf, target.parent), fresh)
-        data = fresh.read_bytes()
-        fresh.unlink()
-        if notebook.exists() and notebook.read_bytes() == data and archive.exists():
-            continue
-        write_atomically(notebook, data)
-        _normalize_zip(sg.zip_files([target, notebook], archive, target.parent))
-        for path in (notebook, archive):
-            digest, mtime = _downloads_before.get(path, (None, 0))
-            if digest == hashlib.sha256(path.read_bytes()).digest():
-                os.utime(path, ns=(mtime, mtime))  # what it was before sphinx-gallery wrote its own
+        with _scratch(notebook) as fresh:
+            sg.save_notebook(sg.notebook(blocks, conf, target.parent), fresh)
+            _write_changed(notebook, fresh.read_bytes())
+        # The zip holds the script too, which may change where the notebook does not (a setting comment).
+        with _scratch(archive) as fresh:
+            sg.zip_files([target, notebook], fresh, target.parent)
+            _write_changed(archive, _normalized_zip(fresh.read_bytes()))
+
+
+@contextlib.contextmanager
+def _scratch(path: Path) -> Iterator[Path]:
+    """A file beside PATH for sphinx-gallery's functions, which write files only; gone afterwards."""
+    fresh = path.with_name(f"{path.name}.new")
+    try:
+        yield fresh
+    finally:
+        fresh.unlink(missing_ok=True)
+
+
+def _write_changed(path: Path, data: bytes) -> None:
+    """PATH holds DATA, written only where it holds something else. Where sphinx-gallery wrote its own over
+    what the build found, the file gets back the modification time it had then."""
+    if path.exists() and path.read_bytes() == data:
+        return
+    write_atomically(path, data)
+    digest, mtime = _downloads_before.get(path, (None, 0))
+    if digest == hashlib.sha256(data).digest():
+        os.utime(path, ns=(mtime, mtime))
 
 
 # The notebooks and zips as the build found them: sphinx-gallery writes its own again for every page it
@@ -238,9 +259,9 @@ _downloads_before: dict[Path, tuple[bytes, int]] = {}
 
 
 def note_downloads(app: Sphinx) -> None:
-    """Note each tutorial's notebook and zip as they are, before sphinx-gallery generates the galleries."""
+    """Note the notebook and zip of each page sphinx-gallery generates as they are, before it does."""
     _downloads_before.clear()
-    for tutorial in site_project(app.config).tutorials:
+    for tutorial in _from_runs(app)[1]:
         target = Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.rel)
         for path in (target.with_suffix(".ipynb"), target.with_suffix(".zip")):
             if path.exists():
@@ -298,18 +319,18 @@ def _rendered(target: Path) -> str:
     return digest.hexdigest()
 
 
-def _normalize_zip(path: Path) -> None:
-    """Rewrite sphinx-gallery's zip with fixed entry dates, so equal sources give equal bytes."""
-    with zipfile.ZipFile(path) as old:
+def _normalized_zip(data: bytes) -> bytes:
+    """sphinx-gallery's zip with fixed entry dates, so equal sources give equal bytes."""
+    with zipfile.ZipFile(io.BytesIO(data)) as old:
         entries = [(info.filename, old.read(info)) for info in old.infolist()]
     normalized = io.BytesIO()
     with zipfile.ZipFile(normalized, "w", zipfile.ZIP_DEFLATED) as new:
-        for name, data in entries:
+        for name, content in entries:
             info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
-            new.writestr(info, data)
-    write_atomically(path, normalized.getvalue())
+            new.writestr(info, content)
+    return normalized.getvalue()
 
 
 def drop_unused_css(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
