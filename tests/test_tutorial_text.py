@@ -195,3 +195,30 @@ def test_a_translated_docstring_is_raw_so_its_rest_escapes_read_as_written(sampl
     text = render(escaped, {"A paragraph that spans two lines.": "``x``\\ 은"} |
                   {u.msgid: "``x``\\ 은" for u in escaped.units if u.kind == "paragraph"})
     assert text.startswith('"""\n') and "``x``\\\\ 은" in text
+
+
+@pytest.mark.parametrize("docstring", [
+    'Title\n=====\n\nThe intro, on\ntwo lines.\n\nMore.\n',
+    'Title\n=====\n**Author**: someone\n\nThe intro, on\ntwo lines.\n',  # an author line under the title
+    'Title\n=====\n\n.. note::\n   A note first.\n\nThe intro, on\ntwo lines.\n',
+    '\n\nTitle\n=====\n\n\nThe intro, on\ntwo lines.\n',  # blank lines before, three newlines between
+    'Title\n=====\n',  # no intro but the title: none to find
+])
+def test_the_intro_is_the_paragraph_sphinx_gallery_takes(docstring):
+    from sphinx_gallery.gen_rst import extract_intro_and_title
+
+    tutorial = tutorial_text.parse("t.py", f'"""\n{docstring}"""\nx = 1\n')
+    intro, title = extract_intro_and_title("t.py", f"\n{docstring}")
+    row = tutorial_text._intro_row(tutorial)
+    if intro == title:
+        assert row is None
+    else:
+        assert intro.strip().startswith(tutorial.lines[row].strip()), (intro, tutorial.lines[row])
+
+
+def test_japanese_intro_under_an_author_line_breaks_only_at_spaces():
+    source = '"""\nTitle\n=====\n**Author**: X\n\nThe intro, which is\nlong enough to break.\n"""\nx = 1\n'
+    tutorial = tutorial_text.parse("t.py", source)
+    intro = next(unit for unit in tutorial.units if "intro" in unit.msgid)
+    text = tutorial_text.render(tutorial, {intro.msgid: "これは紹介の段落でありとても長い文章ですので二行に分けます"}, spaced=False)
+    assert "これは紹介の段落でありとても長い文章ですので二行に分けます" in text  # one line: no break a tooltip shows

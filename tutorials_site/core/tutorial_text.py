@@ -367,6 +367,21 @@ def _raw_docstring(tutorial: Tutorial, texts: list[str]) -> bool:
     return opening == '"""' and "\\" not in body and not any('"""' in text for text in texts)
 
 
+def _intro_row(tutorial: Tutorial) -> int | None:
+    """The line where sphinx-gallery's intro starts, found as it finds it (gen_rst.extract_intro_and_title): the
+    docstring split at empty lines, those parts starting with `.. ` left out, the second one; None where
+    there is no second one (the intro is then the title)."""
+    rows = list(tutorial.docstring_lines)[1:-1]  # between the lines of the quotes
+    text = "\n".join(tutorial.lines[row].rstrip("\n") for row in rows)
+    offset = len(text) - len(text.lstrip())
+    starts = []
+    for part in text[offset:].split("\n\n"):
+        if part and not part.startswith(".. "):
+            starts.append(offset + len(part) - len(part.lstrip("\n")))
+        offset += len(part) + 2
+    return rows[text.count("\n", 0, starts[1])] if len(starts) > 1 else None
+
+
 def _in_docstring(text: str, raw: bool) -> str:
     """Text as the docstring holds it: it cannot end inside a translation, raw or not."""
     return (text if raw else text.replace("\\", "\\\\")).replace('"""', '""\\"')
@@ -388,8 +403,8 @@ def render(tutorial: Tutorial, translations: Mapping[str, str], spaced: bool = T
         first = tutorial.docstring_lines[0]
         lines[first] = re.sub(r'^(\s*)(""")', r"\1r\2", lines[first])
     # sphinx-gallery's intro (the thumbnail's tooltip) joins its lines with spaces: it breaks at spaces only.
-    intro = next((unit for unit in tutorial.units
-                  if unit.kind == "paragraph" and unit.lines[0] in tutorial.docstring_lines), None)
+    intro_row = _intro_row(tutorial)
+    intro = next((unit for unit in tutorial.units if intro_row in unit.lines), None)
     for unit in tutorial.units:
         text = texts.get(unit.msgid)
         if not text:
