@@ -34,9 +34,10 @@ _NOT_COPIED = shutil.ignore_patterns(".git", ".venv", "_build", "docs", "__pycac
 # no code): the tests that build a copy exercise the pipeline, and each of their builds then takes
 # seconds. Cross-references and catalogs stay whole; the full site is built once, by `site`.
 KEPT_TUTORIAL = "data_parallel_tutorial"
-# What a build prints depends on these (commands/build_log.py): the tests' builds print what a build outside
-# CI prints, whatever runs the tests, unless a test sets them.
-QUIET = {"VERBOSE": "", "GITHUB_ACTIONS": ""}
+# What a build prints depends on these (commands/build_log.py): cleared here, once, so that the tests' builds
+# print what a build outside CI prints, whatever runs the tests, unless a test sets them.
+for _name in ("VERBOSE", "GITHUB_ACTIONS"):
+    os.environ.pop(_name, None)
 
 
 def _stub(path):
@@ -65,7 +66,7 @@ def build(root, builddir, *args, env=None):
         [sys.executable, "-m", "tutorials_site", "html-noplot" if "--noplot" in args else "html",
          "--builddir", str(builddir), *(a for a in args if a != "--noplot")],
         cwd=root,
-        env={**os.environ, "LANGUAGES": "", **QUIET, **(env or {})},
+        env={**os.environ, "LANGUAGES": "", **(env or {})},
         capture_output=True,
         text=True,
     )
@@ -131,7 +132,7 @@ VENV = Path(sys.executable).parent.parent  # the environment running these tests
 def make(project, *args, **env):
     """`make ARGS` in a project, with this environment as its .venv; LANGUAGES defaults to all."""
     return subprocess.run(["make", "-s", *args, f"VENV={VENV}"], cwd=project, capture_output=True, text=True,
-                          env={**os.environ, "LANGUAGES": "", **QUIET, **env})
+                          env={**os.environ, "LANGUAGES": "", **env})
 
 
 def snapshot(folder):

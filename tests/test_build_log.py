@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import QUIET, build, copy_project
+from conftest import build, copy_project
 from tutorials_site.commands.build_log import time_left
 
 DDP = Path("beginner_source", "ddp_tutorial.py")
@@ -116,7 +116,7 @@ def test_on_a_terminal_a_build_shows_its_progress_on_a_live_line(built) -> None:
     project, _, _ = built
     script = project / DDP
     script.write_text(script.read_text(encoding="utf-8") + "\nprint('run again')\n", encoding="utf-8")
-    env = {**os.environ, "LANGUAGES": "en", **QUIET, "TERM": "xterm"}
+    env = {**os.environ, "LANGUAGES": "en", "TERM": "xterm"}  # VERBOSE and GITHUB_ACTIONS cleared by conftest
     status, output = _under_a_terminal([sys.executable, "-m", "tutorials_site", "html"], project, env)
     assert status == 0, output
     # Redrawn in place: each state of the live line ends with a carriage return, never a newline.

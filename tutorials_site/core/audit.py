@@ -123,11 +123,9 @@ def transferred(report: Report) -> int:
     return int(report.get("audits", {}).get("total-byte-weight", {}).get("numericValue", 0))
 
 
-def cpu_slowdown(benchmark_index: float | None) -> float:
-    """The CPU slowdown that makes a host of this BenchmarkIndex emulate Lighthouse's reference phone;
-    Lighthouse's default where the index is unknown, never below 1 (no host is made faster)."""
-    if not benchmark_index or benchmark_index <= 0:
-        return DEFAULT_SLOWDOWN
+def cpu_slowdown(benchmark_index: float) -> float:
+    """The CPU slowdown that makes a host of this (positive) BenchmarkIndex emulate Lighthouse's reference phone;
+    never below 1 (no host is made faster)."""
     return max(1.0, round(DEFAULT_SLOWDOWN * benchmark_index / REFERENCE_INDEX, 1))
 
 

@@ -33,7 +33,7 @@ INLINE = re.compile(
 )
 TITLED = re.compile(r"(?P<title>.+?)\s*<(?P<target>[^<>]+)>", re.S)
 EMPHASIS = re.compile(r"(?<![*\\])(?P<mark>\*\*|\*)(?=[^\s*])(?P<text>.+?)(?<=[^\s*\\])(?P=mark)(?!\*)", re.S)
-LITERAL = re.compile(r"``.+?``", re.S)
+LITERAL = re.compile(r"(``.+?``)", re.S)  # captured: split keeps the literals, at the odd places
 
 
 def _shown(role: str, content: str, titles: Mapping[str, str]) -> str:
@@ -83,9 +83,7 @@ def _emphasis(text: str) -> str:
 
 def _prose(text: str, spaced: bool, titles: Mapping[str, str]) -> str:
     text = INLINE.sub(lambda match: _inline(match, titles), text)
-    parts = LITERAL.split(text)
-    literals = LITERAL.findall(text)
-    text = "".join(_emphasis(part) + (literals[i] if i < len(literals) else "") for i, part in enumerate(parts))
+    text = "".join(part if i % 2 else _emphasis(part) for i, part in enumerate(LITERAL.split(text)))
     return text if spaced else join_wide_breaks(text)
 
 

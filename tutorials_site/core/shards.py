@@ -25,10 +25,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import needs, project, runs
+from . import needs, project, runs, stamping
 from .errors import UsageError
 from .layout import ROOT, BuildTree
-from .records import RecordError, ShardRecord, Stamp
+from .records import RecordError, ShardRecord
 
 DURATIONS = ROOT / ".github" / "tutorial-durations.json"
 DEFAULT_SECONDS = 5.0  # for a tutorial never timed
@@ -175,10 +175,7 @@ def record(builddirs: Iterable[Path | str]) -> dict[str, float]:
         executed = shard.executed if shard else None  # None: not a shard's folder, all its runs were executed there
         for stamp_file in sorted(tree.runs.rglob(runs.STAMP)):
             key = stamp_file.parent.relative_to(tree.runs).as_posix()
-            try:
-                stamp = Stamp.read(stamp_file)
-            except RecordError:
-                continue  # of another format: its tutorial runs again, and is timed then
+            stamp = stamping.stamp_of(stamp_file.parent)  # None: of another format, timed when it runs again
             if stamp and (executed is None or key in executed):
                 durations[key] = stamp.seconds
     return durations
@@ -191,9 +188,6 @@ def expected_seconds(tree: BuildTree, keys: list[str]) -> dict[str, float | None
     recorded = load_durations()
     expected = {}
     for key in keys:
-        try:
-            stamp = Stamp.read(tree.run_dir(key) / runs.STAMP)
-        except RecordError:
-            stamp = None  # of another format: the recorded duration will do
+        stamp = stamping.stamp_of(tree.run_dir(key))  # None (or of another format): the recorded duration will do
         expected[key] = stamp.seconds if stamp else recorded.get(key)
     return expected

@@ -313,8 +313,6 @@ class _StagedTree:
     galleries: Mapping[str, str]
     repo_root: Path
     lang_code: str | None
-    units_of: Callable[[Path], Sequence[tutorial_text.Unit]]
-    catalog_of: Callable[[Path], Catalog | None]
 
     def locate(self, path: str, line: int | None) -> tuple[str, int | None] | None:
         """The author's (file, line) for the (PATH, LINE) Sphinx reported; None when not ours to map."""
@@ -362,7 +360,7 @@ class _StagedTree:
 
     def _translated(self, english: Path, staged_script: Path, line: int, po: Path) -> tuple[str, int] | None:
         """The catalog entry of PO that gave the staged script's LINE its text; None where it shows the English."""
-        units = self.units_of(english)
+        units = _units(english)
         unit = unit_at(units, line)
         english_lines = english.read_text(encoding="utf-8").splitlines()
         staged_lines = staged_script.read_text(encoding="utf-8").splitlines()
@@ -370,7 +368,7 @@ class _StagedTree:
         shared = min(len(staged_lines), len(english_lines))
         if unit is None or all(english_lines[k] == staged_lines[k] for k in unit.lines if k < shared):
             return None
-        catalog = self.catalog_of(po)
+        catalog = _catalog(po)
         entry = catalog_line(units, line, catalog) if catalog is not None else None
         return (po.relative_to(self.repo_root).as_posix(), entry) if entry is not None else None
 
@@ -392,9 +390,7 @@ class _StagedTree:
         return None
 
 
-def locator(staged_root: Path, galleries: Mapping[str, str], repo_root: Path, lang_code: str | None = None, *,
-            units_of: Callable[[Path], Sequence[tutorial_text.Unit]] = _units,
-            catalog_of: Callable[[Path], Catalog | None] = _catalog) -> Locate:
+def locator(staged_root: Path, galleries: Mapping[str, str], repo_root: Path, lang_code: str | None = None) -> Locate:
     """A `locate` for the Sphinx source tree staged for one language.
 
     `galleries` maps each examples folder to its gallery folder ({"beginner_source": "beginner"}).
@@ -404,5 +400,4 @@ def locator(staged_root: Path, galleries: Mapping[str, str], repo_root: Path, la
     A generated gallery index is blamed on the header file. Other files that are (links to) the
     repository's are named relative to it. Files are labelled by their path relative to `repo_root`.
     """
-    return _StagedTree(Path(staged_root).resolve(), galleries, Path(repo_root).resolve(), lang_code,
-                       units_of, catalog_of).locate
+    return _StagedTree(Path(staged_root).resolve(), galleries, Path(repo_root).resolve(), lang_code).locate

@@ -40,13 +40,19 @@ def stamped_lines(label: str, stamp: Stamp, need: Needs) -> list[str]:
     return lines
 
 
+def stamp_of(run_dir: Path) -> Stamp | None:
+    """The stamp of the run in RUN_DIR; None where it has none, or one of a format this build cannot read
+    (core.stamps.read_stamp is the same for a page's copy)."""
+    try:
+        return Stamp.read(run_dir / runs.STAMP)
+    except RecordError:
+        return None
+
+
 def ran_on_fewer_gpus(run_dir: Path, gpus: int) -> bool:
     """Whether the current run in RUN_DIR saw fewer than GPUS GPUs (under NEEDS=strict it runs again); a run
     without a stamp this build can read is not current anyway."""
-    try:
-        stamp = Stamp.read(run_dir / runs.STAMP)
-    except RecordError:
-        return True
+    stamp = stamp_of(run_dir)
     return stamp is None or stamp.hardware.gpus < gpus
 
 
@@ -54,10 +60,7 @@ def expectation_errors(tree: BuildTree, project: Project) -> list[str]:
     """Tutorials listed as expected to fail whose current run passed (sphinx-gallery fails those too)."""
     errors = []
     for tutorial in project.tutorials:
-        try:
-            stamp = Stamp.read(tree.run_dir(tutorial.key) / runs.STAMP)
-        except RecordError:
-            continue  # not a current run: never rendered as one
+        stamp = stamp_of(tree.run_dir(tutorial.key))  # None: not a current run, never rendered as one
         if tutorial.executed and stamp and project.expected_to_fail(tutorial) and not stamp.failed:
             errors.append(f"{tutorial.label}:1: ERROR: listed in conf.py's expected_failing_examples, but ran "
                           "without error; remove it from the list")

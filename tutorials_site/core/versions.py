@@ -26,7 +26,6 @@ from .layout import ROOT
 _TAG = re.compile(r"^v(\d+)\.(\d+)(?:\.\d+)?$")
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 RELEASE = re.compile(r"^(\d+)\.(\d+)$")
-ENTRY_KEYS = ("name", "label", "release", "torch", "languages", "built", "path")
 RESERVED = {"stable", "versions.json", "index.html", "404.html", "sitemap.xml", "robots.txt"}
 
 
@@ -40,6 +39,9 @@ class VersionEntry(TypedDict):
     languages: list[str]  # URL segments
     built: str  # "YYYY-MM-DD HH:MM UTC"
     path: str  # "<name>/"
+
+
+ENTRY_KEYS = tuple(VersionEntry.__annotations__)  # in declaration order
 
 
 class Manifest(TypedDict):

@@ -68,8 +68,8 @@ def join_wide_line_breaks(app: Sphinx, doctree: nodes.document) -> None:
     if languages.BY_CODE[app.config.language].spaced:
         return
     for text in list(doctree.findall(nodes.Text)):
-        if any(isinstance(node, (nodes.FixedTextElement, nodes.literal, nodes.raw, nodes.comment))
-               for node in _ancestors(text)):
+        # FixedTextElement: literal blocks, raw and comments among them
+        if any(isinstance(node, (nodes.FixedTextElement, nodes.literal)) for node in _ancestors(text)):
             continue
         joined = join_wide_breaks(text.astext())
         if joined != text.astext():
