@@ -31,9 +31,9 @@ sphinx_gallery_conf = {
     "write_computation_times": False,
 }
 
-# Languages: the build driver stages each language's sources and compiled catalogs.
-locale_dirs = ["_locale"]
-gettext_compact = "site"  # the hand-written pages share one catalog per language
+# The languages the site is read in: its sources' (`language`) first, the others from locales/<code>/ catalogs.
+language = "en"
+tutorials_languages = ["en", "ko", "ja", "zh_CN"]
 
 templates_path = ["_templates"]
 html_static_path = ["_static"]

@@ -31,7 +31,7 @@ from ..core.layout import ROOT, BuildTree
 from ..core.records import BuildInfo, RunRecord, ShardRecord
 from ..core.settings import Settings
 from ..core.site_pages import chooser_page
-from ..core.staging import stage, working_folder
+from ..core.staging import LOCALE, stage, working_folder
 from ..core.terminal import OutputLimits
 from . import execute
 from .build_log import BuildLog, Executing, Rendering, shown
@@ -325,18 +325,26 @@ def refuse_unusable(site: project.Project) -> None:
 
 # --- Rendering ---
 
-def sphinx_args(settings: Settings, lang: languages.Language, src: Path, noplot: bool,
+def staging_skip(settings: Settings) -> tuple[Path, ...]:
+    """What a staged tree leaves out of the site besides the engine's files: what builds make (core.site_tree)."""
+    return settings.tree.root, settings.pages, Path(sys.prefix)
+
+
+def sphinx_args(settings: Settings, source: languages.Language, lang: languages.Language, src: Path, noplot: bool,
                 unrun: Sequence[str] = ()) -> list[str]:
-    """The sphinx-build command line of one language; UNRUN: the keys of the tutorials whose pages show no
-    output (a TUTORIALS build: the others, without a current run)."""
+    """The sphinx-build command line of one language (SOURCE: the site's); UNRUN: the keys of the tutorials whose
+    pages show no output (a TUTORIALS build: the others, without a current run). The staged tree SRC holds the
+    site's conf.py too: Sphinx evaluates it from there."""
     command = [
         "-b", "html", "--keep-going",
         "--no-color",  # the log is a file: no escape sequences (Sphinx colours where CI or FORCE_COLOR is set)
-        "-c", str(ROOT),
         "-d", str(settings.tree.doctrees(lang)),
         "-D", f"language={lang.code}",
         "-D", f"version={settings.version}", "-D", f"release={settings.version}",
-        "-D", f"tutorials_languages={' '.join(lang.seg for lang in settings.langs)}",
+        "-D", f"tutorials_source_language={source.code}",
+        "-D", f"tutorials_built_languages={' '.join(lang.seg for lang in settings.langs)}",
+        # A translated language's page and label catalogs, compiled where staging put them, one per page.
+        "-D", f"locale_dirs={LOCALE}", "-D", "gettext_compact=0",
         "-D", f"tutorials_versions={json.dumps(settings.published, ensure_ascii=False, sort_keys=True)}",
         # sphinx-gallery executes nothing, ever: it renders what the runner recorded (sphinxext.gallery).
         "-D", "plot_gallery=0",
@@ -352,15 +360,15 @@ def language_warnings(tree: BuildTree, site: project.Project, lang: languages.La
                       log: Path) -> list[sphinx_warnings.Warning]:
     """A language build's warnings and errors, located in the files their authors wrote."""
     galleries = {g.examples_dir: g.gallery_dir for g in site.galleries}
-    code = None if lang is languages.SOURCE else lang.code
+    code = None if lang == site.languages.source else lang.code
     locate = sphinx_warnings.locator(tree.src(lang), galleries, ROOT, code)
     return sphinx_warnings.rewrite(log.read_text(encoding="utf-8", errors="replace"), locate)
 
 
-def write_root_index(htmldir: Path, langs: Sequence[languages.Language]) -> None:
+def write_root_index(htmldir: Path, langs: Sequence[languages.Language], source: languages.Language) -> None:
     """The site root's index.html, which sends a reader to a language's pages (core.site_pages)."""
     Path(htmldir).mkdir(parents=True, exist_ok=True)
-    Path(htmldir, "index.html").write_text(chooser_page(langs), encoding="utf-8")
+    Path(htmldir, "index.html").write_text(chooser_page(langs, source), encoding="utf-8")
 
 
 def _preload() -> None:
@@ -432,7 +440,7 @@ def _sphinx(command: list[str], log: Path) -> _SphinxResult:
         stdout = open(1, "w", closefd=False)  # noqa: SIM115 (the process ends with the build)
         stderr = _Copied(stdout)
         sys.stdout, sys.stderr = stdout, cast(TextIO, stderr)  # a stream as far as Sphinx writes to it
-        os.chdir(ROOT)
+        os.chdir(command[-2])  # the staged tree, which stands for the site root: as `sphinx-build . _build` there
         # Its progress lines too: they erase and redraw the line where CI or FORCE_COLOR is set, --no-color
         # or not (sphinx.util.display.status_iterator).
         os.environ["NO_COLOR"] = "1"
@@ -504,7 +512,7 @@ def _to_render(build: _Build, noplot: bool, unrun: Sequence[str]) -> tuple[list[
     todo: list[_Todo] = []
     current, failed = [], []
     for lang in settings.langs:
-        src, reports = stage(tree, lang)
+        src, reports = stage(tree, build.site, lang, staging_skip(settings))
         for problem in (p for report in reports for p in report.problems):
             log.line(f"warning: {problem}")
         english = sum(report.english for report in reports)
@@ -512,8 +520,8 @@ def _to_render(build: _Build, noplot: bool, unrun: Sequence[str]) -> tuple[list[
             log.line(f"[build] {lang.seg}: STRICT=1 and {english} tutorial passage(s) would be shown in English")
             failed.append(lang.seg)
             continue
-        command = sphinx_args(settings, lang, src, noplot, unrun)
-        up_to_date = UpToDate.of(tree, build.site, lang, command, build.environment)
+        command = sphinx_args(settings, build.site.languages.source, lang, src, noplot, unrun)
+        up_to_date = UpToDate.of(tree, build.site, lang, command, build.environment, staging_skip(settings))
         if up_to_date:
             log.line(f"[build] {lang.seg}: up to date")
             current.append(lang.seg)
@@ -536,7 +544,7 @@ def _render_site(build: _Build, failed: Sequence[str], *, noplot: bool, what: st
     failed = [*failed, *unstaged]
     if todo:
         failed += _render(settings, build.site, todo, noplot, log)
-    write_root_index(tree.html, settings.langs)
+    write_root_index(tree.html, settings.langs, build.site.languages.source)
     # Pages ask the site root for versions.json; served from _build/html, this build is that root.
     local = versions.as_built(settings.published, settings.version)
     Path(tree.html, "versions.json").write_text(json.dumps(local, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
@@ -556,7 +564,7 @@ def _prepare(settings: Settings, executes_nothing: bool) -> _Build:
     renders from the runs there are (TUTORIALS is refused)."""
     log = BuildLog.here(settings.verbose)
     site = project.current()
-    catalogs.check_layout()
+    catalogs.check_layout(site)
     for folder in site.ignored_folders:
         log.line(f"warning: {folder}/: holds scripts but is no gallery section (a section is a gallery's "
                  "subfolder with a GALLERY_HEADER.rst or README.txt); its scripts get no page")

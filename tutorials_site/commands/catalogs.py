@@ -1,8 +1,9 @@
 """`make update-po` and `make i18n-status`.
 
 update-po extracts every translatable unit (tutorials with core.tutorial_text,
-the hand-written pages with Sphinx's gettext builder, labels from the theme,
-our templates and this package) and merges it into every language's catalogs.
+each hand-written page with Sphinx's gettext builder, labels from the theme,
+our templates and this package) and merges it into every translated language's
+catalogs: one per tutorial, one per page, one of labels.
 """
 
 import os
@@ -16,36 +17,55 @@ from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
-from ..core import catalogs, languages, project, tutorial_text
+from ..core import catalogs, languages, project, sphinx_warnings, tutorial_text
 from ..core.layout import ROOT, BuildTree
 from ..core.staging import stage
-from ..core.translate import SITE_CHECKS, SiteCheck, link_targets, refusal
+from ..core.translate import SITE_CHECKS, SiteCheck, domain_of, link_targets, refusal
 
 
-def _sphinx_gettext(outdir: Path | str) -> tuple[Path, Path]:
-    """Run Sphinx's gettext builder on the English pages (without executing anything)."""
-    src, _ = stage(BuildTree(Path(outdir) / "build"), languages.SOURCE)
+def _sphinx_gettext(outdir: Path, site: project.Project, skip: Sequence[Path]) -> tuple[Path, Path]:
+    """Run Sphinx's gettext builder on the source language's pages (without executing anything): one template
+    per page (gettext_compact off), in OUTDIR/pot/<docname>.pot."""
+    src, _ = stage(BuildTree(outdir / "build"), site, site.languages.source, skip)
+    # From the staged tree, as Sphinx runs at a site's root; the engine is found where this one is.
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     subprocess.run(
-        [sys.executable, "-m", "sphinx", "-b", "gettext", "-q", "-c", str(ROOT), "-D", "plot_gallery=0",
-         "-d", str(Path(outdir) / "doctrees"), str(src), str(Path(outdir) / "pot")],
-        check=True, cwd=ROOT,
+        [sys.executable, "-m", "sphinx", "-b", "gettext", "-q", "-D", "plot_gallery=0", "-D", "gettext_compact=0",
+         "-d", str(outdir / "doctrees"), str(src), str(outdir / "pot")],
+        check=True, cwd=src, env={**os.environ, "PYTHONPATH": path},
     )
-    return Path(outdir) / "pot", src
+    return outdir / "pot", src
 
 
-def site_templates() -> dict[str, Catalog]:
-    """The templates of the site catalogs: site (the hand-written pages) and sphinx (the labels)."""
-    tutorial_msgids = {u.msgid for t in project.current().tutorials for u in tutorial_text.parse(t.path).units}
+def page_templates(site: project.Project, skip: Sequence[Path] = ()) -> dict[str, Catalog]:
+    """The template of each hand-written page's catalog (and each gallery index's), by docname: what Sphinx's
+    gettext builder extracts of it, less what is not the page's to translate (catalogs.is_page_message)."""
+    tutorial_msgids = {u.msgid for t in site.tutorials for u in tutorial_text.parse(t.path).units}
+    templates = {}
     with tempfile.TemporaryDirectory() as tmp:
-        pot, src = _sphinx_gettext(tmp)
-        with open(pot / "site.pot", "rb") as f:
-            extracted = read_po(f)
-        site = Catalog(project="PyTorch Tutorials", fuzzy=False)
-        for message in extracted:
-            # Locations relative to the staged source tree: index.md, beginner/index.rst, ...
-            locations = [(os.path.relpath(os.path.normpath(pot / file), src), line) for file, line in message.locations]
-            if message.id and isinstance(message.id, str) and catalogs.is_site_message(message.id, locations, tutorial_msgids):
-                site.add(message.id, locations=locations, auto_comments=message.auto_comments)
+        pot, src = _sphinx_gettext(Path(tmp), site, skip)
+        # Where each message's author wrote it: a gallery index's text in its header file, a page's in the page.
+        locate = sphinx_warnings.locator(src, {g.examples_dir: g.gallery_dir for g in site.galleries}, ROOT)
+        for path in sorted(pot.rglob("*.pot")):
+            docname = path.relative_to(pot).with_suffix("").as_posix()
+            if site.tutorial_of_page(docname) is not None or docname == catalogs.LABELS:
+                continue  # a tutorial's page (its script's catalog translates it), or the templates' (label_template)
+            with open(path, "rb") as f:
+                extracted = read_po(f)
+            template = Catalog(project=site.conf.get("project"), fuzzy=False)
+            for message in extracted:
+                staged = [(str(Path(os.path.normpath(pot / file))), line) for file, line in message.locations]
+                locations = [(str(found[0]), found[1] or 0) if (found := locate(file, line)) else
+                             (os.path.relpath(file, src), line) for file, line in staged]
+                if message.id and isinstance(message.id, str) and catalogs.is_page_message(message.id, tutorial_msgids):
+                    template.add(message.id, locations=locations, auto_comments=message.auto_comments)
+            if len(template):
+                templates[docname] = template
+    return templates
+
+
+def label_template(site: project.Project) -> Catalog:
+    """The template of the site's labels catalog (sphinx.po)."""
     ui = Catalog(project="PyTorch Tutorials", fuzzy=False)
     import sphinx_rtd_theme  # only here: the theme is Sphinx's to load
 
@@ -55,9 +75,10 @@ def site_templates() -> dict[str, Catalog]:
             if message.id:
                 ui.add(message.id, locations=[(f"sphinx_rtd_theme/{Path(file).name}", line)
                                               for file, line in message.locations])
-    conf = project.current().conf
+    conf = site.conf
     for setting in ("project", "copyright"):  # shown on every page, translated by i18n.add_page_context
-        ui.add(conf[setting], locations=[("conf.py", 0)], auto_comments=[f"conf.py: {setting}"])
+        if conf.get(setting):
+            ui.add(conf[setting], locations=[("conf.py", 0)], auto_comments=[f"conf.py: {setting}"])
     ours = [
         (ROOT / "tutorials_site", "tutorials_site", [("**.py", "python")]),
         (ROOT / "_templates", "_templates", [("**.html", "jinja2.ext:babel_extract")]),
@@ -70,48 +91,53 @@ def site_templates() -> dict[str, Catalog]:
                 ui[text].locations.append((f"{label}/{filename}", lineno))
             else:
                 ui.add(text, locations=[(f"{label}/{filename}", lineno)], auto_comments=comments)
-    return {"site": site, "sphinx": ui}
+    return ui
 
 
-def update_po() -> None:
-    """`make update-po`: every language's catalogs merged with what the sources say now."""
-    catalogs.check_layout()
-    site = site_templates()
-    for lang in languages.TRANSLATED:
-        for tutorial in project.current().tutorials:
+def update_po(site: project.Project, skip: Sequence[Path] = ()) -> None:
+    """`make update-po`: every translated language's catalogs merged with what the sources say now."""
+    catalogs.check_layout(site)
+    pages = page_templates(site, skip)
+    labels = label_template(site)
+    for lang in site.languages.translated:
+        for tutorial in site.tutorials:
             catalogs.merge(catalogs.tutorial_template(tutorial.path), catalogs.tutorial_po(lang, tutorial), lang)
-        for domain, template in site.items():
-            catalogs.merge(template, catalogs.catalog_dir(lang) / f"{domain}.po", lang)
-        print(f"update-po: {lang.seg}: merged {len(project.current().tutorials)} tutorial catalog(s), "
-              f"{', '.join(f'{d}.po' for d in site)}")
+        for docname, template in pages.items():
+            catalogs.merge(template, catalogs.page_po(lang, docname), lang)
+        catalogs.merge(labels, catalogs.catalog_dir(lang) / f"{catalogs.LABELS}.po", lang)
+        print(f"update-po: {lang.seg}: merged {len(site.tutorials)} tutorial catalog(s), {len(pages)} page "
+              f"catalog(s), {catalogs.LABELS}.po")
+        for name, po in catalogs.site_catalogs(site, lang).items():
+            if name != catalogs.LABELS and name not in pages:
+                print(f"update-po: {lang.seg}: {catalogs.display_path(po)}: no page {name} any more (its messages "
+                      "are no longer used); delete the catalog if the page is gone")
 
 
-def status(langs: Sequence[languages.Language], strict: bool = False) -> bool:
-    """Print one line per language and tutorial; returns False when anything is below 100%."""
-    langs = [lang for lang in langs if lang is not languages.SOURCE]
+def status(site: project.Project, langs: Sequence[languages.Language], strict: bool = False) -> bool:
+    """Print one line per language and catalog; returns False when anything is below 100%."""
+    langs = [lang for lang in langs if lang != site.languages.source]
     total = [0, 0, 0]
     for lang in langs:
-        for tutorial in project.current().tutorials:
-            path = tutorial.path
+        allowed = link_targets(lang)
+        for tutorial in site.tutorials:
             po = catalogs.tutorial_po(lang, tutorial)
             catalog = catalogs.load(po) if po.exists() else None
-            units = {u.msgid: u for u in tutorial_text.parse(path).units}
-            allowed = link_targets(lang)
+            units = {u.msgid: u for u in tutorial_text.parse(tutorial.path).units}
 
             def usable(msgid: str, msgstr: str, units: dict[str, tutorial_text.Unit] = units,
                        allowed: dict[str, set[str]] = allowed) -> bool:
                 return refusal(units[msgid], msgstr, allowed) is None
 
-            line = catalogs.counts(catalogs.tutorial_template(path), catalog, usable)
+            line = catalogs.counts(catalogs.tutorial_template(tutorial.path), catalog, usable)
             _print_status(lang.seg, tutorial.key, line, total)
-        for domain in catalogs.SITE_DOMAINS:  # as of the last update-po: Sphinx extracts these, not this command
-            po = catalogs.catalog_dir(lang) / f"{domain}.po"
-            catalog = catalogs.load(po) if po.exists() else Catalog()
+        # As of the last update-po: Sphinx extracts these, not this command.
+        for name, po in catalogs.site_catalogs(site, lang).items():
+            catalog, check = catalogs.load(po), SITE_CHECKS[domain_of(name)]
 
-            def usable_site(msgid: str, msgstr: str, check: SiteCheck = SITE_CHECKS[domain], catalog: Catalog = catalog) -> bool:
+            def usable_site(msgid: str, msgstr: str, check: SiteCheck = check, catalog: Catalog = catalog) -> bool:
                 return check(catalog[msgid], msgstr) is None
 
-            _print_status(lang.seg, domain, catalogs.counts(catalog, catalog, usable_site), total)
+            _print_status(lang.seg, name, catalogs.counts(catalog, catalog, usable_site), total)
     complete = total[0] == sum(total)
     _print_status("total", "", total, None)
     return complete or not strict

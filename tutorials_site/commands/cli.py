@@ -14,18 +14,25 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from ..core import build_lock, checks, publish, shards
+from ..core import build_lock, checks, languages, project, publish, shards
 from ..core.errors import Failed, SiteError
 from ..core.layout import ROOT, BuildTree
 from ..core.settings import Settings, from_environment
 from . import audit, build, catalogs, lint, serve
 
 
-def _check(settings: Settings, htmldir: Path) -> None:
+def _checked_languages(settings: Settings, htmldir: Path, env: Mapping[str, str]) -> list[languages.Language]:
+    """LANGUAGES where given, else each of the site's languages that the build folder holds."""
+    if env.get("LANGUAGES", "").strip():
+        return settings.langs
+    return [lang for lang in project.current().languages.all if (htmldir / lang.seg).is_dir()] or settings.langs
+
+
+def _check(settings: Settings, htmldir: Path, env: Mapping[str, str]) -> None:
     partial = checks.partial_build(htmldir)
     if partial:
         raise Failed(f"check: {partial}")
-    problems = checks.check_stamps(htmldir, settings.langs) + checks.check_links(htmldir)
+    problems = checks.check_stamps(htmldir, _checked_languages(settings, htmldir, env)) + checks.check_links(htmldir)
     for problem in problems:
         print(problem)
     for label in checks.not_executed():
@@ -53,7 +60,7 @@ def _shard_matrix(env: Mapping[str, str]) -> None:
 
 
 def _i18n_status(settings: Settings) -> None:
-    if not catalogs.status(settings.langs, strict=settings.strict):
+    if not catalogs.status(project.current(), settings.langs, strict=settings.strict):
         raise Failed("i18n-status: STRICT=1 and some translations are below 100%")
 
 
@@ -67,11 +74,11 @@ COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], object]] = {
     "html": lambda s, a: build.html(s),
     "html-noplot": lambda s, a: build.html_noplot(s),
     "assemble": lambda s, a: build.assemble(s, [Path(p).resolve() for p in a.paths or a.env.get("SHARDS", "").split()]),
-    "check": lambda s, a: _check(s, _htmldir(s, a)),
+    "check": lambda s, a: _check(s, _htmldir(s, a), a.env),
     "publish": lambda s, a: _publish(_htmldir(s, a), s.pages),
     "shard-matrix": lambda s, a: _shard_matrix(a.env),
     "durations": lambda s, a: _durations(a.paths or a.env.get("FROM", "").split() or [s.tree.root]),
-    "update-po": lambda s, a: catalogs.update_po(),
+    "update-po": lambda s, a: catalogs.update_po(project.current(), build.staging_skip(s)),
     "i18n-status": lambda s, a: _i18n_status(s),
     "lint": lambda s, a: lint.lint(),
     "audit": lambda s, a: audit.run(s),
@@ -103,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_intermixed_args(argv)
     args.env = os.environ  # SHARDS, FROM, CLASS_SHARDS: lists given to make as variables
     try:
-        settings = from_environment(args.env, args.builddir)
+        settings = from_environment(args.env, args.builddir, project.current().languages)
         with _holding(settings, args):
             COMMANDS[args.command](settings, args)
     except SiteError as error:

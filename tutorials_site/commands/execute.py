@@ -22,10 +22,12 @@ from what it left when it died or was killed. The run's time is the wall time
 of the runner's process, measured here (Outcome.seconds) and added to it.
 """
 
+import base64
 import contextlib
 import ctypes
 import json
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -70,9 +72,9 @@ _prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else
 
 @dataclass(frozen=True)
 class RunOptions:
-    """What the runner needs of sphinx_gallery_conf: conf.py itself is evaluated there only when needed."""
+    """What the runner needs of conf.py, as the build evaluated it: the runner never evaluates conf.py."""
 
-    root: str  # the project, whose conf.py the runner reads when it needs the whole configuration
+    root: str  # the project: tracebacks show its files relative to it
     images: str  # where the page's figures go: <gallery_dir>/<section>/images
     capture_repr: tuple[str, ...]
     ignore_repr_types: str
@@ -80,6 +82,8 @@ class RunOptions:
     inspect_global_variables: bool
     default_role: str  # Sphinx's, which decides what a `name` in the text refers to
     output_limits: OutputLimits = DEFAULT_LIMITS  # how much of its output is recorded and shown
+    gallery_conf: str = base64.b64encode(pickle.dumps({})).decode()  # Project.gallery_conf_pickle, base64
+    sys_path: tuple[str, ...] = ()  # the folders conf.py puts on sys.path
 
     @classmethod
     def defaults(cls, root: Path | str, images: str, output_limits: OutputLimits = DEFAULT_LIMITS) -> "RunOptions":
@@ -98,7 +102,8 @@ class RunOptions:
         images = (Path(tutorial.gallery.gallery_dir) / tutorial.section / "images").as_posix()
         return cls(str(project.root), images, (capture,) if isinstance(capture, str) else tuple(capture),
                    options.get("ignore_repr_types", ""), own, project.flag("inspect_global_variables", True),
-                   project.conf.get("default_role") or "", output_limits)
+                   project.conf.get("default_role") or "", output_limits,
+                   base64.b64encode(project.gallery_conf_pickle).decode(), project.sys_path)
 
 
 @dataclass

@@ -34,6 +34,7 @@ Exit status: 0 on success, 1 when the tutorial raised.
 """
 
 import ast
+import base64
 import builtins
 import codeop
 import contextlib
@@ -41,6 +42,7 @@ import importlib.abc
 import io
 import json
 import os
+import pickle
 import platform
 import random
 import re
@@ -58,7 +60,6 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from .. import sphinx_gallery_api as sg
-from ..core import project
 from ..core.records import BlockRecord, Hardware, RunError, RunRecord
 from ..core.runs import CodeBlock, first_code_line, read_json, write_json
 from ..core.terminal import BlockOutput, OutputLimits, RunOutput, render
@@ -107,8 +108,9 @@ def _after_fork_in_child() -> None:
     signal.pthread_sigmask(signal.SIG_SETMASK, _mask_before_fork)
 
 
-def _become_main(source: str, doc: str | None) -> dict[str, Any]:
-    """Install a fresh `__main__` module for SOURCE, as `python SOURCE` does; returns its namespace."""
+def _become_main(source: str, doc: str | None, conf_path: Sequence[str]) -> dict[str, Any]:
+    """Install a fresh `__main__` module for SOURCE, as `python SOURCE` does; returns its namespace. The folders
+    conf.py put on sys.path (CONF_PATH) follow the script's own, as in the Sphinx process of a stock build."""
     main = types.ModuleType("__main__", doc)
     main.__file__ = source  # spawn and forkserver children re-run this file as __mp_main__
     main.__dict__["__builtins__"] = builtins
@@ -117,7 +119,7 @@ def _become_main(source: str, doc: str | None) -> dict[str, Any]:
     # `-m` put the working directory first on sys.path; a script gets its own folder there.
     if sys.path and sys.path[0] in ("", os.getcwd()):
         del sys.path[0]
-    sys.path.insert(0, os.path.dirname(source))
+    sys.path[0:0] = [os.path.dirname(source), *conf_path]
     return main.__dict__
 
 
@@ -241,7 +243,8 @@ class _Gallery:
         """sphinx-gallery's configuration of conf.py, filled with its defaults at the first call."""
         if self.conf is None:
             with _to_log():
-                raw = project.read_conf(Path(self.options["root"]))["sphinx_gallery_conf"]
+                # conf.py's sphinx_gallery_conf as the build evaluated it (cloudpickle: its own callables too).
+                raw = pickle.loads(base64.b64decode(self.options["gallery_conf"]))  # noqa: S301 (the build's own)
                 # With the page root as the source folder, figure paths in the reST are /<gallery>/<section>/images/...
                 self.conf = sg.filled_conf(raw, self.page_root)
         return self.conf
@@ -454,7 +457,7 @@ def main(argv: list[str]) -> None:
     guard = _start_guard(out, limits)  # before the fork handlers: they are the tutorial's
     os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
     file_conf, blocks, tree = sg.split_code_and_text_blocks(source, return_node=True)
-    namespace = _become_main(source, ast.get_docstring(tree, clean=False) if tree else None)
+    namespace = _become_main(source, ast.get_docstring(tree, clean=False) if tree else None, options["sys_path"])
     _seed()
     _write_through()
     _LOG_FDS = os.dup(1), os.dup(2)  # the runner's log; not inheritable: no child gets these

@@ -17,15 +17,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core import project
+from ..core import site_tree
+from .build import staging_skip
 from ..core.errors import Failed, UsageError
-from ..core.layout import PAGES, ROOT, STATIC
+from ..core.layout import ROOT
 from ..core.settings import Settings
 
 HOST = "127.0.0.1"  # the author's own machine only: a preview is nobody else's to reach
 DEFAULT_PORT = 8000
-# What a build reads besides the galleries: conf.py, the hand-written pages, templates, static files, catalogs.
-INPUTS = ("conf.py", *PAGES, "_templates", STATIC, "locales")
 # Files an editor or a run writes beside what it saves, which change no page.
 _NOT_INPUTS = re.compile(r"(^\.|~$|\.sw[a-p]$|\.py[cod]$|^4913$)")
 
@@ -38,10 +37,10 @@ def port_of(environ: Mapping[str, str]) -> int:
     return int(value)
 
 
-def watched() -> list[Path]:
-    """The project's inputs that exist: a save to any of them rebuilds."""
-    galleries = [gallery.examples_dir for gallery in project.current().galleries]
-    return [ROOT / name for name in (*INPUTS, *galleries) if (ROOT / name).exists()]
+def watched(skip: Sequence[Path] = ()) -> list[Path]:
+    """What a build reads: the whole site (core.site_tree; SKIP: the folders builds make) and its catalogs. A save to
+    any of them rebuilds."""
+    return [ROOT / site_tree.CONF, *site_tree.entries(ROOT, skip), *[p for p in [ROOT / "locales"] if p.exists()]]
 
 
 def is_input(path: str | Path) -> bool:
@@ -105,7 +104,8 @@ def serve(settings: Settings, environ: Mapping[str, str]) -> None:
     rebuild()  # the first build, before anything is served
     htmldir = settings.tree.html
     htmldir.mkdir(parents=True, exist_ok=True)  # where even the first build failed early: served empty
-    watcher = RebuildServer(watched(), lambda path: not is_input(path), change_callback=rebuild)
+    watcher = RebuildServer(watched(staging_skip(settings)), lambda path: not is_input(path),
+                            change_callback=rebuild)
     app = Starlette(
         routes=[WebSocketRoute("/websocket-reload", watcher, name="reload"),
                 Mount("/", app=StaticFiles(directory=htmldir, html=True), name="static")],

@@ -8,7 +8,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import languages, project, versions
+from . import project, versions
 from .errors import SiteError
 
 # The budget, in one place: Lighthouse's category scores (0 to 1), mobile, simulated throttling,
@@ -63,7 +63,7 @@ def stable_languages(pages: Path | str, wanted: Collection[str] | None = None) -
     if not stable or not (pages / "stable").is_dir():
         raise AuditError(f"PAGES={pages}: not a published tree with a stable/ version (no versions.json naming one); "
                          "`make docs VERSION=1.0` publishes one into docs/")
-    segs = [lang.seg for lang in languages.ALL if (pages / "stable" / lang.seg / "index.html").is_file()]
+    segs = [lang.seg for lang in project.current().languages.all if (pages / "stable" / lang.seg / "index.html").is_file()]
     if not segs:
         raise AuditError(f"PAGES={pages}: stable/ holds no language (no stable/<language>/index.html)")
     chosen = [seg for seg in segs if wanted is None or seg in wanted]

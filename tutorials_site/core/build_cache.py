@@ -5,19 +5,16 @@ reading its configuration); comparing these costs a few stats.
 """
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import runs
+from . import runs, site_tree
 from .fingerprint import PACKAGE_DIR as PACKAGE  # tutorials_site/: the extensions and what they import
 from .languages import Language
-from .layout import PAGES, BuildTree
+from .layout import BuildTree
 from .project import Project
 
-# Besides the pages, the galleries, the language's catalogs and the runs' records, what a build reads from the
-# project root: conf.py whole, since any of its settings (a title, a theme option) may show on every page.
-CONF_INPUTS = ("conf.py", "_templates", "_static")
 RECORD = "inputs.sha256"  # in the language's doctrees: the inputs' digest, then the outputs' snapshot
 
 
@@ -28,13 +25,18 @@ def files_under(path: Path) -> list[Path]:
     return [path] if path.exists() else []
 
 
-def inputs_digest(tree: BuildTree, project: Project, command: Sequence[str], lang: Language, environment: str) -> str:
+def inputs_digest(tree: BuildTree, project: Project, command: Sequence[str], lang: Language, environment: str,
+                  skip: Collection[Path] = ()) -> str:
     """A digest of everything a language's build reads, COMMAND (its sphinx-build arguments) and the
-    ENVIRONMENT fingerprint included: when it is unchanged, so is the output."""
+    ENVIRONMENT fingerprint included: when it is unchanged, so is the output. The site's files (core.site_tree,
+    SKIP: the folders builds make) enter by size and modification time, as Sphinx itself tells a changed page;
+    the catalogs, the runs' records and the engine's code by their bytes."""
     digest = hashlib.sha256("\0".join(command).encode())
     digest.update(environment.encode())
-    galleries = [g.examples_dir for g in project.galleries]
-    inputs = [project.root / name for name in (*PAGES, *galleries, *CONF_INPUTS, f"locales/{lang.code}")]
+    for path in site_tree.files(project.root, (tree.root, *skip)):
+        stat = path.stat()
+        digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    inputs = [project.root / "locales" / lang.code]
     inputs += [tree.run_dir(t.key) / name for t in project.tutorials for name in (runs.RESULT, runs.STAMP)]
     files = [path for name in inputs for path in files_under(name)]
     files += sorted(PACKAGE.rglob("*.py"))  # a change to the extensions changes the pages (not their bytecode)
@@ -59,10 +61,10 @@ class UpToDate:
 
     @classmethod
     def of(cls, tree: BuildTree, project: Project, lang: Language, command: Sequence[str],
-           environment: str) -> "UpToDate":
+           environment: str, skip: Collection[Path] = ()) -> "UpToDate":
         """The cache of LANG's build by the sphinx-build arguments COMMAND (whose last is the output folder)."""
         return cls(tree.doctrees(lang) / RECORD, Path(command[-1]),
-                   inputs_digest(tree, project, command, lang, environment))
+                   inputs_digest(tree, project, command, lang, environment, skip))
 
     def __bool__(self) -> bool:
         try:

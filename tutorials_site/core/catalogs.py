@@ -1,10 +1,12 @@
 """Gettext catalogs: where they live, reading them strictly, merging, counting.
 
-Per language (locales/<code>/LC_MESSAGES/):
-- <tutorial folder>/<tutorial>.po: the units of one tutorial script (tutorial_text);
-- site.po: the hand-written pages, as Sphinx's gettext builder extracts them;
-- sphinx.po: the labels of the theme, of our templates and of this package
-  (sphinx-rtd-theme ships no Korean or Japanese catalog).
+Per translated language (locales/<code>/LC_MESSAGES/):
+- <tutorial folder>/<tutorial>.po: the units of one tutorial script (tutorial_text),
+  keyed by the script's path: beginner_source/basics/quickstart.po;
+- <docname>.po: the messages of one hand-written page (or gallery index), as
+  Sphinx's gettext builder extracts them, keyed by the page's path: intro.po,
+  guide/setup.po, beginner/index.po;
+- sphinx.po: the site's labels (conf.py's project and copyright, its templates').
 
 Babel reads, writes and merges them. A changed English unit becomes fuzzy (with
 the previous English kept as `#| msgid`) or untranslated: both show English.
@@ -12,8 +14,8 @@ the previous English kept as `#| msgid`) or untranslated: both show English.
 
 import io
 import re
-from collections.abc import Callable, Collection, Iterable
-from pathlib import Path
+from collections.abc import Callable, Collection
+from pathlib import Path, PurePosixPath
 
 from babel.messages.catalog import Catalog, Message
 from babel.messages.pofile import PoFileError, read_po, write_po
@@ -25,7 +27,7 @@ from .gallery_strings import is_gallery_template
 from .layout import ROOT
 
 LOCALES = ROOT / "locales"
-SITE_DOMAINS = ("site", "sphinx")
+LABELS = "sphinx"  # the labels' catalog: Sphinx's own domain for its templates' strings
 _PO_LINE = re.compile(
     r'^(?:(?:msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)\s+)?"(?:[^"\\]|\\.)*"\s*$'
     r"|^#.*$|^\s*$"
@@ -126,24 +128,52 @@ def tutorial_template(path: Path) -> Catalog:
     return template
 
 
-def check_layout() -> None:
-    """Every catalog folder names a known language, every tutorial catalog an existing tutorial."""
+def page_po(lang: languages.Language, docname: str) -> Path:
+    """A hand-written page's catalog, keyed by its path: <lang>/LC_MESSAGES/guide/setup.po."""
+    return catalog_dir(lang) / f"{docname}.po"
+
+
+def _is_tutorial_catalog(site: project.Project, relative: PurePosixPath) -> bool:
+    """Whether a catalog path (relative to LC_MESSAGES) lies in a gallery's source folder: a tutorial's, or a page
+    written there beside the scripts."""
+    return any(relative.is_relative_to(g.examples_dir) for g in site.galleries)
+
+
+def site_catalogs(site: project.Project, lang: languages.Language) -> dict[str, Path]:
+    """The catalogs Sphinx translates LANG's pages with, by domain: the labels' and one per hand-written page
+    (its docname), tutorials' catalogs aside (they translate the scripts before Sphinx runs)."""
+    folder = catalog_dir(lang)
+    tutorials = {tutorial_po(lang, t) for t in site.tutorials}
+    found = {}
+    for po in sorted(folder.rglob("*.po")) if folder.is_dir() else ():
+        if po not in tutorials:
+            found[po.relative_to(folder).with_suffix("").as_posix()] = po
+    return found
+
+
+def check_layout(site: project.Project) -> None:
+    """Every catalog folder names one of the site's translated languages, and every catalog in a gallery's
+    source folder an existing tutorial (or a page written beside it)."""
     if not LOCALES.is_dir():
         return
-    tutorials = {tutorial_po(languages.ALL[0], t).relative_to(catalog_dir(languages.ALL[0]))
-                 for t in project.current().tutorials}
+    translated = {lang.code: lang for lang in site.languages.translated}
     for folder in sorted(LOCALES.iterdir()):
-        if folder.name not in languages.BY_CODE or folder.name == languages.SOURCE.code:
-            known = ", ".join(lang.code for lang in languages.TRANSLATED)
-            raise CatalogError(f"{display_path(folder)}: unknown language {folder.name!r} (known: {known})")
+        if folder.name not in translated:
+            source = site.languages.source.code
+            why = (f"the site's source language (conf.py's language = {source!r}): its text is the sources'"
+                   if folder.name == source else "not one of the site's languages")
+            raise CatalogError(f"{display_path(folder)}: {why}; translated languages: "
+                               f"{', '.join(translated) or 'none'} (conf.py's tutorials_languages)")
+        lang = translated[folder.name]
+        tutorials = {tutorial_po(lang, t) for t in site.tutorials}
         for po in sorted(folder.rglob("*.po")):
-            relative = po.relative_to(folder / "LC_MESSAGES")
-            if relative.parent.as_posix() == "." and relative.stem in SITE_DOMAINS:
-                continue
-            if relative not in tutorials:
+            relative = PurePosixPath(po.relative_to(catalog_dir(lang)).as_posix())
+            written_beside = [p for p in (site.root / relative).parent.glob(f"{relative.stem}.*")
+                              if p.suffix not in (".py", ".po")]
+            if po not in tutorials and _is_tutorial_catalog(site, relative) and not written_beside:
                 raise CatalogError(
-                    f"{display_path(po)}: no tutorial {relative.with_suffix('.py')} to translate "
-                    f"(tutorial catalogs are <folder>/<tutorial>.po, site catalogs {', '.join(SITE_DOMAINS)})"
+                    f"{display_path(po)}: no tutorial {relative.with_suffix('.py')} (nor page) to translate: "
+                    "a tutorial's catalog is <its folder>/<its name>.po; delete it if its tutorial is gone"
                 )
 
 
@@ -162,16 +192,11 @@ def merge(template: Catalog, path: Path, lang: languages.Language) -> Catalog:
     return catalog
 
 
-def is_site_message(msgid: str, locations: Iterable[tuple[str, int]], tutorial_msgids: Collection[str]) -> bool:
-    """Whether a message Sphinx extracted belongs in site.po (the tutorials have catalogs of their own)."""
-    example_pages = {t.page for t in project.current().tutorials}
-    in_pages = {Path(f).with_suffix("").as_posix() for f, _ in locations}
-    return not (
-        in_pages <= example_pages
-        or msgid in tutorial_msgids
-        or is_gallery_template(msgid)
-        or re.fullmatch(r":doc:`[^`]*`", msgid)
-    )
+def is_page_message(msgid: str, tutorial_msgids: Collection[str]) -> bool:
+    """Whether a message Sphinx extracted from a hand-written page or gallery index belongs in its catalog:
+    not sphinx-gallery's own strings, nor a tutorial's text it repeats (its catalog has that), nor a bare
+    cross-reference."""
+    return not (msgid in tutorial_msgids or is_gallery_template(msgid) or re.fullmatch(r":doc:`[^`]*`", msgid))
 
 
 def counts(template: Catalog, catalog: Catalog | None, usable: Callable[[str, str], bool]) -> tuple[int, int, int]:

@@ -1,7 +1,15 @@
-"""The site's languages: Sphinx's language code, the URL segment and the hreflang of each."""
+"""The site's languages: Sphinx's language code, the URL segment and the hreflang of each.
+
+A site is written in one language, its source language (conf.py's `language`, English by default); every
+other language of the site (conf.py's `tutorials_languages`) is rendered from catalogs. The engine ships its
+interface labels in SHIPPED, its default set; any other language Babel knows can be a site's too (its labels
+then show in English until a catalog translates them).
+"""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from babel import Locale, UnknownLocaleError
 
 from .errors import UsageError
 
@@ -19,33 +27,79 @@ class Language:
     spaced: bool = True
 
 
-ALL = (
+SHIPPED = (
     Language("en", "en", "en", "English"),
     Language("ko", "ko", "ko", "한국어"),
     Language("ja", "ja", "ja", "日本語", spaced=False),
     Language("zh_CN", "zh-cn", "zh-CN", "简体中文", spaced=False),
 )
-SOURCE = ALL[0]  # the language the tutorials are written in
+ALL = SHIPPED  # the default site's languages (this repository's), English first
 TRANSLATED = ALL[1:]
 BY_SEG = {lang.seg: lang for lang in ALL}
 BY_CODE = {lang.code: lang for lang in ALL}
+# Languages written without spaces between words (Babel's language part of a code).
+_UNSPACED = {"ja", "zh", "th", "lo", "km", "my", "bo"}
 
 
-def alternates(langs: Sequence[Language]) -> list[tuple[str, Language]]:
+class LanguageError(UsageError):
+    """A language code no locale data knows."""
+
+
+def of(code: str) -> Language:
+    """The language of a Sphinx language code: the engine's own entry, else one made from Babel's locale data
+    (segment `pt-br` for `pt_BR`, its name in itself)."""
+    if code in BY_CODE:
+        return BY_CODE[code]
+    try:
+        locale = Locale.parse(code)
+    except (UnknownLocaleError, ValueError, TypeError):
+        raise LanguageError(f"unknown language code {code!r} (a Sphinx language code: en, ko, ja, zh_CN, fr, pt_BR, ...)"
+                            ) from None
+    name = locale.get_display_name(locale) or code
+    return Language(code, code.lower().replace("_", "-"), code.replace("_", "-"), name[:1].upper() + name[1:],
+                    spaced=locale.language not in _UNSPACED)
+
+
+@dataclass(frozen=True)
+class SiteLanguages:
+    """The languages of a site: the one its sources are written in first, then the others in conf.py's order."""
+
+    all: tuple[Language, ...]
+
+    @property
+    def source(self) -> Language:
+        """The language the sources are written in: its pages are rendered from them, without catalogs."""
+        return self.all[0]
+
+    @property
+    def translated(self) -> tuple[Language, ...]:
+        """The languages rendered from catalogs."""
+        return self.all[1:]
+
+    def by_seg(self, seg: str) -> Language | None:
+        """The site's language of a URL segment, None for another."""
+        return next((lang for lang in self.all if lang.seg == seg), None)
+
+    def select(self, value: str) -> list[Language]:
+        """The languages named by LANGUAGES (URL segments, space-separated), all of the site's by default."""
+        if not value.strip():
+            return list(self.all)
+        unknown = [seg for seg in value.split() if self.by_seg(seg) is None]
+        if unknown:
+            raise UsageError(f"LANGUAGES: unknown language segment(s) {', '.join(unknown)}; this site's "
+                             f"(conf.py's tutorials_languages): {', '.join(lang.seg for lang in self.all)}")
+        return [lang for seg in dict.fromkeys(value.split()) if (lang := self.by_seg(seg)) is not None]
+
+
+def site_languages(source: str, listed: Sequence[str] | None) -> SiteLanguages:
+    """A site's languages from conf.py: SOURCE (its `language`) and LISTED (its `tutorials_languages`, Sphinx codes;
+    None: the engine's shipped languages). The source language is always one, and always first."""
+    codes = [source, *(lang.code for lang in SHIPPED)] if listed is None else [source, *listed]
+    return SiteLanguages(tuple(of(code) for code in dict.fromkeys(codes)))
+
+
+def alternates(langs: Sequence[Language], default: Language | None = None) -> list[tuple[str, Language]]:
     """(hreflang, language) of each language a page is in, and "x-default" for the one a reader of
-    none of them gets: English, or the first language where English is not among them."""
-    default = SOURCE if SOURCE in langs else langs[0]
-    return [(lang.hreflang, lang) for lang in langs] + [("x-default", default)]
-
-
-def select(value: str) -> list[Language]:
-    """The languages named by LANGUAGES (URL segments, space-separated), all by default."""
-    if not value.strip():
-        return list(ALL)
-    unknown = [seg for seg in value.split() if seg not in BY_SEG]
-    if unknown:
-        raise UsageError(
-            f"LANGUAGES: unknown language segment(s) {', '.join(unknown)}; "
-            f"known: {', '.join(BY_SEG)}"
-        )
-    return [BY_SEG[seg] for seg in dict.fromkeys(value.split())]  # each once, in the order given
+    none of them gets: DEFAULT (the site's source language) where it is among them, else the first."""
+    chosen = default if default in langs else langs[0]
+    return [(lang.hreflang, lang) for lang in langs] + [("x-default", chosen)]

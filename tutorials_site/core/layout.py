@@ -8,12 +8,6 @@ from .languages import Language
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Hand-written pages and the folders pages refer to (`/_static/img/...`), staged beside the galleries
-# for every language.
-PAGES = ("index.md",)
-STATIC = "_static"
-
-
 def figure_files(images: Path, stem: str) -> list[Path]:
     """A tutorial's figures in a gallery's images/, as sphinx-gallery names them: sphx_glr_<stem>_001.png
     and their srcset variants (sphx_glr_<stem>_001_2_00x.png); not those of <stem>_2, nor the thumbnail.

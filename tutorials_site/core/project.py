@@ -16,16 +16,23 @@ pages sphinx-gallery renders:
   does not is shown without output, as sphinx-gallery shows it.
 """
 
+import atexit
+import contextlib
 import fnmatch
 import os
 import re
 import runpy
+import shutil
+import sys
+import tempfile
+import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from . import languages, site_tree
 from .errors import SiteError, UsageError
 from .layout import ROOT
 
@@ -97,15 +104,61 @@ class Tutorial:
         return self.rel.parent
 
 
-def read_conf(root: Path = ROOT) -> dict[str, Any]:
-    """conf.py's names, evaluated as Sphinx evaluates it (its own folder as __file__'s)."""
-    path = Path(root) / "conf.py"
+class _Tags(set[str]):
+    """What conf.py finds as `tags` while the build reads it: Sphinx's tags before a builder adds its own, none
+    (no build passes `-t`); a conf.py that asks `tags.has(...)` gets the answer Sphinx would give it then."""
+
+    def has(self, tag: str) -> bool:
+        return tag in self
+
+    def remove(self, tag: str) -> None:  # type: ignore[override]  # Sphinx's ignores a tag it lacks
+        self.discard(tag)
+
+
+@dataclass(frozen=True)
+class Conf:
+    """conf.py evaluated: its names, and the folders it put on sys.path (as paths in the project)."""
+
+    names: Mapping[str, Any]
+    sys_path: tuple[str, ...]
+
+
+def _conf_error(error: BaseException, conf: Path) -> ConfError:
+    """conf.py's error at its line: the deepest frame of the traceback in conf.py itself."""
+    line = error.lineno if isinstance(error, SyntaxError) and error.filename == str(conf) else None
+    for frame in traceback.extract_tb(error.__traceback__):
+        if frame.filename == str(conf):
+            line = frame.lineno
+    where = f"conf.py:{line}" if line else "conf.py"
+    message = error.msg if isinstance(error, SyntaxError) else str(error)
+    return ConfError(f"{where}: {type(error).__name__}: {message} (conf.py is evaluated as Sphinx evaluates it, "
+                     "from the project root)")
+
+
+def read_conf(root: Path = ROOT) -> Conf:
+    """conf.py evaluated as Sphinx evaluates it (from its folder, with `tags`), in a folder standing for the
+    project root (core.site_tree: its entries linked, conf.py copied), so that what it writes stays out of the
+    project. Folders it puts on sys.path in there are kept as the project's own."""
+    folder = Path(tempfile.mkdtemp(prefix="tutorials-conf-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)  # modules conf.py imported may read it later
+    site_tree.mirror(Path(root), folder)
+    conf = folder / site_tree.CONF
+    if not conf.is_file():
+        raise ConfError(f"{Path(root) / site_tree.CONF}: no such file; a site is configured by its conf.py")
+    before = list(sys.path)
     try:
-        return runpy.run_path(str(path))
+        with contextlib.chdir(folder):
+            names = runpy.run_path(str(conf), init_globals={"tags": _Tags()})
     except SiteError:
         raise
-    except Exception as error:  # conf.py is user code: say where it broke
-        raise ConfError(f"{path}: could not be evaluated: {type(error).__name__}: {error}") from None
+    except (Exception, SystemExit) as error:  # conf.py is user code: say where it broke
+        raise _conf_error(error, conf) from None
+    added = []
+    for index, entry in enumerate(sys.path):
+        if entry not in before and Path(entry).is_relative_to(folder):
+            sys.path[index] = str((Path(root) / Path(entry).relative_to(folder)).resolve())  # outlives this folder
+            added.append(sys.path[index])
+    return Conf(names, tuple(added))
 
 
 def _as_list(value: Any, name: str) -> list[str]:
@@ -135,11 +188,13 @@ class Project:
     root: Path
     options: Mapping[str, Any]  # conf.py's sphinx_gallery_conf, as written
     conf: Mapping[str, Any] = field(default_factory=dict, compare=False)  # conf.py's other names
+    sys_path: tuple[str, ...] = ()  # the folders conf.py puts on sys.path (a tutorial's process gets them too)
 
     @classmethod
     def read(cls, root: Path = ROOT) -> "Project":
         """The project at ROOT, from its conf.py; ConfError where conf.py asks for what the build cannot do."""
-        conf = read_conf(root)
+        evaluated = read_conf(root)
+        conf = evaluated.names
         options = conf.get("sphinx_gallery_conf")
         if not isinstance(options, Mapping):
             raise ConfError(f"{Path(root) / 'conf.py'}: no sphinx_gallery_conf dictionary")
@@ -147,7 +202,42 @@ class Project:
             if name in options and options[name] not in (False, "", None, {}, 1) and not (
                     name == "example_extensions" and set(options[name]) == {".py"}):
                 raise ConfError(f"conf.py: sphinx_gallery_conf[{name!r}] is not supported here: {why}")
-        return cls(Path(root), dict(options), {k: v for k, v in conf.items() if not k.startswith("__")})
+        site = cls(Path(root), dict(options), {k: v for k, v in conf.items() if not k.startswith("__")},
+                   evaluated.sys_path)
+        site.languages  # noqa: B018  (checked now: a wrong language stops every command at once)
+        return site
+
+    @cached_property
+    def languages(self) -> languages.SiteLanguages:
+        """The site's languages: conf.py's `language` (the sources', default English) first, then those of its
+        `tutorials_languages` (Sphinx codes; default: the languages the engine ships its labels in)."""
+        source = self.conf.get("language") or "en"
+        listed = self.conf.get("tutorials_languages")
+        if listed is not None and (isinstance(listed, str) or not all(isinstance(code, str) for code in listed)):
+            raise ConfError(f"conf.py: tutorials_languages = {listed!r}: a list of Sphinx language codes, "
+                            "such as ['en', 'ko', 'ja', 'zh_CN']")
+        try:
+            return languages.site_languages(str(source), listed)
+        except languages.LanguageError as error:
+            raise ConfError(f"conf.py: language / tutorials_languages: {error}") from None
+
+    @cached_property
+    def gallery_conf_pickle(self) -> bytes:
+        """sphinx_gallery_conf as a tutorial's process gets it (its scrapers, resetters, ...): pickled by cloudpickle,
+        which takes a function conf.py defines by value, as sphinx-gallery's own parallel workers receive it."""
+        import cloudpickle
+
+        try:
+            return bytes(cloudpickle.dumps(dict(self.options)))
+        except Exception:  # noqa: BLE001  (found key by key below, to name the one that fails)
+            for key, value in self.options.items():
+                try:
+                    cloudpickle.dumps(value)
+                except Exception as error:  # noqa: BLE001
+                    raise ConfError(f"conf.py: sphinx_gallery_conf[{key!r}] cannot be handed to a tutorial's process "
+                                    f"({type(error).__name__}: {error}); name a callable by its import path "
+                                    "('module.function'), as sphinx-gallery allows") from None
+            raise
 
     @cached_property
     def galleries(self) -> tuple[Gallery, ...]:

@@ -55,11 +55,12 @@ def validate(htmldir: Path) -> BuildInfo:
     problems = []
     if not info.executed:
         problems.append("built without executing the tutorials (html-noplot)")
-    missing = [lang.seg for lang in languages.ALL if lang.seg not in info.languages
+    site_languages = project.current().languages.all
+    missing = [lang.seg for lang in site_languages if lang.seg not in info.languages
                or not Path(htmldir, lang.seg, "index.html").exists()]
     if missing:
         problems.append(f"language(s) missing: {' '.join(missing)}")
-    present = [lang for lang in languages.ALL if Path(htmldir, lang.seg).is_dir()]
+    present = [lang for lang in site_languages if Path(htmldir, lang.seg).is_dir()]
     problems += checks.check_stamps(htmldir, present) + checks.check_links(htmldir)
     if problems:
         raise PublishError(f"refusing to publish {htmldir} as {info.name}:\n  " + "\n  ".join(problems))
@@ -94,18 +95,18 @@ def _install(source: Path, target: Path, pages: Path) -> None:
 
 def site_url() -> str:
     """conf.py's tutorials_site_url, ending in one slash."""
-    url: str = project.current().conf["tutorials_site_url"]
+    url: str = project.current().conf.get("tutorials_site_url") or ""
     return url.rstrip("/") + "/"
 
 
-def _sitemap(pages: Path, manifest: versions.Manifest, url: str) -> str:
+def _sitemap(pages: Path, manifest: versions.Manifest, url: str, site: languages.SiteLanguages) -> str:
     """Every page of the stable version and of each release, with its other languages as alternates."""
     ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:xhtml="http://www.w3.org/1999/xhtml"'
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<urlset {ns}>"]
     folders = ["stable"] + [e["name"] for e in manifest["versions"] if e["release"]]
     for folder in folders:
         base = pages / folder
-        by_lang = {lang: base / lang.seg for lang in languages.ALL if (base / lang.seg).is_dir()}
+        by_lang = {lang: base / lang.seg for lang in site.all if (base / lang.seg).is_dir()}
         for lang, directory in by_lang.items():
             for page in sorted(directory.rglob("*.html")):
                 relative = page.relative_to(directory).as_posix()
@@ -113,7 +114,7 @@ def _sitemap(pages: Path, manifest: versions.Manifest, url: str) -> str:
                     continue
                 lines.append(f"<url><loc>{html.escape(url + folder + '/' + lang.seg + '/' + relative)}</loc>")
                 present = [other for other, other_dir in by_lang.items() if (other_dir / relative).exists()]
-                for hreflang, other in languages.alternates(present):  # as the pages say them
+                for hreflang, other in languages.alternates(present, site.source):  # as the pages say them
                     href = html.escape(url + folder + "/" + other.seg + "/" + relative)
                     lines.append(f'  <xhtml:link rel="alternate" hreflang="{hreflang}" href="{href}"/>')
                 lines.append("</url>")
@@ -180,11 +181,13 @@ def _publish_locked(htmldir: Path, pages: Path, info: BuildInfo) -> versions.Man
     write_atomically(manifest_path, json.dumps(new, indent=1, ensure_ascii=False, sort_keys=True) + "\n", durable=True)
 
     url = site_url()
-    stable_langs = [lang for lang in languages.ALL if (pages / "stable" / lang.seg).is_dir()]
+    site = project.current().languages
+    stable_langs = [lang for lang in site.all if (pages / "stable" / lang.seg).is_dir()]
     write_atomically(pages / "index.html",
-                     chooser_page(stable_langs, "stable/", canonical=f"{url}stable/en/index.html", site=url), durable=True)
+                     chooser_page(stable_langs, site.source, "stable/", canonical=f"{url}stable/{site.source.seg}/index.html",
+                                  site=url), durable=True)
     write_atomically(pages / "404.html", not_found_page(url, stable_langs), durable=True)
-    write_atomically(pages / "sitemap.xml", _sitemap(pages, new, url), durable=True)
+    write_atomically(pages / "sitemap.xml", _sitemap(pages, new, url, site), durable=True)
     write_atomically(pages / "robots.txt", f"User-agent: *\nAllow: /\nSitemap: {url}sitemap.xml\n", durable=True)
     write_atomically(pages / ".nojekyll", "", durable=True)
 

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from . import languages
 from .files import write_atomically
 from .layout import BuildTree
 from .records import RecordError, RunRecord, Stamp
@@ -177,8 +176,7 @@ def discard(tree: BuildTree, keys: list[str], changed: list[Path]) -> None:
             path.unlink(missing_ok=True)
         rendered = rendered or not path.is_relative_to(tree.runs)
     if rendered:
-        for lang in languages.ALL:
-            shutil.rmtree(tree.doctrees(lang), ignore_errors=True)
+        shutil.rmtree(tree.root / "doctrees", ignore_errors=True)  # every language's
 
 
 def restore(kept: Path, run_dir: Path) -> None:

@@ -51,9 +51,11 @@ def flag(value: str | None) -> bool:
     return (value or "").strip() not in ("", "0")
 
 
-def from_environment(environ: Mapping[str, str], builddir: Path | str | None = None) -> Settings:
+def from_environment(environ: Mapping[str, str], builddir: Path | str | None = None,
+                     site: languages.SiteLanguages | None = None) -> Settings:
     """Settings from a mapping of make variables (LANGUAGES, VERSION, STRICT, SHARD, NEEDS, BUILDDIR, PAGES,
-    BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM, TUTORIALS, REUSE, VERBOSE)."""
+    BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM, TUTORIALS, REUSE, VERBOSE); LANGUAGES names
+    languages of SITE (conf.py's; default: the engine's shipped ones)."""
     jobs = environ.get("BUILD_JOBS", "").strip() or str(os.cpu_count() or 1)
     if not re.fullmatch(r"[1-9]\d*", jobs):
         raise UsageError(f"BUILD_JOBS: {jobs!r} is not a positive number of processes")
@@ -74,7 +76,7 @@ def from_environment(environ: Mapping[str, str], builddir: Path | str | None = N
     tree = BuildTree(Path(builddir or environ.get("BUILDDIR") or ROOT / "_build").resolve())
     return Settings(
         tree=tree,
-        langs=languages.select(environ.get("LANGUAGES", "")),
+        langs=(site or languages.site_languages("en", None)).select(environ.get("LANGUAGES", "")),
         version=versions.current(environ.get("VERSION", "")),
         strict=flag(environ.get("STRICT")),
         shard=shards.parse(shard) if shard else None,

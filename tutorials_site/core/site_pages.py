@@ -15,12 +15,14 @@ _TEMPLATES = Environment(loader=FileSystemLoader(ROOT / "_templates" / "site"), 
                          keep_trailing_newline=True)
 
 
-def chooser_page(langs: Sequence[languages.Language], prefix: str = "", canonical: str = "", site: str = "") -> str:
-    """A page that sends the reader to <prefix><their language>/index.html (it works from disk too).
+def chooser_page(langs: Sequence[languages.Language], source: languages.Language, prefix: str = "", canonical: str = "",
+                 site: str = "") -> str:
+    """A page that sends the reader to <prefix><their language>/index.html (it works from disk too), by default to
+    the site's SOURCE language's where it is among LANGS.
 
     Its hreflang alternates are those landing pages, absolute under `site` where given.
     """
-    pairs = languages.alternates(langs)
+    pairs = languages.alternates(langs, source)
     alternates = [(hreflang, f"{site}{prefix}{lang.seg}/index.html") for hreflang, lang in pairs]
     return _TEMPLATES.get_template("language-chooser.html").render(
         segs=[lang.seg for lang in langs], default=pairs[-1][1].seg, prefix=prefix, langs=langs,

@@ -1,8 +1,11 @@
 """Staging: the Sphinx source tree of one language, under <builddir>/src/<seg>/.
 
-English links the repository's sources in; a translated language gets its
-tutorial scripts generated from the English ones and its catalogs (translate),
-with a translation report beside each, and its compiled site catalogs in _locale/.
+Every language's tree stands for the whole site (core.site_tree: links to the
+root's entries, conf.py copied, so Sphinx evaluates it from there); the
+galleries' folders are staged on their own: in the source language the scripts
+are linked, in a translated one they are generated from the source scripts and
+the tutorials' catalogs (translate), with a translation report beside each. A
+translated language's page and label catalogs are compiled into _locale/.
 Unchanged files keep their mtimes, so Sphinx and sphinx-gallery see no change.
 """
 
@@ -10,24 +13,19 @@ import glob
 import io
 import shutil
 from collections.abc import Collection, Mapping
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from babel.messages.mofile import write_mo
 
-from . import catalogs, languages, project, translate
-from .layout import PAGES, ROOT, STATIC, BuildTree, figure_files
+from . import catalogs, languages, project, site_tree, translate
+from .layout import BuildTree, figure_files
+
+# Where a translated language's compiled catalogs are staged (the build passes it as Sphinx's locale_dirs).
+LOCALE = "_locale"
 
 # What a staged folder holds under each name: text (or bytes) to write, a file to link, or None: a folder
 # synced on its own.
 Content = str | bytes | Path | None
-
-
-def _link(link: Path, target: Path) -> None:
-    if link.is_symlink() and link.resolve() == target.resolve():
-        return
-    if link.is_symlink() or link.is_file():
-        link.unlink()
-    link.symlink_to(target)
 
 
 def _write_if_changed(path: Path, data: str | bytes) -> None:
@@ -49,7 +47,7 @@ def _sync_folder(folder: Path, wanted: Mapping[str, Content]) -> None:
         if content is None:
             continue
         if isinstance(content, Path):
-            _link(folder / name, content)
+            site_tree.link(folder / name, content)
         else:
             _write_if_changed(folder / name, content)
 
@@ -77,7 +75,7 @@ def _mirror(source: Path, folder: Path) -> None:
             continue
         if mine.is_dir() and not mine.is_symlink():
             shutil.rmtree(mine)  # a run's folder where the project now has a file
-        _link(mine, path)
+        site_tree.link(mine, path)
 
 
 def _gallery_files(site: project.Project, lang: languages.Language, folder: Path, reports: list[translate.Report],
@@ -88,7 +86,7 @@ def _gallery_files(site: project.Project, lang: languages.Language, folder: Path
     for path in sorted(folder.iterdir()):
         if path in sections:
             wanted[path.name] = None  # a section: synced on its own
-        elif path in tutorials and lang is not languages.SOURCE:
+        elif path in tutorials and lang != site.languages.source:
             text, report = translate.generate(lang, tutorials[path])
             wanted[path.name] = text
             wanted[f"{path.stem}.i18n.json"] = report.as_json()
@@ -124,30 +122,40 @@ def _drop_removed_pages(site: project.Project, gallery: project.Gallery, generat
                     path.unlink()
 
 
-def stage(tree: BuildTree, lang: languages.Language) -> tuple[Path, list[translate.Report]]:
-    """The Sphinx source tree of one language; returns (path, translation reports)."""
+def _claimed(site: project.Project) -> set[PurePosixPath]:
+    """The paths of the staged tree a gallery owns: its source folder (staged by sync) and its pages' folder
+    (written by sphinx-gallery)."""
+    return {PurePosixPath(path) for g in site.galleries for path in (g.examples_dir, g.gallery_dir)}
+
+
+def stage(tree: BuildTree, site: project.Project, lang: languages.Language,
+          skip: Collection[Path] = ()) -> tuple[Path, list[translate.Report]]:
+    """The Sphinx source tree of one language, standing for the whole site (core.site_tree; SKIP: the folders of
+    the build, the published tree, the venv); returns (path, translation reports)."""
     src = tree.src(lang)
-    src.mkdir(parents=True, exist_ok=True)
-    for name in (*PAGES, STATIC):
-        if (ROOT / name).exists():
-            _link(src / name, ROOT / name)  # pages refer to `/_static/img/...` from the source root
+    site_tree.mirror(site.root, src, (tree.root, *skip), _claimed(site))
     reports: list[translate.Report] = []
-    site = project.current()
     for gallery in site.galleries:
         sections = site.sections(gallery)
         for folder in sections:
-            _sync_folder(src / folder.relative_to(ROOT), _gallery_files(site, lang, folder, reports, sections))
+            _sync_folder(src / folder.relative_to(site.root),
+                         _gallery_files(site, lang, folder, reports, sections))
         _drop_removed_pages(site, gallery, src / gallery.gallery_dir)
-    if lang is languages.SOURCE:
+    mo_dir = src / LOCALE / lang.code / "LC_MESSAGES"
+    if lang == site.languages.source:
+        shutil.rmtree(src / LOCALE, ignore_errors=True)
         return src, reports
-    mo_dir = src / "_locale" / lang.code / "LC_MESSAGES"
-    mo_dir.mkdir(parents=True, exist_ok=True)
-    for domain in catalogs.SITE_DOMAINS:
-        po = catalogs.catalog_dir(lang) / f"{domain}.po"
-        if po.exists():
-            catalog, problems = translate.usable_site_catalog(domain, po)
-            reports.append(translate.Report(problems=problems))
-            buffer = io.BytesIO()
-            write_mo(buffer, catalog, use_fuzzy=False)
-            _write_if_changed(mo_dir / f"{domain}.mo", buffer.getvalue())
+    wanted = {}
+    for name, po in catalogs.site_catalogs(site, lang).items():
+        catalog, problems = translate.usable_site_catalog(translate.domain_of(name), po)
+        reports.append(translate.Report(problems=problems))
+        buffer = io.BytesIO()
+        write_mo(buffer, catalog, use_fuzzy=False)
+        wanted[mo_dir / f"{name}.mo"] = buffer.getvalue()
+    for old in mo_dir.rglob("*.mo") if mo_dir.is_dir() else ():
+        if old not in wanted:
+            old.unlink()  # its catalog is gone
+    for path, data in wanted.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_if_changed(path, data)
     return src, reports

@@ -256,7 +256,7 @@ def generate(lang: languages.Language, tutorial: project.Tutorial) -> tuple[str,
     return translated, report
 
 
-# --- the site's catalogs: pages (site.po) and labels (sphinx.po) ----------------------------------
+# --- the site's catalogs: pages (<docname>.po) and labels (sphinx.po) -------------------------------
 
 MYST_ROLE = re.compile(r"\{[\w:.-]+\}`")
 MYST_BLOCK = re.compile(r"^\s*(```|:::|\{)", re.M)
@@ -322,6 +322,11 @@ def check_label_translation(message: Message, msgstr: str) -> str | None:
 # Why a translation of a site catalog's message is refused (None: it is used).
 SiteCheck = Callable[[Message, str], str | None]
 SITE_CHECKS: dict[str, SiteCheck] = {"site": check_page_translation, "sphinx": check_label_translation}
+
+
+def domain_of(name: str) -> str:
+    """The kind of a site catalog by its name (catalogs.site_catalogs): "sphinx" for the labels, "site" for a page's."""
+    return "sphinx" if name == catalogs.LABELS else "site"
 
 
 def usable_site_catalog(domain: str, po: Path) -> tuple[Catalog, list[str]]:

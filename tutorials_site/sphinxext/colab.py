@@ -12,7 +12,7 @@ from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_api as sg
-from ..core.languages import BY_CODE
+from ..core import languages
 
 _ = get_translation("sphinx")
 
@@ -28,7 +28,7 @@ def colab_url(repo: str, version: str, seg: str, download_path: str) -> str:
 def add_colab_link(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """Put an "Open in Colab" link after the page's notebook download (doctree-resolved)."""
     for ref, download_box in sg.notebook_downloads(doctree):
-        seg = BY_CODE[app.config.language].seg
+        seg = languages.of(app.config.language).seg
         url = colab_url(app.config.tutorials_github_repo, app.config.version, seg, ref["filename"])
         link = nodes.reference("", _("Open in Colab"), refuri=url, classes=["colab-link"])
         download_box.parent.insert(download_box.parent.index(download_box) + 1, sg.download_box(link, kind="colab"))

@@ -33,9 +33,8 @@ from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_api as sg
-from ..core import notebook_text, project, runs, tutorial_text
+from ..core import languages, notebook_text, project, runs, tutorial_text
 from ..core.files import write_atomically
-from ..core.languages import BY_CODE
 from ..core.layout import ROOT, figure_files
 from ..core.records import RecordError, RunRecord, Stamp
 from ..core.stamps import stamp_path
@@ -210,7 +209,7 @@ def _write_downloads(app: Sphinx, tutorials: list[project.Tutorial]) -> None:
     """TUTORIALS' notebooks and zips, the notebook in plain Markdown (core.notebook_text): sphinx-gallery
     writes a notebook with the reST its conversion leaves (roles, escapes)."""
     conf = app.config.sphinx_gallery_conf
-    spaced = BY_CODE[app.config.language].spaced
+    spaced = languages.of(app.config.language).spaced
     for tutorial in tutorials:
         source = Path(app.srcdir, tutorial.gallery.examples_dir, tutorial.rel)
         target = Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.rel)

@@ -31,7 +31,7 @@ from sphinx.util.typing import ExtensionMetadata
 from .. import __version__
 from .. import sphinx_gallery_api as sg
 from ..core import languages
-from ..core.catalogs import is_site_message
+from ..core.catalogs import is_page_message
 from ..core.gallery_strings import N_, match_gallery_template
 from ..core.tutorial_text import is_wide, join_wide_breaks
 from ..core.versions import published_url
@@ -39,6 +39,7 @@ from .gallery import example_of
 
 _ = get_translation("sphinx")
 logger = logging.getLogger(__name__)
+ENGLISH = "en"  # the language sphinx-gallery and the engine write their own strings in
 # Sphinx's own label (its headings' links), which its catalogs lack in Korean and Japanese: listed
 # here, `make update-po` keeps it in our `sphinx` catalogs, which Sphinx reads too.
 SPHINX_FALLBACKS = (N_("Link to this heading"),)
@@ -47,9 +48,9 @@ SPHINX_FALLBACKS = (N_("Link to this heading"),)
 def translate_gallery_strings(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """Put the English strings sphinx-gallery writes into its pages (times, download links) in the page's
     language, their placeholders filled as they were (doctree-resolved)."""
-    if app.config.language == languages.SOURCE.code:
+    if app.config.language == ENGLISH:
         return
-    spaced = languages.BY_CODE[app.config.language].spaced
+    spaced = languages.of(app.config.language).spaced
     for text in list(doctree.findall(nodes.Text)):
         found = match_gallery_template(text.astext())
         if found:
@@ -65,7 +66,7 @@ def translate_gallery_strings(app: Sphinx, doctree: nodes.document, docname: str
 def join_wide_line_breaks(app: Sphinx, doctree: nodes.document) -> None:
     """In a language written without spaces, the line breaks a translated script has between two of its
     characters (tutorial_text.wrap) are no space: remove them from the page's prose, as from its notebook."""
-    if languages.BY_CODE[app.config.language].spaced:
+    if languages.of(app.config.language).spaced:
         return
     for text in list(doctree.findall(nodes.Text)):
         # FixedTextElement: literal blocks, raw and comments among them
@@ -114,7 +115,7 @@ SCRIPT_LABELS: Labels = {
 
 def script_labels(app: Sphinx) -> None:
     """Hand SCRIPT_LABELS, in this build's language, to labels.js: as data (JSON in an attribute Sphinx escapes)."""
-    if app.config.language == languages.SOURCE.code:
+    if app.config.language == ENGLISH:
         return
 
     def translated(labels: Labels) -> dict[str, Any]:
@@ -139,10 +140,19 @@ def add_template_filters(app: Sphinx) -> None:
 # --- languages of the site ------------------------------------------------------------------------
 
 
+def source_language(app: Sphinx) -> languages.Language:
+    """The language the site's sources are written in: conf.py's `language`, which the build driver passes as
+    tutorials_source_language when it builds another (a plain sphinx-build builds the source language)."""
+    return languages.of(app.config.tutorials_source_language or app.config.language)
+
+
 def site_languages(app: Sphinx) -> list[languages.Language]:
-    """The languages this build links to: LANGUAGES, passed by the build driver."""
-    segs = app.config.tutorials_languages.split() or [lang.seg for lang in languages.ALL]
-    return [languages.BY_SEG[seg] for seg in segs]
+    """The languages this build links to: LANGUAGES, passed by the build driver; else the site's (conf.py's
+    `tutorials_languages`, after its source language)."""
+    listed = app.config.tutorials_languages
+    site = languages.site_languages(source_language(app).code, None if listed is None else list(listed))
+    built = app.config.tutorials_built_languages.split()
+    return [lang for seg in built if (lang := site.by_seg(seg)) is not None] if built else list(site.all)
 
 
 def page_url(from_page: str, seg: str, pagename: str) -> str:
@@ -157,7 +167,8 @@ def alternates(app: Sphinx, pagename: str) -> list[tuple[str, str]]:
     """
     site_url = app.config.tutorials_site_url
     return [(hreflang, published_url(site_url, app.config.version, lang.seg, f"{pagename}.html") if site_url
-             else page_url(pagename, lang.seg, pagename)) for hreflang, lang in languages.alternates(site_languages(app))]
+             else page_url(pagename, lang.seg, pagename))
+            for hreflang, lang in languages.alternates(site_languages(app), source_language(app))]
 
 
 class SwitcherEntry(TypedDict):
@@ -174,7 +185,7 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
                      doctree: nodes.document | None) -> None:
     """Give the page's template the language switcher's entries and the site's names in the page's language,
     and add the page's `hreflang` alternates to its head (html-page-context)."""
-    current = languages.BY_CODE[app.config.language]
+    current = languages.of(app.config.language)
     entries: list[SwitcherEntry] = []
     for lang in site_languages(app):  # the switcher's links stay relative: they work from disk too
         url = page_url(pagename, lang.seg, pagename)
@@ -207,7 +218,7 @@ def english_passages(app: Sphinx, doctree: nodes.document, docname: str) -> tupl
         app.env.note_dependency(str(status))
         english: int = json.loads(status.read_text())["english"]  # core.translate.Report.as_json
         return english, []
-    missing = [msg for msg in sg.messages_left_in_english(doctree) if is_site_message(msg, [(docname + ".rst", 0)], set())]
+    missing = [msg for msg in sg.messages_left_in_english(doctree) if is_page_message(msg, ())]
     return len(missing), missing
 
 
@@ -215,7 +226,7 @@ def mark_untranslated(app: Sphinx, doctree: nodes.document) -> None:
     """Put a banner under the title of a page that shows passages in English, linking to the English page;
     with STRICT=1 also a warning (doctree-read)."""
     docname = app.env.docname
-    if app.config.language == languages.SOURCE.code:
+    if app.config.language == source_language(app).code:
         return
     count, messages = english_passages(app, doctree, docname)
     if not count:
@@ -229,7 +240,7 @@ def mark_untranslated(app: Sphinx, doctree: nodes.document) -> None:
     paragraph = nodes.paragraph()
     paragraph += nodes.Text(_("{count} passage(s) of this page are not translated yet and are shown in English.")
                             .format(count=count) + " ")
-    english = page_url(docname, languages.SOURCE.seg, docname)
+    english = page_url(docname, source_language(app).seg, docname)
     paragraph += nodes.reference("", _("Read the English page."), refuri=english, classes=["english-page"])
     banner += paragraph
     section = next(iter(doctree.findall(nodes.section)), None)
@@ -254,7 +265,11 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     """Register the language settings and the handlers that put every string of a page in its language."""
     app.add_config_value("tutorials_label_catalog", "", "env", types=[str])  # set by note_label_catalog
     app.connect("config-inited", note_label_catalog)
-    app.add_config_value("tutorials_languages", "", "html", types=[str])
+    # The site's languages (conf.py: Sphinx codes, after its `language`); the source language and the languages
+    # of this build (LANGUAGES), which the build driver passes.
+    app.add_config_value("tutorials_languages", None, "html", types=[list, tuple])
+    app.add_config_value("tutorials_source_language", "", "env", types=[str])
+    app.add_config_value("tutorials_built_languages", "", "html", types=[str])
     app.add_config_value("tutorials_strict", False, "env", types=[bool])  # re-read: warnings come from reading
     app.connect("doctree-read", mark_untranslated)
     app.connect("doctree-read", join_wide_line_breaks)

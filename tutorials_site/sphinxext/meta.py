@@ -55,7 +55,7 @@ def page_title(context: dict[str, Any], templatename: str) -> str:
 def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
                      doctree: nodes.document | None) -> None:
     """Add the page's description and Open Graph tags to its metatags (html-page-context)."""
-    lang = languages.BY_CODE[app.config.language]
+    lang = languages.of(app.config.language)
     paragraph = first_paragraph(doctree) if doctree is not None else None
     description = summary(paragraph, lang.code) if paragraph else str(_(SITE_DESCRIPTION))
     project = str(_(app.config.project))
@@ -65,8 +65,8 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
             ("property", "og:description", description),
             ("property", "og:type", "article" if tutorial else "website"),
             ("property", "og:site_name", project),
-            ("property", "og:locale", OG_LOCALES[lang.code])]
-    tags += [("property", "og:locale:alternate", OG_LOCALES[other.code])
+            ("property", "og:locale", OG_LOCALES.get(lang.code, lang.code))]
+    tags += [("property", "og:locale:alternate", OG_LOCALES.get(other.code, other.code))
              for other in site_languages(app) if other is not lang]
     site_url = app.config.tutorials_site_url
     if site_url:

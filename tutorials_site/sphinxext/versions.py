@@ -24,7 +24,7 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
                      doctree: nodes.document | None) -> None:
     """Give a page's template its version, the versions known, and the banners' messages (html-page-context)."""
     name = app.config.version
-    seg = languages.BY_CODE[app.config.language].seg
+    seg = languages.of(app.config.language).seg
     depth = pagename.count("/")
     known = as_built(json.loads(app.config.tutorials_versions or "[]"), name)
     context["tutorials_version"] = name
