@@ -677,16 +677,18 @@ JA_LABELS = "locales/ja/LC_MESSAGES/sphinx.po"
 JA = {"LANGUAGES": "ja"}
 
 
-def site_messages(root=None):
-    """(language, domain, message) of every translated language's site.po and sphinx.po."""
-    from tutorials_site.core import catalogs
+def site_messages(root=None, with_catalog=False):
+    """(language, domain, message) of every translated language's page catalogs and sphinx.po (and the catalog's
+    file, WITH_CATALOG), in the project at ROOT (default: this one)."""
+    from tutorials_site.core import catalogs, project
 
     for lang in languages.TRANSLATED:
-        for domain in catalogs.SITE_DOMAINS:
-            folder = catalogs.catalog_dir(lang) if root is None else root / "locales" / lang.code / "LC_MESSAGES"
-            for message in catalogs.load(folder / f"{domain}.po"):
+        for name, po in catalogs.site_catalogs(project.current(), lang).items():
+            po = po if root is None else root / po.relative_to(ROOT)
+            for message in catalogs.load(po):
                 if message.id:
-                    yield lang, domain, message
+                    found = (lang, translate.domain_of(name), message)
+                    yield (*found, po) if with_catalog else found
 
 
 def set_translations(po, translations):
@@ -760,8 +762,12 @@ def hostile_site(builds_site, tmp_path_factory):
 
     project = copy_project(tmp_path_factory.mktemp("hostile") / "project")
     ja = project / "locales" / "ja" / "LC_MESSAGES"
-    set_translations(ja / "site.po", {m.id: (m.string or m.id) + PAYLOADS[0] for lang, domain, m in site_messages(project)
-                                      if lang.seg == "ja" and domain == "site"})
+    pages = {}
+    for lang, domain, message, po in site_messages(project, with_catalog=True):
+        if lang.seg == "ja" and domain == "site":
+            pages.setdefault(po, {})[message.id] = (message.string or message.id) + PAYLOADS[0]
+    for po, translations in pages.items():
+        set_translations(po, translations)
     labels = our_labels(project)
     set_translations(ja / "sphinx.po", dict.fromkeys(labels, EVERYWHERE))
     unchecked = ("import sys; from tutorials_site.core import translate; "

@@ -21,10 +21,12 @@ def test_every_catalog_is_clean_under_msgfmt_check(po):
     assert result.returncode == 0, result.stderr
 
 
-def test_every_language_has_a_catalog_for_every_tutorial_and_the_site():
+def test_every_language_has_a_catalog_for_every_tutorial_page_and_gallery_and_the_labels():
+    site = current()
     for lang in languages.TRANSLATED:
         names = {p.relative_to(catalogs.catalog_dir(lang)).as_posix() for p in catalogs.catalog_dir(lang).rglob("*.po")}
-        assert names == {"site.po", "sphinx.po"} | {f"{t.key}.po" for t in current().tutorials}
+        pages = {"index.po"} | {f"{g.gallery_dir}/index.po" for g in site.galleries}  # the landing page, the galleries
+        assert names == {"sphinx.po"} | pages | {f"{t.key}.po" for t in site.tutorials}
 
 
 BROKEN = '''msgid ""
@@ -65,15 +67,22 @@ def _layout(tmp_path, monkeypatch, relative):
 
 
 def test_a_catalog_for_an_unknown_language_is_an_error(tmp_path, monkeypatch):
-    _layout(tmp_path, monkeypatch, "klingon/LC_MESSAGES/site.po")
-    with pytest.raises(catalogs.CatalogError, match="unknown language 'klingon' \\(known: ko, ja, zh_CN\\)"):
-        catalogs.check_layout()
+    _layout(tmp_path, monkeypatch, "klingon/LC_MESSAGES/index.po")
+    with pytest.raises(catalogs.CatalogError, match="klingon: not one of the site's languages; translated languages: "
+                                                    "ko, ja, zh_CN"):
+        catalogs.check_layout(current())
+
+
+def test_a_catalog_for_the_source_language_is_an_error(tmp_path, monkeypatch):
+    _layout(tmp_path, monkeypatch, "en/LC_MESSAGES/index.po")
+    with pytest.raises(catalogs.CatalogError, match="en: the site's source language \\(conf.py's language = 'en'\\)"):
+        catalogs.check_layout(current())
 
 
 def test_a_catalog_for_a_tutorial_that_does_not_exist_is_an_error(tmp_path, monkeypatch):
     _layout(tmp_path, monkeypatch, "ko/LC_MESSAGES/beginner_source/no_such_tutorial.po")
     with pytest.raises(catalogs.CatalogError, match=r"no tutorial beginner_source/no_such_tutorial\.py"):
-        catalogs.check_layout()
+        catalogs.check_layout(current())
 
 
 def test_i18n_status_prints_a_line_per_language_and_tutorial_then_a_total():

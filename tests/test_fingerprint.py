@@ -55,8 +55,9 @@ def test_a_module_the_runner_starts_importing_joins_the_fingerprint(package_copy
     (package_copy / "core" / "helper_of_the_runner.py").write_text("VALUE = 1\n")
     assert fingerprint.environment_fingerprint() == before  # imported by nothing yet
     runner = package_copy / "commands" / "runner.py"
-    runner.write_text(runner.read_text().replace("from ..core import project\n",
-                                                 "from ..core import helper_of_the_runner, project\n"))
+    runner.write_text(runner.read_text().replace("from .. import sphinx_gallery_api as sg\n",
+                                                 "from .. import sphinx_gallery_api as sg\n"
+                                                 "from ..core import helper_of_the_runner\n"))
     with_import = fingerprint.environment_fingerprint()
     (package_copy / "core" / "helper_of_the_runner.py").write_text("VALUE = 2\n")
     assert len({before, with_import, fingerprint.environment_fingerprint()}) == 3

@@ -155,13 +155,20 @@ def test_without_a_site_url_alternates_are_relative_and_absolute_tags_left_out(p
 
 def test_the_site_pages_describe_the_site_and_link_their_languages():
     langs = list(languages.ALL)
-    published = Head(chooser_page(langs, "stable/", canonical=f"{SITE_URL}/stable/en/index.html", site=f"{SITE_URL}/"))
+    published = Head(chooser_page(langs, langs[0], "stable/", canonical=f"{SITE_URL}/stable/en/index.html",
+                                  site=f"{SITE_URL}/"))
     assert published.meta["description"] == [SITE_DESCRIPTION]
     assert published.alternates == {**{lang.hreflang: f"{SITE_URL}/stable/{lang.seg}/index.html" for lang in langs},
                                     "x-default": f"{SITE_URL}/stable/en/index.html"}
-    local = Head(chooser_page(langs))  # a build's root, opened from disk
+    local = Head(chooser_page(langs, langs[0]))  # a build's root, opened from disk
     assert local.alternates["ko"] == "ko/index.html" and local.alternates["x-default"] == "en/index.html"
     assert Head(not_found_page(f"{SITE_URL}/", langs)).meta["description"] == [SITE_DESCRIPTION]
+
+
+def test_the_chooser_sends_a_reader_of_none_of_the_languages_to_the_site_s_source_language():
+    korean_first = [languages.BY_SEG["ko"], languages.BY_SEG["en"]]
+    assert Head(chooser_page(korean_first, languages.BY_SEG["ko"])).alternates["x-default"] == "ko/index.html"
+    assert Head(chooser_page(korean_first, languages.BY_SEG["en"])).alternates["x-default"] == "en/index.html"
 
 
 def test_the_local_root_page_is_written_with_relative_alternates(site):

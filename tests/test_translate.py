@@ -92,7 +92,7 @@ def test_the_build_and_i18n_status_apply_the_same_rule(tmp_path, monkeypatch, ca
                                                            LITERAL: "``DistributedDataParallel`` 로 모델 감싸기"})
     with pytest.raises(translate.TranslationError, match=f"msgid {LITERAL!r}: changes a inline literal"):
         generate(lang, tutorial)
-    catalogs_command.status([lang])
+    catalogs_command.status(current(), [lang])
     total = len(tutorial_text.parse(tutorial.path).units)
     assert f"ko {tutorial.key} translated=1 fuzzy=0 untranslated={total - 1} " in capsys.readouterr().out
 

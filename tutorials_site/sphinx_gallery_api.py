@@ -474,6 +474,13 @@ def messages_left_in_english(doctree: nodes.Element) -> Iterator[str]:
     return (message for node, message in extract_messages(doctree) if not node.get("translated"))
 
 
+def conf_py_value(config: Any, name: str) -> Any:
+    """A setting as conf.py itself wrote it, whatever a command line overrode (`-D language=ko`); None where
+    conf.py sets none (or the configuration is not Sphinx's). Sphinx internal: Config keeps conf.py's namespace
+    as `_raw_config`."""
+    return getattr(config, "_raw_config", {}).get(name)
+
+
 def add_template_filter(app: Any, name: str, function: Callable[..., Any]) -> None:
     """A filter for the HTML templates; a builder without templates is left alone.
 

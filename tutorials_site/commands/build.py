@@ -330,18 +330,17 @@ def staging_skip(settings: Settings) -> tuple[Path, ...]:
     return settings.tree.root, settings.pages, Path(sys.prefix)
 
 
-def sphinx_args(settings: Settings, source: languages.Language, lang: languages.Language, src: Path, noplot: bool,
+def sphinx_args(settings: Settings, lang: languages.Language, src: Path, noplot: bool,
                 unrun: Sequence[str] = ()) -> list[str]:
-    """The sphinx-build command line of one language (SOURCE: the site's); UNRUN: the keys of the tutorials whose
-    pages show no output (a TUTORIALS build: the others, without a current run). The staged tree SRC holds the
-    site's conf.py too: Sphinx evaluates it from there."""
+    """The sphinx-build command line of one language; UNRUN: the keys of the tutorials whose pages show no output
+    (a TUTORIALS build: the others, without a current run). The staged tree SRC holds the site's conf.py too:
+    Sphinx evaluates it from there."""
     command = [
         "-b", "html", "--keep-going",
         "--no-color",  # the log is a file: no escape sequences (Sphinx colours where CI or FORCE_COLOR is set)
         "-d", str(settings.tree.doctrees(lang)),
         "-D", f"language={lang.code}",
         "-D", f"version={settings.version}", "-D", f"release={settings.version}",
-        "-D", f"tutorials_source_language={source.code}",
         "-D", f"tutorials_built_languages={' '.join(lang.seg for lang in settings.langs)}",
         # A translated language's page and label catalogs, compiled where staging put them, one per page.
         "-D", f"locale_dirs={LOCALE}", "-D", "gettext_compact=0",
@@ -520,7 +519,7 @@ def _to_render(build: _Build, noplot: bool, unrun: Sequence[str]) -> tuple[list[
             log.line(f"[build] {lang.seg}: STRICT=1 and {english} tutorial passage(s) would be shown in English")
             failed.append(lang.seg)
             continue
-        command = sphinx_args(settings, build.site.languages.source, lang, src, noplot, unrun)
+        command = sphinx_args(settings, lang, src, noplot, unrun)
         up_to_date = UpToDate.of(tree, build.site, lang, command, build.environment, staging_skip(settings))
         if up_to_date:
             log.line(f"[build] {lang.seg}: up to date")

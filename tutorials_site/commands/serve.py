@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core import site_tree
-from .build import staging_skip
 from ..core.errors import Failed, UsageError
 from ..core.layout import ROOT
 from ..core.settings import Settings
+from .build import staging_skip
 
 HOST = "127.0.0.1"  # the author's own machine only: a preview is nobody else's to reach
 DEFAULT_PORT = 8000

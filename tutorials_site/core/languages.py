@@ -101,5 +101,5 @@ def site_languages(source: str, listed: Sequence[str] | None) -> SiteLanguages:
 def alternates(langs: Sequence[Language], default: Language | None = None) -> list[tuple[str, Language]]:
     """(hreflang, language) of each language a page is in, and "x-default" for the one a reader of
     none of them gets: DEFAULT (the site's source language) where it is among them, else the first."""
-    chosen = default if default in langs else langs[0]
+    chosen = default if default is not None and default in langs else langs[0]
     return [(lang.hreflang, lang) for lang in langs] + [("x-default", chosen)]

@@ -111,7 +111,7 @@ class _Tags(set[str]):
     def has(self, tag: str) -> bool:
         return tag in self
 
-    def remove(self, tag: str) -> None:  # type: ignore[override]  # Sphinx's ignores a tag it lacks
+    def remove(self, tag: str) -> None:  # Sphinx's ignores a tag it lacks
         self.discard(tag)
 
 
@@ -149,9 +149,9 @@ def read_conf(root: Path = ROOT) -> Conf:
     try:
         with contextlib.chdir(folder):
             names = runpy.run_path(str(conf), init_globals={"tags": _Tags()})
-    except SiteError:
+    except (SiteError, KeyboardInterrupt):
         raise
-    except (Exception, SystemExit) as error:  # conf.py is user code: say where it broke
+    except BaseException as error:  # conf.py is user code (it may call sys.exit too): say where it broke
         raise _conf_error(error, conf) from None
     added = []
     for index, entry in enumerate(sys.path):

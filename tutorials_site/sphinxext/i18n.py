@@ -141,9 +141,9 @@ def add_template_filters(app: Sphinx) -> None:
 
 
 def source_language(app: Sphinx) -> languages.Language:
-    """The language the site's sources are written in: conf.py's `language`, which the build driver passes as
-    tutorials_source_language when it builds another (a plain sphinx-build builds the source language)."""
-    return languages.of(app.config.tutorials_source_language or app.config.language)
+    """The language the site's sources are written in: conf.py's own `language` (a build of another language
+    overrides the setting, `-D language=ko`, not what conf.py says), English where it sets none."""
+    return languages.of(sg.conf_py_value(app.config, "language") or "en")
 
 
 def site_languages(app: Sphinx) -> list[languages.Language]:
@@ -265,10 +265,9 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     """Register the language settings and the handlers that put every string of a page in its language."""
     app.add_config_value("tutorials_label_catalog", "", "env", types=[str])  # set by note_label_catalog
     app.connect("config-inited", note_label_catalog)
-    # The site's languages (conf.py: Sphinx codes, after its `language`); the source language and the languages
-    # of this build (LANGUAGES), which the build driver passes.
+    # The site's languages (conf.py: Sphinx codes, after its `language`); the languages of this build (LANGUAGES),
+    # which the build driver passes.
     app.add_config_value("tutorials_languages", None, "html", types=[list, tuple])
-    app.add_config_value("tutorials_source_language", "", "env", types=[str])
     app.add_config_value("tutorials_built_languages", "", "html", types=[str])
     app.add_config_value("tutorials_strict", False, "env", types=[bool])  # re-read: warnings come from reading
     app.connect("doctree-read", mark_untranslated)
