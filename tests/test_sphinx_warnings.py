@@ -139,13 +139,20 @@ def test_a_translated_passage_is_blamed_on_its_catalog_entry_and_english_on_the_
 def test_languages_sharing_a_warning_report_it_once(site: dict) -> None:
     merged = merge({"en": located(site, "en"), "ko": located(site, "ko")})
     assert first_lines(merged) == [
-        "ex/basics/one.py:8: WARNING: Title underline too short.",
-        "ex/basics/one.py:20: WARNING: Bullet list ends without a blank line; unexpected unindent. [docutils]",
-        "ex/basics/one.py:23: WARNING: Title underline too short.",
-        "ex/GALLERY_HEADER.rst:5: WARNING: Title underline too short.",
+        "ex/basics/one.py:8: WARNING: Title underline too short. (en, ko)",
+        "ex/basics/one.py:20: WARNING: Bullet list ends without a blank line; unexpected unindent. [docutils] (en, ko)",
+        "ex/basics/one.py:23: WARNING: Title underline too short. (en, ko)",
+        "ex/GALLERY_HEADER.rst:5: WARNING: Title underline too short. (en, ko)",
         "locales/ko/LC_MESSAGES/ex/basics/one.po:11: WARNING: Inline emphasis start-string without end-string. "
-        "[docutils]",
+        "[docutils] (ko)",
     ]
+    assert first_lines(merge({"en": located(site, "en")}))[0] == "ex/basics/one.py:8: WARNING: Title underline too short."
+
+
+def test_a_status_line_before_a_warning_is_no_part_of_its_place() -> None:
+    log = "checking consistency... /src/b.rst: WARNING: document isn't included in any toctree [toc.not_included]\n"
+    found = rewrite(log, lambda path, line: ("b.rst", None) if path == "/src/b.rst" else None)
+    assert [str(w) for w in found] == ["b.rst: WARNING: document isn't included in any toctree [toc.not_included]"]
 
 
 def test_generated_lines_map_to_the_script_and_sphinx_gallery_lines_to_nothing(site: dict) -> None:
@@ -173,6 +180,9 @@ def test_a_staged_copy_of_a_repository_file_is_named_relative_to_it(site: dict, 
     locate = sphinx_warnings.locator(site["roots"]["en"], {"ex": "gal"}, repo)
     assert locate(str(repo / "conf.py"), 3) == ("conf.py", 3)
     assert locate(str(tmp_path / "conf.py"), 3) is None  # outside the repository: left as Sphinx said
+    made = site["roots"]["en"] / "made_by_conf.rst"  # made in the staged tree (by conf.py): named as the site's
+    made.write_text("Made\n====\n")
+    assert locate(str(made), 2) == ("made_by_conf.rst", 2)
     assert locate(str(site["roots"]["en"] / "gal" / "basics" / "one.rst"), None) == ("ex/basics/one.py", None)
 
 

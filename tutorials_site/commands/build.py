@@ -499,7 +499,7 @@ def _render(settings: Settings, site: project.Project, todo: Sequence[_Todo], no
                 if not _finished(settings, lang, up_to_date, log_file, result, bool(found[lang.seg]), rendering):
                     failed.append(lang.seg)
                 log.sphinx_log(lang.seg, log_file)
-    for warning in sphinx_warnings.merge(found):
+    for warning in sphinx_warnings.merge({lang.seg: found[lang.seg] for lang, _, _ in todo if lang.seg in found}):
         log.line(str(warning))
     return [lang.seg for lang, _, _ in todo if lang.seg in failed]
 

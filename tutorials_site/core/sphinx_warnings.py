@@ -24,6 +24,7 @@ How sphinx-gallery (0.22) lays out an example page, and the offsets that follow:
 """
 
 import ast
+import dataclasses
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -63,10 +64,13 @@ class Warning:  # the build's own word; this module never needs the builtin
     line: int | None
     level: str
     message: str
+    languages: tuple[str, ...] = ()  # the languages whose builds reported it (merge), where several were built
 
     def __str__(self) -> str:
         where = "" if self.file is None else f"{self.file}:" if self.line is None else f"{self.file}:{self.line}:"
-        return f"{where} {self.level}: {self.message}" if where else f"{self.level}: {self.message}"
+        first, newline, rest = self.message.partition("\n")  # the languages end its first line, before a quote
+        message = first + (f" ({', '.join(self.languages)})" if self.languages else "") + newline + rest
+        return f"{where} {self.level}: {message}" if where else f"{self.level}: {message}"
 
 
 # --- generated example pages -> script lines -------------------------------------------------------
@@ -285,13 +289,24 @@ def after_warnings(log_text: str, limit: int) -> list[str]:
 def _split_location(location: str | None) -> tuple[str | None, int | None]:
     if location is None:
         return None, None
+    # Sphinx ends a status line without a newline ("checking consistency... ") where a warning follows.
+    location = re.sub(r"^.*\.\.\. (?=\S)", "", location)
     match = re.fullmatch(r"(.*?):(\d+)", location)
     return (match[1], int(match[2])) if match else (location, None)
 
 
 def merge(per_language: Mapping[str, Sequence[Warning]]) -> list[Warning]:
-    """Every languages' warnings, the ones several share (same file, line, level, message) once, in first-seen order."""
-    return list(dict.fromkeys(w for warnings in per_language.values() for w in warnings))
+    """Every language's warnings, each (file, line, level, message) once, in first-seen order; where several
+    languages were built, each names the languages that reported it."""
+    found: dict[Warning, list[str]] = {}
+    for lang, warnings in per_language.items():
+        for warning in warnings:
+            found.setdefault(warning, [])
+            if lang not in found[warning]:
+                found[warning].append(lang)
+    if len(per_language) < 2:
+        return list(found)
+    return [dataclasses.replace(warning, languages=tuple(langs)) for warning, langs in found.items()]
 
 
 # --- one staged language tree ----------------------------------------------------------------------
@@ -318,13 +333,17 @@ class _StagedTree:
         """The author's (file, line) for the (PATH, LINE) Sphinx reported; None when not ours to map."""
         given = Path(path) if Path(path).is_absolute() else self.staged_root / path
         absolute = given.resolve()
-        if given.parent.resolve().is_relative_to(self.staged_root):
-            staged = given.parent.resolve() / given.name  # the page's own name: a link is followed below
+        staged = given.parent.resolve() / given.name  # the page's own name: a link is followed below
+        if staged.is_relative_to(self.staged_root):
             mapped = self._gallery_file(staged.relative_to(self.staged_root), line)
             if mapped is not None:
                 return mapped
         if absolute.is_relative_to(self.repo_root) and not absolute.is_relative_to(self.staged_root):
             return absolute.relative_to(self.repo_root).as_posix(), line
+        if staged.is_relative_to(self.staged_root):
+            # Made in the staged tree (by conf.py, an extension, sphinx-gallery): named as the site's page, never
+            # as a file of the build folder.
+            return staged.relative_to(self.staged_root).as_posix(), line
         return None
 
     def _gallery_file(self, relative: Path, line: int | None) -> tuple[str, int | None] | None:
@@ -334,9 +353,20 @@ class _StagedTree:
                 continue
             inside = relative.relative_to(gallery_dir)  # <sub>/<stem>.rst
             page = self.staged_root / relative
+            copied = self._copied(examples_dir, inside, page)
+            if copied is not None:
+                return copied, line
             if inside.name == "index.rst" and not page.with_suffix(".py").is_file():
                 return self._index(examples_dir, inside.parent, page, line)
             return self._example_page(examples_dir, inside, page, line)
+        return None
+
+    def _copied(self, examples_dir: str, inside: Path, page: Path) -> str | None:
+        """The gallery source file PAGE is a copy of (copyfile_regex, or conf.py copying pages beside the scripts
+        into the gallery's folder, as PyTorch's does); None where it is no such copy."""
+        source = self.repo_root / examples_dir / inside
+        if page.suffix != ".py" and page.is_file() and source.is_file() and source.read_bytes() == page.read_bytes():
+            return source.relative_to(self.repo_root).as_posix()
         return None
 
     def _example_page(self, examples_dir: str, inside: Path, page: Path, line: int | None) -> tuple[str, int | None] | None:
