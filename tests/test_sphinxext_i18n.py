@@ -165,8 +165,8 @@ def test_a_site_page_with_untranslated_messages_gets_a_banner_under_its_title(fa
     section = doctree.next_node(nodes.section)
     banner = section.children[1]
     assert isinstance(banner, nodes.warning) and banner["classes"] == ["translation-incomplete"]
-    assert banner.astext() == ("1 passage(s) of this page are not translated yet and are shown in English. "
-                               "Read the English page.")
+    assert banner.astext() == ("1 passage(s) of this page are not translated yet and are shown in 英語. "
+                               "Read the page in 英語.")  # the name in the page's language, the sentence untranslated here
     assert banner.next_node(nodes.reference)["refuri"] == "../en/index.html"
     assert logged == []  # a warning under STRICT=1 only
 

@@ -60,6 +60,14 @@ def of(code: str) -> Language:
                     spaced=locale.language not in _UNSPACED)
 
 
+def name_in(lang: Language, reader: Language) -> str:
+    """LANG's name in the READER's language (Babel's locale data): English is 영어 to a Korean reader."""
+    try:
+        return Locale.parse(lang.code).get_display_name(Locale.parse(reader.code)) or lang.name
+    except (UnknownLocaleError, ValueError):
+        return lang.name
+
+
 @dataclass(frozen=True)
 class SiteLanguages:
     """The languages of a site: the one its sources are written in first, then the others in conf.py's order."""

@@ -238,10 +238,13 @@ def mark_untranslated(app: Sphinx, doctree: nodes.document) -> None:
                        type="tutorials", subtype="untranslated")
     banner = nodes.warning(classes=["translation-incomplete"])
     paragraph = nodes.paragraph()
-    paragraph += nodes.Text(_("{count} passage(s) of this page are not translated yet and are shown in English.")
-                            .format(count=count) + " ")
-    english = page_url(docname, source_language(app).seg, docname)
-    paragraph += nodes.reference("", _("Read the English page."), refuri=english, classes=["english-page"])
+    source = source_language(app)
+    language = languages.name_in(source, languages.of(app.config.language))  # "영어" on a Korean page
+    paragraph += nodes.Text(_("{count} passage(s) of this page are not translated yet and are shown in {language}.")
+                            .format(count=count, language=language) + " ")
+    original = page_url(docname, source.seg, docname)
+    paragraph += nodes.reference("", _("Read the page in {language}.").format(language=language), refuri=original,
+                                 classes=["english-page"])
     banner += paragraph
     section = next(iter(doctree.findall(nodes.section)), None)
     parent = section if section is not None else doctree
