@@ -564,6 +564,8 @@ def _prepare(settings: Settings, executes_nothing: bool) -> _Build:
     log = BuildLog.here(settings.verbose)
     site = project.current()
     catalogs.check_layout(site)
+    for merged in site.merged_headers:
+        log.line(f"warning: {merged}")
     for folder in site.ignored_folders:
         log.line(f"warning: {folder}/: holds scripts but is no gallery section (a section is a gallery's "
                  "subfolder with a GALLERY_HEADER.rst or README.txt); its scripts get no page")

@@ -304,6 +304,20 @@ class Project:
         return tuple(found)
 
     @cached_property
+    def merged_headers(self) -> tuple[str, ...]:
+        """A line for each gallery folder or section with two headers or more (two galleries copied onto one
+        folder, typically): sphinx-gallery uses the first in its order and ignores the others without a word."""
+        found = []
+        for gallery in self.galleries:
+            for folder in self.sections(gallery):
+                names = [name for name in HEADER_NAMES if (folder / name).is_file()]
+                if len(names) > 1:
+                    found.append(f"{folder.relative_to(self.root).as_posix()}/: {len(names)} gallery headers, "
+                                 f"{' and '.join(names)}; sphinx-gallery shows {names[0]} only (were two folders "
+                                 "copied onto one?): keep one")
+        return tuple(found)
+
+    @cached_property
     def ignored_folders(self) -> tuple[str, ...]:
         """Folders holding scripts that no gallery shows: no header, or nested deeper than one section."""
         shown = {section for gallery in self.galleries for section in self.sections(gallery)}
