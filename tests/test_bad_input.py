@@ -20,7 +20,7 @@ from tutorials_site.core import checks, fingerprint, isolation, languages, trans
 from tutorials_site.core.layout import ROOT
 
 KO_PO = "locales/ko/LC_MESSAGES/beginner_source/data_parallel_tutorial.po"
-JA_SITE_PO = "locales/ja/LC_MESSAGES/site.po"
+JA_SITE_PO = "locales/ja/LC_MESSAGES/index.po"  # the landing page's catalog
 EN_KO = {"LANGUAGES": "en ko"}
 
 

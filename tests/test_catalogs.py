@@ -103,12 +103,12 @@ def test_a_broken_catalog_fails_the_build_before_anything_is_overwritten(project
     builddir = project_copy / "_build"
     assert build(project_copy, builddir, "--noplot", env={"LANGUAGES": "ja"}).returncode == 0
     before = (builddir / "html" / "ja" / "index.html").read_bytes()
-    po = project_copy / "locales" / "ja" / "LC_MESSAGES" / "site.po"
+    po = project_copy / "locales" / "ja" / "LC_MESSAGES" / "index.po"
     lines = po.read_text().splitlines()
     broken_at = next(i for i, line in enumerate(lines) if line.startswith("msgstr") and line != 'msgstr ""')
     lines[broken_at] = lines[broken_at].rstrip('"')  # an unterminated string
     po.write_text("\n".join(lines) + "\n")
     result = build(project_copy, builddir, "--noplot", env={"LANGUAGES": "ja"})
     assert result.returncode != 0
-    assert f"error: locales/ja/LC_MESSAGES/site.po:{broken_at + 1}: PO syntax error" in result.stderr
+    assert f"error: locales/ja/LC_MESSAGES/index.po:{broken_at + 1}: PO syntax error" in result.stderr
     assert (builddir / "html" / "ja" / "index.html").read_bytes() == before

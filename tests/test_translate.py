@@ -142,7 +142,7 @@ def test_injected_markup_reaches_neither_the_page_nor_the_downloads(project_copy
     ja = project_copy / "locales" / "ja" / "LC_MESSAGES"
     tutorial_po = ja / "beginner_source" / "data_parallel_tutorial.po"
     tutorial_po.write_text(tutorial_po.read_text().replace('msgstr "まとめ"', 'msgstr "まとめ <img src=x onerror=alert(1)>"'))
-    site_po = ja / "site.po"
+    site_po = ja / "beginner" / "index.po"  # the gallery's index: its header's text
     text = site_po.read_text()
     at = text.index('msgid "Beginner tutorials"')
     site_po.write_text(text[:at] + text[at:].replace('msgstr "', 'msgstr "<script>alert(2)</script>', 1))

@@ -180,7 +180,7 @@ def test_file_line_problems_become_annotations(workflow):
     matchers = json.loads((lint.WORKFLOWS.parent / "problem-matchers.json").read_text())["problemMatcher"]
     pattern = re.compile(matchers[0]["pattern"][0]["regexp"])
     for line in ("beginner_source/broken_tutorial.py:9: ERROR: tutorial failed: ZeroDivisionError: division by zero",
-                 "warning: locales/ja/LC_MESSAGES/site.po:23: msgid 'x': contains an HTML tag; shown in English"):
+                 "warning: locales/ja/LC_MESSAGES/index.po:23: msgid 'x': contains an HTML tag; shown in English"):
         assert pattern.match(line), line
     for name in ("lint", "plan", "execute", "assemble"):
         assert any("::add-matcher::" in step.get("run", "") for step in workflow["jobs"][name]["steps"]), name
