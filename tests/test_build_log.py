@@ -35,7 +35,7 @@ def built(builds_site: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[
     script.write_text(script.read_text(encoding="utf-8") + SHORT, encoding="utf-8")
     result = build(project, project / "_build", env={"LANGUAGES": "en ko"})
     assert result.returncode == 0, result.stdout + result.stderr
-    return project, result, f"{DDP.as_posix()}:{line}: WARNING: Title underline too short.\n\nA heading\n---- [docutils]"
+    return project, result, f"{DDP.as_posix()}:{line}: WARNING: Title underline too short. (en, ko)\n\nA heading\n---- [docutils]"
 
 
 def test_the_estimate_counts_what_is_left_of_the_running_tutorial_and_the_untimed() -> None:

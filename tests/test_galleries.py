@@ -175,8 +175,8 @@ print("underline")
 
 print("again")
 '''
-WARNING_LINES = ["beginner_source/short_underline.py:8: WARNING: Title underline too short.",
-                 "beginner_source/short_underline.py:17: WARNING: Title underline too short."]
+WARNING_LINES = ["beginner_source/short_underline.py:8: WARNING: Title underline too short. (en, ja)",
+                 "beginner_source/short_underline.py:17: WARNING: Title underline too short. (en, ja)"]
 
 
 @pytest.mark.site
@@ -193,7 +193,7 @@ def test_warning_is_told_once_at_the_authors_line_and_fails_only_with_strict(pro
     strict = build(project_copy, builddir, env={"LANGUAGES": "en", "STRICT": "1"})
     output = strict.stdout + strict.stderr
     assert strict.returncode != 0, output
-    assert WARNING_LINES[0] in output
+    assert WARNING_LINES[0].removesuffix(" (en, ja)") in output.splitlines()  # one language: none named
 
 
 @pytest.mark.site
