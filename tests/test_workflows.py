@@ -13,6 +13,7 @@ from packaging.version import Version
 from tutorials_site.commands import lint
 from tutorials_site.core import needs, shards
 from tutorials_site.core.fingerprint import read_requirements
+from tutorials_site.core.torch_builds import FAMILY
 
 NODE_MODULES = Path(sys.prefix) / "node" / "node_modules"
 WORKFLOW = lint.WORKFLOWS / "docs.yml"
@@ -189,7 +190,8 @@ def test_file_line_problems_become_annotations(workflow):
 # --- the lock files: every package pinned, with its files' hashes ---
 
 LOCKS = {"cpu": "requirements-cpu.lock", "cuda": "requirements-cuda.lock", "test": "requirements-test.lock"}
-# What the CUDA build of torch adds to the CPU build's environment: PyPI's CUDA libraries.
+# What the CUDA build of torch adds to the CPU build's environment: PyPI's CUDA libraries. The torch family
+# (core.torch_builds) is in both, each member in its lock's build.
 CUDA_ONLY = re.compile(r"nvidia-.*|cuda-.*|triton")
 
 
@@ -215,15 +217,20 @@ def test_the_locks_pin_every_requirement_with_hashes(locks):
             [spec] = line.requirement.specifier
             assert name in locks[kind], f"{LOCKS[kind]} lacks {name}: run `make lock`"
             assert locks[kind][name][0].public == Version(spec.version).public, f"{LOCKS[kind]}: {name} is not {spec}"
-    assert locks["cpu"]["torch"][0].local == "cpu" and locks["cuda"]["torch"][0].local is None
+    for name in FAMILY:
+        if name in locks["cpu"]:
+            assert locks["cpu"][name][0].local == "cpu" and locks["cuda"][name][0].local is None, name
 
 
-def test_the_cpu_and_cuda_environments_differ_only_in_torch_and_its_cuda_libraries(locks):
+def test_the_cpu_and_cuda_environments_differ_only_in_the_torch_family_s_builds_and_torch_s_cuda_libraries(locks):
     cpu, cuda, test = locks["cpu"], locks["cuda"], locks["test"]
     assert {name for name in cuda.keys() - cpu.keys() if not CUDA_ONLY.fullmatch(name)} == set()
     assert cpu.keys() - cuda.keys() == set()
-    for name in cpu.keys() - {"torch"}:
+    assert "torch" in cpu
+    for name in cpu.keys() - set(FAMILY):
         assert cpu[name] == cuda[name], name
+    for name in cpu.keys() & set(FAMILY):  # the same release, another build: other files
+        assert cpu[name][0].public == cuda[name][0].public and not cpu[name][1] & cuda[name][1], name
     for name in test.keys() & cpu.keys():  # the test tools install on top: same versions, same files
         assert test[name] == cpu[name], name
 
