@@ -3,6 +3,8 @@ fixtures, the stand-ins for Sphinx that sphinxext's unit tests use, and the mark
 to the unit tests (at the end: site and tutorial, and the guard that fails a test missing its mark).
 """
 
+from __future__ import annotations
+
 import io
 import json
 import logging
@@ -13,6 +15,9 @@ import shutil
 import subprocess
 import sys
 from collections import defaultdict
+from dataclasses import dataclass, field
+from html import escape
+from html.parser import HTMLParser
 from pathlib import Path
 from types import SimpleNamespace
 from unittest import mock
@@ -312,6 +317,80 @@ def sphinx_app(tmp_path, monkeypatch, untranslated):
     yield make
     for app in apps:
         app.cleanup()
+
+
+# --- a minimal DOM of a built page (html.parser), for the tests that compare pages with stock builds --------------------------------
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+@dataclass
+class Node:
+    tag: str
+    attrs: dict[str, str] = field(default_factory=dict)
+    children: list[Node | str] = field(default_factory=list)
+
+    @property
+    def classes(self) -> set[str]:
+        return set(self.attrs.get("class", "").split())
+
+    def walk(self, skip: frozenset[str] = frozenset()):
+        """This element and every element under it, in document order, less those with a class in SKIP."""
+        if self.classes & skip:
+            return
+        yield self
+        for child in self.children:
+            if isinstance(child, Node):
+                yield from child.walk(skip)
+
+    def find_all(self, tag: str | None = None, classes: set[str] = frozenset()) -> list[Node]:
+        return [n for n in self.walk() if (tag is None or n.tag == tag) and classes <= n.classes]
+
+    def text(self) -> str:
+        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
+
+    def inner_html(self) -> str:
+        """Children serialized again, attributes sorted: equal markup gives equal strings."""
+        out = []
+        for child in self.children:
+            if isinstance(child, str):
+                out.append(escape(child, quote=False))
+            else:
+                attrs = "".join(f' {k}="{escape(v)}"' for k, v in sorted(child.attrs.items()))
+                out.append(f"<{child.tag}{attrs}>" + ("" if child.tag in VOID else f"{child.inner_html()}</{child.tag}>"))
+        return "".join(out)
+
+
+class _TreeBuilder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#document")
+        self.stack = [self.root]
+
+    def handle_starttag(self, tag, attrs):
+        node = Node(tag, {k: v or "" for k, v in attrs})
+        self.stack[-1].children.append(node)
+        if tag not in VOID:
+            self.stack.append(node)
+
+    def handle_startendtag(self, tag, attrs):
+        self.stack[-1].children.append(Node(tag, {k: v or "" for k, v in attrs}))
+
+    def handle_endtag(self, tag):
+        # Close up to the matching element; a stray end tag is ignored.
+        for depth in range(len(self.stack) - 1, 0, -1):
+            if self.stack[depth].tag == tag:
+                del self.stack[depth:]
+                return
+
+    def handle_data(self, data):
+        self.stack[-1].children.append(data)
+
+
+def parse_html(path: Path) -> Node:
+    builder = _TreeBuilder()
+    builder.feed(path.read_text(encoding="utf-8"))
+    return builder.root
 
 
 # --- two builds compared -------------------------------------------------------------------------------

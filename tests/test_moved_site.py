@@ -26,16 +26,16 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from difflib import unified_diff
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from babel.messages.pofile import read_po, write_po
 from PIL import Image
 
-from conftest import copy_project, make
+from conftest import Node, copy_project, make
+from conftest import parse_html as parse
 
 pytestmark = pytest.mark.site  # every test here builds a site
 
@@ -65,62 +65,6 @@ TRANSLATION = {"처음 만나는 바람개비": "Meeting the pinwheel",
                "바람개비는 바람의 방향과 세기를 눈으로 보여 주는 장난감입니다.":
                    "A pinwheel is a toy that shows the direction and the strength of the wind."}
 BUILD_ENV = {"MPLBACKEND": "agg"}
-
-
-# --- a small DOM of a page, with html.parser --------------------------------------------------------------
-
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-
-
-@dataclass
-class Node:
-    tag: str
-    attrs: dict[str, str] = field(default_factory=dict)
-    children: list[Node | str] = field(default_factory=list)
-
-    @property
-    def classes(self) -> set[str]:
-        return set(self.attrs.get("class", "").split())
-
-    def walk(self, skip: frozenset[str] = frozenset()):
-        """This element and every element under it in document order, less those with a class in SKIP."""
-        if self.classes & skip:
-            return
-        yield self
-        for child in self.children:
-            if isinstance(child, Node):
-                yield from child.walk(skip)
-
-    def text(self) -> str:
-        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
-
-
-class _TreeBuilder(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.root = Node("#document")
-        self.stack = [self.root]
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        node = Node(tag, {k: v or "" for k, v in attrs})
-        self.stack[-1].children.append(node)
-        if tag not in VOID:
-            self.stack.append(node)
-
-    def handle_endtag(self, tag: str) -> None:
-        for depth in range(len(self.stack) - 1, 0, -1):  # a stray end tag is ignored
-            if self.stack[depth].tag == tag:
-                del self.stack[depth:]
-                return
-
-    def handle_data(self, data: str) -> None:
-        self.stack[-1].children.append(data)
-
-
-def parse(path: Path) -> Node:
-    builder = _TreeBuilder()
-    builder.feed(path.read_text(encoding="utf-8"))
-    return builder.root
 
 
 # --- what a reader gets from a page ------------------------------------------------------------------------

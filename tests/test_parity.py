@@ -23,15 +23,14 @@ import subprocess
 import sys
 import time
 import zipfile
-from dataclasses import dataclass, field
-from html import escape
-from html.parser import HTMLParser
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
-from conftest import build, copy_project
+from conftest import Node, build, copy_project
+from conftest import parse_html as parse
 
 pytestmark = pytest.mark.site  # every test here builds a site
 
@@ -66,78 +65,6 @@ PAIRS = {
     },
 }
 BUILD_ENV = {"MPLBACKEND": "agg"}
-
-
-# --- a minimal DOM, enough to find sphinx-gallery's parts of a page --------------------------------
-
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-
-
-@dataclass
-class Node:
-    tag: str
-    attrs: dict[str, str] = field(default_factory=dict)
-    children: list[Node | str] = field(default_factory=list)
-
-    @property
-    def classes(self) -> set[str]:
-        return set(self.attrs.get("class", "").split())
-
-    def walk(self):
-        """This element and every element under it, in document order."""
-        yield self
-        for child in self.children:
-            if isinstance(child, Node):
-                yield from child.walk()
-
-    def find_all(self, tag: str | None = None, classes: set[str] = frozenset()) -> list[Node]:
-        return [n for n in self.walk() if (tag is None or n.tag == tag) and classes <= n.classes]
-
-    def text(self) -> str:
-        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
-
-    def inner_html(self) -> str:
-        """Children serialized again, attributes sorted: equal markup gives equal strings."""
-        out = []
-        for child in self.children:
-            if isinstance(child, str):
-                out.append(escape(child, quote=False))
-            else:
-                attrs = "".join(f' {k}="{escape(v)}"' for k, v in sorted(child.attrs.items()))
-                out.append(f"<{child.tag}{attrs}>" + ("" if child.tag in VOID else f"{child.inner_html()}</{child.tag}>"))
-        return "".join(out)
-
-
-class _TreeBuilder(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.root = Node("#document")
-        self.stack = [self.root]
-
-    def handle_starttag(self, tag, attrs):
-        node = Node(tag, {k: v or "" for k, v in attrs})
-        self.stack[-1].children.append(node)
-        if tag not in VOID:
-            self.stack.append(node)
-
-    def handle_startendtag(self, tag, attrs):
-        self.stack[-1].children.append(Node(tag, {k: v or "" for k, v in attrs}))
-
-    def handle_endtag(self, tag):
-        # Close up to the matching element; a stray end tag is ignored.
-        for depth in range(len(self.stack) - 1, 0, -1):
-            if self.stack[depth].tag == tag:
-                del self.stack[depth:]
-                return
-
-    def handle_data(self, data):
-        self.stack[-1].children.append(data)
-
-
-def parse(path: Path) -> Node:
-    builder = _TreeBuilder()
-    builder.feed(path.read_text(encoding="utf-8"))
-    return builder.root
 
 
 # --- what a reader gets from a page ----------------------------------------------------------------
