@@ -260,6 +260,10 @@ def test_a_template_filter_is_used_by_the_html_templates(page):
     sg.add_template_filter(SimpleNamespace(builder=SimpleNamespace()), "shout", str.upper)  # no templates: nothing
 
 
+def test_a_template_is_rendered_with_a_page_s_context(page):
+    assert sg.render_template(page.app, "!searchbox.html", {"pagename": "index", "builder": "html",
+                                                             "pathto": lambda *_: "search.html"}).count("<form") == 1
+
 def test_a_tutorials_label_names_its_title(page):
     assert sg.label_title(page.app.env, "sphx_glr_g_plot_demo.py") == "A demo"
     assert sg.label_title(page.app.env, "sphx_glr_g_missing.py") is None

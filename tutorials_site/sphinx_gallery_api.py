@@ -485,6 +485,13 @@ def add_template_filter(app: Any, name: str, function: Callable[..., Any]) -> No
         templates.environment.filters[name] = function
 
 
+def render_template(app: Any, name: str, context: dict[str, Any]) -> str:
+    """The HTML builder's template NAME rendered with a page's CONTEXT, as the builder renders its pages.
+
+    Sphinx internal: the builder's `templates` attribute (its TemplateBridge, whose `render` is documented).
+    """
+    return str(app.builder.templates.render(name, context))
+
 def label_title(env: Any, label: str) -> str | None:
     """The title of the section a reference label names (Sphinx internal: the standard domain's `labels`,
     label -> (document, anchor, title))."""

@@ -1,8 +1,10 @@
 """`make update-po` and `make i18n-status`.
 
 update-po extracts every translatable unit (tutorials with core.tutorial_text,
-the hand-written pages with Sphinx's gettext builder, labels from the theme,
-our templates and this package) and merges it into every language's catalogs.
+the hand-written pages with Sphinx's gettext builder, the site's labels from
+conf.py and its templates) and merges it into every language's catalogs; and
+the engine's labels (its code's, its templates', the theme's) into the engine's
+catalogs (core.assets).
 """
 
 import os
@@ -16,7 +18,7 @@ from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
-from ..core import catalogs, languages, project, tutorial_text
+from ..core import assets, catalogs, languages, project, tutorial_text
 from ..core.layout import ROOT, BuildTree
 from ..core.staging import stage
 from ..core.translate import SITE_CHECKS, SiteCheck, link_targets, refusal
@@ -46,7 +48,38 @@ def site_templates() -> dict[str, Catalog]:
             locations = [(os.path.relpath(os.path.normpath(pot / file), src), line) for file, line in message.locations]
             if message.id and isinstance(message.id, str) and catalogs.is_site_message(message.id, locations, tutorial_msgids):
                 site.add(message.id, locations=locations, auto_comments=message.auto_comments)
+    return {"site": site, "sphinx": site_labels()}
+
+
+def _add_extracted(catalog: Catalog, folder: Path, label: str, method_map: list[tuple[str, str]]) -> None:
+    """Add the labels (`_()`, `N_()`, `{% trans %}`) of the files under FOLDER, located as <label>/<file>."""
+    for filename, lineno, text, comments, _ in extract_from_dir(
+        folder, method_map=method_map, keywords={"_": None, "N_": None, "gettext": None}
+    ):
+        if text in catalog:
+            catalog[text].locations.append((f"{label}/{filename}", lineno))
+        else:
+            catalog.add(text, locations=[(f"{label}/{filename}", lineno)], auto_comments=comments)
+
+
+def site_labels() -> Catalog:
+    """The template of the site's label catalog (sphinx.po): conf.py's names shown on every page, translated
+    by the extension (i18n.add_page_context, meta), and the labels of the site's own templates."""
     ui = Catalog(project="PyTorch Tutorials", fuzzy=False)
+    conf = project.current().conf
+    for setting in ("project", "copyright", "tutorials_site_description"):
+        if conf.get(setting):
+            ui.add(conf[setting], locations=[("conf.py", 0)], auto_comments=[f"conf.py: {setting}"])
+    for folder in conf.get("templates_path", []):
+        if (ROOT / folder).is_dir():
+            _add_extracted(ui, ROOT / folder, folder, [("**.html", "jinja2.ext:babel_extract")])
+    return ui
+
+
+def engine_labels() -> Catalog:
+    """The template of the engine's label catalogs (core.assets): the labels of its code and templates, and
+    sphinx-rtd-theme's, which that theme ships no Korean or Japanese translation of."""
+    ui = Catalog(project="tutorials_site", fuzzy=False)
     import sphinx_rtd_theme  # only here: the theme is Sphinx's to load
 
     theme_pot = Path(sphinx_rtd_theme.__file__).parent / "locale" / "sphinx.pot"
@@ -55,35 +88,24 @@ def site_templates() -> dict[str, Catalog]:
             if message.id:
                 ui.add(message.id, locations=[(f"sphinx_rtd_theme/{Path(file).name}", line)
                                               for file, line in message.locations])
-    conf = project.current().conf
-    for setting in ("project", "copyright"):  # shown on every page, translated by i18n.add_page_context
-        ui.add(conf[setting], locations=[("conf.py", 0)], auto_comments=[f"conf.py: {setting}"])
-    ours = [
-        (ROOT / "tutorials_site", "tutorials_site", [("**.py", "python")]),
-        (ROOT / "_templates", "_templates", [("**.html", "jinja2.ext:babel_extract")]),
-    ]
-    for folder, label, method_map in ours:
-        for filename, lineno, text, comments, _ in extract_from_dir(
-            folder, method_map=method_map, keywords={"_": None, "N_": None, "gettext": None}
-        ):
-            if text in ui:
-                ui[text].locations.append((f"{label}/{filename}", lineno))
-            else:
-                ui.add(text, locations=[(f"{label}/{filename}", lineno)], auto_comments=comments)
-    return {"site": site, "sphinx": ui}
+    _add_extracted(ui, assets.PACKAGE, assets.PACKAGE.name,
+                   [("templates/**.html", "jinja2.ext:babel_extract"), ("**.py", "python")])
+    return ui
 
 
 def update_po() -> None:
     """`make update-po`: every language's catalogs merged with what the sources say now."""
     catalogs.check_layout()
     site = site_templates()
+    engine = engine_labels()
     for lang in languages.TRANSLATED:
         for tutorial in project.current().tutorials:
             catalogs.merge(catalogs.tutorial_template(tutorial.path), catalogs.tutorial_po(lang, tutorial), lang)
         for domain, template in site.items():
             catalogs.merge(template, catalogs.catalog_dir(lang) / f"{domain}.po", lang)
+        catalogs.merge(engine, assets.label_po(lang), lang)
         print(f"update-po: {lang.seg}: merged {len(project.current().tutorials)} tutorial catalog(s), "
-              f"{', '.join(f'{d}.po' for d in site)}")
+              f"{', '.join(f'{d}.po' for d in site)}, the engine's labels ({catalogs.display_path(assets.label_po(lang))})")
 
 
 def status(langs: Sequence[languages.Language], strict: bool = False) -> bool:
@@ -104,14 +126,16 @@ def status(langs: Sequence[languages.Language], strict: bool = False) -> bool:
 
             line = catalogs.counts(catalogs.tutorial_template(path), catalog, usable)
             _print_status(lang.seg, tutorial.key, line, total)
-        for domain in catalogs.SITE_DOMAINS:  # as of the last update-po: Sphinx extracts these, not this command
-            po = catalogs.catalog_dir(lang) / f"{domain}.po"
+        # As of the last update-po: Sphinx extracts these, not this command. The engine's labels count too.
+        label_catalogs = [(domain, catalogs.catalog_dir(lang) / f"{domain}.po", SITE_CHECKS[domain])
+                          for domain in catalogs.SITE_DOMAINS] + [("engine", assets.label_po(lang), SITE_CHECKS["sphinx"])]
+        for name, po, check in label_catalogs:
             catalog = catalogs.load(po) if po.exists() else Catalog()
 
-            def usable_site(msgid: str, msgstr: str, check: SiteCheck = SITE_CHECKS[domain], catalog: Catalog = catalog) -> bool:
+            def usable_site(msgid: str, msgstr: str, check: SiteCheck = check, catalog: Catalog = catalog) -> bool:
                 return check(catalog[msgid], msgstr) is None
 
-            _print_status(lang.seg, domain, catalogs.counts(catalog, catalog, usable_site), total)
+            _print_status(lang.seg, name, catalogs.counts(catalog, catalog, usable_site), total)
     complete = total[0] == sum(total)
     _print_status("total", "", total, None)
     return complete or not strict

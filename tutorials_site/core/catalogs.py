@@ -3,8 +3,8 @@
 Per language (locales/<code>/LC_MESSAGES/):
 - <tutorial folder>/<tutorial>.po: the units of one tutorial script (tutorial_text);
 - site.po: the hand-written pages, as Sphinx's gettext builder extracts them;
-- sphinx.po: the labels of the theme, of our templates and of this package
-  (sphinx-rtd-theme ships no Korean or Japanese catalog).
+- sphinx.po: the site's labels (conf.py's project, copyright and description, its own templates'); the
+  engine's labels have catalogs of their own in the package (core.assets).
 
 Babel reads, writes and merges them. A changed English unit becomes fuzzy (with
 the previous English kept as `#| msgid`) or untranslated: both show English.
