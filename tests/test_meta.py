@@ -10,11 +10,13 @@ from docutils.utils import column_width
 
 from conftest import build
 from tutorials_site.core import languages, versions
+from tutorials_site.core.project import current
 from tutorials_site.core.publish import site_url
 from tutorials_site.core.site_pages import chooser_page, not_found_page
-from tutorials_site.core.summaries import ELLIPSIS, LIMIT, SITE_DESCRIPTION, plain_text
+from tutorials_site.core.summaries import ELLIPSIS, LIMIT, plain_text
 
 SITE_URL = site_url().rstrip("/")
+SITE_DESCRIPTION = current().conf["tutorials_site_description"]  # conf.py's
 OG_LOCALES = {"en": "en_US", "ko": "ko_KR", "ja": "ja_JP", "zh-cn": "zh_CN"}
 # A text in the language: Hangul, kana, or hanzi without kana or Hangul; English has none of them.
 SCRIPTS = {"ko": r"[가-힣]", "ja": r"[\u3040-\u30ff]", "zh-cn": r"^[^\u3040-\u30ff가-힣]*[\u4e00-\u9fff]"}
