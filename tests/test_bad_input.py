@@ -673,18 +673,20 @@ PAYLOADS = (
 # would take it as markup.
 EVERYWHERE = ('ラベル" tabindex="0" autofocus onfocus="document.body.dataset.x=1" data-x="</style></script>'
               '<img src=x onerror="document.body.dataset.x=2"><img src=y onerror=document.body.dataset.x=3// ')
-JA_LABELS = "locales/ja/LC_MESSAGES/sphinx.po"
+JA_LABELS = "tutorials_site/locale/ja/LC_MESSAGES/sphinx.po"  # the engine's labels
 JA = {"LANGUAGES": "ja"}
 
 
 def site_messages(root=None):
-    """(language, domain, message) of every translated language's site.po and sphinx.po."""
-    from tutorials_site.core import catalogs
+    """(language, domain, message) of every translated language's site.po and sphinx.po, and of the engine's
+    label catalog (domain sphinx: labels too)."""
+    from tutorials_site.core import assets, catalogs
 
     for lang in languages.TRANSLATED:
-        for domain in catalogs.SITE_DOMAINS:
-            folder = catalogs.catalog_dir(lang) if root is None else root / "locales" / lang.code / "LC_MESSAGES"
-            for message in catalogs.load(folder / f"{domain}.po"):
+        folder = catalogs.catalog_dir(lang) if root is None else root / "locales" / lang.code / "LC_MESSAGES"
+        engine = assets.label_po(lang) if root is None else root / assets.label_po(lang).relative_to(assets.PACKAGE.parent)
+        for domain, po in [*((domain, folder / f"{domain}.po") for domain in catalogs.SITE_DOMAINS), ("sphinx", engine)]:
+            for message in catalogs.load(po):
                 if message.id:
                     yield lang, domain, message
 
@@ -749,7 +751,7 @@ def our_labels(root):
                for label in (value.values() if isinstance(value, dict) else [value])}
     return {message.id for lang, domain, message in site_messages(root)
             if lang.seg == "ja" and domain == "sphinx" and not translate.TAG.search(message.id)
-            and (message.id in scripts or any(path.startswith("_templates/") for path, _ in message.locations))}
+            and (message.id in scripts or any(path.startswith("tutorials_site/templates/") for path, _ in message.locations))}
 
 
 @pytest.fixture(scope="module")
@@ -763,7 +765,7 @@ def hostile_site(builds_site, tmp_path_factory):
     set_translations(ja / "site.po", {m.id: (m.string or m.id) + PAYLOADS[0] for lang, domain, m in site_messages(project)
                                       if lang.seg == "ja" and domain == "site"})
     labels = our_labels(project)
-    set_translations(ja / "sphinx.po", dict.fromkeys(labels, EVERYWHERE))
+    set_translations(project / JA_LABELS, dict.fromkeys(labels, EVERYWHERE))
     unchecked = ("import sys; from tutorials_site.core import translate; "
                  "translate.SITE_CHECKS['sphinx'] = lambda message, msgstr: None; "
                  "from tutorials_site.commands.cli import main; main(sys.argv[1:])")

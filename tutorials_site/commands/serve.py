@@ -17,14 +17,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core import project
+from ..core import assets, project
 from ..core.errors import Failed, UsageError
 from ..core.layout import PAGES, ROOT, STATIC
 from ..core.settings import Settings
 
 HOST = "127.0.0.1"  # the author's own machine only: a preview is nobody else's to reach
 DEFAULT_PORT = 8000
-# What a build reads besides the galleries: conf.py, the hand-written pages, templates, static files, catalogs.
+# What a build reads besides the galleries and the engine's own files (core.assets): conf.py, the
+# hand-written pages, templates, static files, catalogs.
 INPUTS = ("conf.py", *PAGES, "_templates", STATIC, "locales")
 # Files an editor or a run writes beside what it saves, which change no page.
 _NOT_INPUTS = re.compile(r"(^\.|~$|\.sw[a-p]$|\.py[cod]$|^4913$)")
@@ -41,7 +42,7 @@ def port_of(environ: Mapping[str, str]) -> int:
 def watched() -> list[Path]:
     """The project's inputs that exist: a save to any of them rebuilds."""
     galleries = [gallery.examples_dir for gallery in project.current().galleries]
-    return [ROOT / name for name in (*INPUTS, *galleries) if (ROOT / name).exists()]
+    return [*(ROOT / name for name in (*INPUTS, *galleries) if (ROOT / name).exists()), *assets.FOLDERS]
 
 
 def is_input(path: str | Path) -> bool:

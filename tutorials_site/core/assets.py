@@ -33,6 +33,7 @@ def label_po(lang: languages.Language) -> Path:
     return LOCALE / lang.code / "LC_MESSAGES" / "sphinx.po"
 
 
-def files() -> list[Path]:
-    """Every file of the engine's templates, static files and catalogs, in order."""
-    return sorted(path for folder in FOLDERS for path in folder.rglob("*") if path.is_file())
+def files(package: Path = PACKAGE) -> list[Path]:
+    """Every file of the engine's templates, static files and catalogs (in PACKAGE, the package's folder), in order."""
+    folders = [package / folder.relative_to(PACKAGE) for folder in FOLDERS]
+    return sorted(path for folder in folders for path in folder.rglob("*") if path.is_file())

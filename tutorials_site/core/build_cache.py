@@ -38,7 +38,7 @@ def inputs_digest(tree: BuildTree, project: Project, command: Sequence[str], lan
     inputs += [tree.run_dir(t.key) / name for t in project.tutorials for name in (runs.RESULT, runs.STAMP)]
     files = [path for name in inputs for path in files_under(name)]
     files += sorted(PACKAGE.rglob("*.py"))  # a change to the extensions changes the pages (not their bytecode)
-    files += assets.files()  # so do the engine's templates, static files and label catalogs
+    files += assets.files(PACKAGE)  # so do the engine's templates, static files and label catalogs
     for path in files:
         digest.update(f"{path}\0".encode() + path.read_bytes())
     return digest.hexdigest()
