@@ -7,8 +7,9 @@
 - sphinx_rtd_theme gets the engine's overrides of its templates (the flyout lists the languages and
   versions); any other theme gets the same lists at the top of each page's body, which every theme shows.
 - The labels' catalog of the build's language is compiled into the build's doctrees folder (never into
-  the package) and added to Sphinx's own `sphinx` catalog, which templates and the package's code read:
-  the site's catalogs, then Sphinx's, then the engine's.
+  the package) and added to Sphinx's `sphinx` catalog, which templates and the package's code read: the
+  site's catalogs win, then the engine's, then Sphinx's own (whose words of the theme the engine's
+  translations were made to replace).
 """
 
 import io
@@ -56,7 +57,7 @@ def register(app: Sphinx, config: Config) -> None:
         app.add_css_file(THEME_STYLESHEETS[config.html_theme], priority=800)
     locale = compiled_labels(Path(app.doctreedir), config.language)
     if locale is not None:
-        app.add_message_catalog("sphinx", locale)
+        sg.add_label_catalog(app, locale)
 
 
 def add_page_parts(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
