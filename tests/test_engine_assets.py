@@ -3,6 +3,7 @@ plain sphinx-build with sphinx_rtd_theme or furo, in English and in Korean, gets
 lists, the engine's CSS and JS, its labels translated, the Colab link where the site's repository is set,
 and the provenance box of a tutorial page."""
 
+import json
 import os
 import re
 import subprocess
@@ -29,7 +30,7 @@ def sphinx_build(root: Path, *options: str) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def build_site(root: Path, theme: str, language: str, repo: str) -> Path:
+def build_site(root: Path, theme: str, language: str, repo: str, *options: str) -> Path:
     """A small site (this project's gallery options, one tutorial in it, an index) built by plain sphinx-build;
     returns its HTML folder. (The extension knows a tutorial by this project's galleries for now.)"""
     tutorial = current().tutorials[0]
@@ -47,7 +48,7 @@ def build_site(root: Path, theme: str, language: str, repo: str) -> Path:
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
-    sphinx_build(root, "-D", f"language={language}")
+    sphinx_build(root, "-D", f"language={language}", *options)
     assert not (root / "_locale").exists() and not list(assets.LOCALE.rglob("*.mo"))  # compiled in the build's folder
     return root / "_build" / "html"
 
@@ -78,9 +79,10 @@ def test_a_site_without_templates_or_catalogs_gets_the_engine_s_parts(tmp_path, 
         assert f"<dt>{label(language, 'Languages')}</dt>" in page
         place = '<div class="rst-versions"' if theme == "sphinx_rtd_theme" else '<nav class="tutorials-switchers"'
         assert page.count(place) == 1
-        for asset in ("tutorials-parts.css", "versions.js", "tutorials.js", "pygments-dark.css"):
+        for asset in ("tutorials-parts.css", "versions.js", "tutorials.js"):
             assert f'_static/{asset}' in page and (html / "_static" / asset).is_file()
-        assert ("_static/tutorials.css" in page) == (theme == "sphinx_rtd_theme")  # the rtd look, with rtd only
+        for asset in ("tutorials.css", "pygments-dark.css"):  # the rtd look and its dark code, with rtd only
+            assert (f"_static/{asset}" in page) == (theme == "sphinx_rtd_theme")
         assert "--tutorials-out-label" in page
     if language == "ko":
         assert 'labels.js' in tutorial  # other packages' labels set in the page's language
@@ -110,3 +112,28 @@ def build_site_with(root: Path, conf: str) -> Path:
         f.write(conf)
     sphinx_build(root, "-E")
     return html
+
+
+def test_with_furo_the_lists_and_the_version_banner_work_in_a_browser(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    from tutorials_site.commands.audit import BROWSER_FLAGS, watch
+
+    stable = {"name": "2.0", "label": "2.0", "release": True, "path": "2.0/", "languages": [], "torch": "", "built": ""}
+    html = build_site(tmp_path, "furo", "en", "", "-D", "version=main", "-D", f"tutorials_versions={json.dumps([stable])}")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
+                                             args=BROWSER_FLAGS)
+        page = browser.new_page()
+        problems = watch(page)
+        page.goto((html / "index.html").as_uri())
+        page.wait_for_load_state("load")
+        banner = page.locator("[role=main] .version-warning")  # versions.js, from the list the page embeds
+        banner.wait_for()
+        assert "unreleased version (main)" in banner.inner_text() and "2.0" in banner.inner_text()
+        listed = page.locator(".tutorials-switchers dl.site-versions a[data-version]").evaluate_all(
+            "links => links.map(a => a.dataset.version)")
+        assert sorted(listed) == ["2.0", "main"]
+        assert page.locator('.tutorials-switchers a[data-language="ja"]').is_visible()
+        assert problems == []
+        browser.close()
