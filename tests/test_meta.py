@@ -4,6 +4,7 @@ import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from docutils.utils import column_width
@@ -163,7 +164,19 @@ def test_the_site_pages_describe_the_site_and_link_their_languages():
                                     "x-default": f"{SITE_URL}/stable/en/index.html"}
     local = Head(chooser_page(langs))  # a build's root, opened from disk
     assert local.alternates["ko"] == "ko/index.html" and local.alternates["x-default"] == "en/index.html"
-    assert Head(not_found_page(f"{SITE_URL}/", langs)).meta["description"] == [SITE_DESCRIPTION]
+    assert published.title == current().conf["project"]  # the site's name, from its conf.py
+    not_found = Head(not_found_page(f"{SITE_URL}/", langs))
+    assert not_found.meta["description"] == [SITE_DESCRIPTION]
+    assert not_found.title == f"Page not found · {current().conf['project']}"
+
+
+def test_the_site_pages_of_a_site_without_a_description_are_described_by_its_name(monkeypatch):
+    from tutorials_site.core import site_pages
+
+    site = SimpleNamespace(conf={"project": "Small"})
+    monkeypatch.setattr(site_pages.project, "current", lambda: site)
+    page = Head(chooser_page(list(languages.ALL)))
+    assert (page.title, page.meta["description"]) == ("Small", ["Small"])
 
 
 def test_the_local_root_page_is_written_with_relative_alternates(site):
