@@ -1,16 +1,17 @@
-"""Sphinx configuration of the PyTorch tutorials site.
-
-Built once per language by `python -m tutorials_site html` (the Makefile's
-`html` target): the source tree is staged under _build/src/<lang>/ and this file
-is shared by every language through `sphinx-build -c`.
+"""Sphinx configuration of the PyTorch tutorials site: what any Sphinx-Gallery site writes, plus the
+engine's extension (`tutorials_site.sphinxext`), which brings its own templates, styles and label
+translations. `make html` builds it in every language; `sphinx-build` alone builds it too.
 """
 
 project = "PyTorch Tutorials"
 copyright = "2026, the PyTorch Tutorials site authors"
 version = release = ""  # the version being built: passed by the build command
-# Where the site is published: the GitHub repository (its gh-pages branch) and the Pages URL.
+# Where the site is published: the GitHub repository (its gh-pages branch: Colab links) and the Pages URL.
 tutorials_github_repo = "pytorch-tutorials-site/tutorials"
 tutorials_site_url = "https://pytorch-tutorials-site.github.io/tutorials/"
+# Search results and link previews of the pages without text of their own.
+tutorials_site_description = ("PyTorch tutorials in English, Korean, Japanese and Chinese, executed when the site "
+                              "is built: every output on a page was printed by the code above it.")
 
 extensions = [
     "myst_parser",
@@ -35,15 +36,12 @@ sphinx_gallery_conf = {
 language = "en"
 tutorials_languages = ["en", "ko", "ja", "zh_CN"]
 
-templates_path = ["_templates"]
-html_static_path = ["_static"]
 html_theme = "sphinx_rtd_theme"
 html_title = project
 html_last_updated_fmt = None
+html_static_path = ["_static"]
+html_favicon = "_static/favicon.svg"
 exclude_patterns = list(sphinx_gallery_conf["examples_dirs"])  # scripts reach Sphinx through sphinx-gallery only
 copybutton_exclude = ".linenos, .gp, .go"
 # Code colours meeting WCAG AA (accessible-pygments); the dark scheme's: tutorials_site/sphinxext/color_scheme.py.
 pygments_style = "a11y-light"
-html_css_files = ["tutorials.css"]
-html_favicon = "_static/favicon.svg"
-html_show_sphinx = False  # the footer says it in one translatable sentence (_templates/footer.html)

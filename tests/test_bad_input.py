@@ -673,22 +673,23 @@ PAYLOADS = (
 # would take it as markup.
 EVERYWHERE = ('ラベル" tabindex="0" autofocus onfocus="document.body.dataset.x=1" data-x="</style></script>'
               '<img src=x onerror="document.body.dataset.x=2"><img src=y onerror=document.body.dataset.x=3// ')
-JA_LABELS = "locales/ja/LC_MESSAGES/sphinx.po"
+JA_LABELS = "tutorials_site/locale/ja/LC_MESSAGES/sphinx.po"  # the engine's labels
 JA = {"LANGUAGES": "ja"}
 
 
 def site_messages(root=None, with_catalog=False):
-    """(language, domain, message) of every translated language's page catalogs and sphinx.po (and the catalog's
-    file, WITH_CATALOG), in the project at ROOT (default: this one)."""
-    from tutorials_site.core import catalogs, project
+    """(language, domain, message) of every translated language's page catalogs and sphinx.po, and of the engine's
+    label catalog (domain sphinx: labels too), with the catalog's file WITH_CATALOG, in the project at ROOT
+    (default: this one)."""
+    from tutorials_site.core import assets, catalogs, project
 
     for lang in languages.TRANSLATED:
-        for name, po in catalogs.site_catalogs(project.current(), lang).items():
+        found = [(translate.domain_of(name), po) for name, po in catalogs.site_catalogs(project.current(), lang).items()]
+        for domain, po in [*found, ("sphinx", assets.label_po(lang))]:
             po = po if root is None else root / po.relative_to(ROOT)
             for message in catalogs.load(po):
                 if message.id:
-                    found = (lang, translate.domain_of(name), message)
-                    yield (*found, po) if with_catalog else found
+                    yield (lang, domain, message, po) if with_catalog else (lang, domain, message)
 
 
 def set_translations(po, translations):
@@ -751,7 +752,7 @@ def our_labels(root):
                for label in (value.values() if isinstance(value, dict) else [value])}
     return {message.id for lang, domain, message in site_messages(root)
             if lang.seg == "ja" and domain == "sphinx" and not translate.TAG.search(message.id)
-            and (message.id in scripts or any(path.startswith("_templates/") for path, _ in message.locations))}
+            and (message.id in scripts or any(path.startswith("tutorials_site/templates/") for path, _ in message.locations))}
 
 
 @pytest.fixture(scope="module")
@@ -761,7 +762,6 @@ def hostile_site(builds_site, tmp_path_factory):
     from conftest import copy_project
 
     project = copy_project(tmp_path_factory.mktemp("hostile") / "project")
-    ja = project / "locales" / "ja" / "LC_MESSAGES"
     pages = {}
     for lang, domain, message, po in site_messages(project, with_catalog=True):
         if lang.seg == "ja" and domain == "site":
@@ -769,7 +769,7 @@ def hostile_site(builds_site, tmp_path_factory):
     for po, translations in pages.items():
         set_translations(po, translations)
     labels = our_labels(project)
-    set_translations(ja / "sphinx.po", dict.fromkeys(labels, EVERYWHERE))
+    set_translations(project / JA_LABELS, dict.fromkeys(labels, EVERYWHERE))
     unchecked = ("import sys; from tutorials_site.core import translate; "
                  "translate.SITE_CHECKS['sphinx'] = lambda message, msgstr: None; "
                  "from tutorials_site.commands.cli import main; main(sys.argv[1:])")

@@ -62,6 +62,9 @@ def _command(tree):
     (f"_build/runs/{KEY}/result.json", True),
     (f"_build/runs/{KEY}/stamp.json", True),
     ("tutorials_site/sphinxext/gallery.py", True),
+    ("tutorials_site/templates/sphinx_rtd_theme/layout.html", True),  # the engine's templates, styles, labels
+    ("tutorials_site/static/tutorials.css", True),
+    ("tutorials_site/locale/ko/LC_MESSAGES/sphinx.po", True),
     ("project/locales/ja/LC_MESSAGES/demo.po", False),  # another language's catalog
     (f"_build/runs/{KEY}/runner.log", False),
     ("tutorials_site/sphinxext/__pycache__/gallery.cpython-311.pyc", False),

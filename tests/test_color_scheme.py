@@ -40,10 +40,15 @@ def test_the_dark_code_colours_apply_only_in_the_dark_scheme_and_replace_every_l
         assert light <= {s.removeprefix(f":where({scope}) ") for s in selectors}
 
 
-def test_the_dark_stylesheet_is_written_for_html_builds_and_linked_from_every_page(fake_app):
-    app = fake_app()
-    assert app.css_files == [color_scheme.STYLESHEET]
+def test_the_dark_stylesheet_is_written_for_html_builds_and_linked_from_every_page_of_the_rtd_theme(fake_app):
+    app = fake_app(html_theme="sphinx_rtd_theme")
+    assert ("config-inited", color_scheme.link_dark_stylesheet, 500) in app.connected
     assert ("builder-inited", color_scheme.write_dark_stylesheet, 500) in app.connected
+    color_scheme.link_dark_stylesheet(app, app.config)
+    assert app.css_files.count(color_scheme.STYLESHEET) == 1
+    furo = fake_app(html_theme="furo")  # a theme with colour schemes of its own
+    color_scheme.link_dark_stylesheet(furo, furo.config)
+    assert color_scheme.STYLESHEET not in furo.css_files
     color_scheme.write_dark_stylesheet(app)
     assert (app.outdir / "_static" / color_scheme.STYLESHEET).read_text() == color_scheme.dark_stylesheet()
     other = fake_app()

@@ -4,17 +4,20 @@ import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from docutils.utils import column_width
 
 from conftest import build
 from tutorials_site.core import languages, versions
+from tutorials_site.core.project import current
 from tutorials_site.core.publish import site_url
 from tutorials_site.core.site_pages import chooser_page, not_found_page
-from tutorials_site.core.summaries import ELLIPSIS, LIMIT, SITE_DESCRIPTION, plain_text
+from tutorials_site.core.summaries import ELLIPSIS, LIMIT, plain_text
 
 SITE_URL = site_url().rstrip("/")
+SITE_DESCRIPTION = current().conf["tutorials_site_description"]  # conf.py's
 OG_LOCALES = {"en": "en_US", "ko": "ko_KR", "ja": "ja_JP", "zh-cn": "zh_CN"}
 # A text in the language: Hangul, kana, or hanzi without kana or Hangul; English has none of them.
 SCRIPTS = {"ko": r"[가-힣]", "ja": r"[\u3040-\u30ff]", "zh-cn": r"^[^\u3040-\u30ff가-힣]*[\u4e00-\u9fff]"}
@@ -162,7 +165,19 @@ def test_the_site_pages_describe_the_site_and_link_their_languages():
                                     "x-default": f"{SITE_URL}/stable/en/index.html"}
     local = Head(chooser_page(langs, langs[0]))  # a build's root, opened from disk
     assert local.alternates["ko"] == "ko/index.html" and local.alternates["x-default"] == "en/index.html"
-    assert Head(not_found_page(f"{SITE_URL}/", langs)).meta["description"] == [SITE_DESCRIPTION]
+    assert published.title == current().conf["project"]  # the site's name, from its conf.py
+    not_found = Head(not_found_page(f"{SITE_URL}/", langs))
+    assert not_found.meta["description"] == [SITE_DESCRIPTION]
+    assert not_found.title == f"Page not found · {current().conf['project']}"
+
+
+def test_the_site_pages_of_a_site_without_a_description_are_described_by_its_name(monkeypatch):
+    from tutorials_site.core import site_pages
+
+    site = SimpleNamespace(conf={"project": "Small"})
+    monkeypatch.setattr(site_pages.project, "current", lambda: site)
+    page = Head(chooser_page(list(languages.ALL), languages.ALL[0]))
+    assert (page.title, page.meta["description"]) == ("Small", ["Small"])
 
 
 def test_the_chooser_sends_a_reader_of_none_of_the_languages_to_the_site_s_source_language():

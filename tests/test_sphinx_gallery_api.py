@@ -6,6 +6,7 @@ The pages these tests read are made by sphinx-gallery's own functions, through t
 """
 
 import ast
+import gettext
 import html
 import inspect
 import io
@@ -17,6 +18,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import sphinx
 import sphinx.locale
 from babel.messages.catalog import Catalog
 from babel.messages.mofile import write_mo
@@ -28,7 +30,7 @@ from sphinx_gallery import backreferences, gen_gallery, gen_rst, notebook, scrap
 from sphinx_gallery._doctree_links import _load_code_obj
 
 from tutorials_site import sphinx_gallery_api as sg
-from tutorials_site.core import checks, staging
+from tutorials_site.core import assets, catalogs, checks, languages, staging
 from tutorials_site.core.gallery_strings import GALLERY_TEMPLATES, match_gallery_template
 from tutorials_site.core.layout import ROOT, figure_files
 from tutorials_site.sphinxext import gallery
@@ -258,6 +260,24 @@ def test_a_template_filter_is_used_by_the_html_templates(page):
     sg.add_template_filter(page.app, "shout", str.upper)
     assert page.app.builder.templates.render_string("{{ 'quiet'|shout }}", {}) == "QUIET"
     sg.add_template_filter(SimpleNamespace(builder=SimpleNamespace()), "shout", str.upper)  # no templates: nothing
+
+
+def test_a_template_is_rendered_with_a_page_s_context(page):
+    assert sg.render_template(page.app, "!searchbox.html", {"pagename": "index", "builder": "html",
+                                                             "pathto": lambda *_: "search.html"}).count("<form") == 1
+
+
+def test_a_label_catalog_comes_after_the_site_s_and_before_sphinx_s_own(sphinx_app):
+    heading_link = "Link to this heading"  # Sphinx translates it itself, differently
+    engine = catalogs.translations(catalogs.load(assets.label_po(languages.BY_CODE["zh_CN"])))[heading_link]
+    ours = "站点自己的译文"
+    site_po = f'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\nmsgid "Languages"\nmsgstr "{ours}"\n'
+    app, _, _ = sphinx_app({"locales/zh_CN/LC_MESSAGES/sphinx.po": site_po}, language="zh_CN", locale_dirs=["locales"])
+    translate = sphinx.locale.get_translation("sphinx")
+    own = gettext.translation("sphinx", Path(sphinx.package_dir, "locale"), ["zh_CN"]).gettext(heading_link)
+    assert own not in (heading_link, engine)  # Sphinx's own catalog says it otherwise
+    assert translate(heading_link) == engine and translate("Languages") == ours
+    assert app.builder.templates.render_string("{{ _('" + heading_link + "') }} {{ _('Languages') }}", {}) == f"{engine} {ours}"
 
 
 def test_a_tutorials_label_names_its_title(page):

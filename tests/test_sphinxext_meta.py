@@ -7,10 +7,12 @@ import pytest
 from docutils import nodes
 from sphinx_gallery.directives import imgsgnode
 
-from tutorials_site.core.summaries import SITE_DESCRIPTION, summary
+from tutorials_site.core.project import current
+from tutorials_site.core.summaries import summary
 from tutorials_site.sphinxext import meta
 
 PAGE = "beginner/data_parallel_tutorial"
+SITE_DESCRIPTION = current().conf["tutorials_site_description"]  # conf.py's
 THUMB = "beginner/images/thumb/sphx_glr_data_parallel_tutorial_thumb.png"
 
 
@@ -79,6 +81,11 @@ def test_a_site_page_is_a_website_described_by_the_site_and_without_a_url_none_i
                      ("property", "og:description", "네 가지 언어의 파이토치 튜토리얼"), ("property", "og:type", "website"),
                      ("property", "og:site_name", "PyTorch Tutorials"), ("property", "og:locale", "ko_KR")]
 
+
+def test_a_site_without_a_description_of_its_own_is_described_by_its_name(fake_app):
+    app = fake_app(tutorials_site_description="", project="Small", tutorials_site_url="")
+    found = dict((name, value) for _, name, value in tags(context_of(app, "search", None, title="", templatename="search.html")))
+    assert found["description"] == found["og:description"] == "Small"
 
 def test_tags_come_after_the_page_s_own_and_their_values_are_escaped(fake_app):
     context = {"title": "t", "metatags": '<meta charset="utf-8">'}

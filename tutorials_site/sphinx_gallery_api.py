@@ -18,7 +18,7 @@ runner's process and into what a run's fingerprint covers. Every use says what s
 
 Of Sphinx, what its documentation does not describe is here too, each marked "Sphinx internal": a page's
 `css_files` entries, `env.images`, the standard domain's `labels`, `extract_messages` and the `translated` flag
-of its i18n transform, the builder's Jinja environment.
+of its i18n transform, the builder's Jinja environment, the order and registry of its `sphinx` catalogs.
 
 Each reference or internal use has a test in tests/test_sphinx_gallery_api.py that runs it on a small input, or
 reads what this module writes with sphinx-gallery's own reader, and fails when an upgrade changes what it relies
@@ -491,6 +491,33 @@ def add_template_filter(app: Any, name: str, function: Callable[..., Any]) -> No
     if templates is not None:
         templates.environment.filters[name] = function
 
+
+def add_label_catalog(app: Any, locale_dir: Path) -> None:
+    """Make the `sphinx` catalog, which the templates and `get_translation("sphinx")` read, again with the
+    catalogs in LOCALE_DIR (<language>/LC_MESSAGES/sphinx.mo) after the project's and before Sphinx's own:
+    `app.add_message_catalog("sphinx", …)` would put them after Sphinx's, whose translations of the same
+    words (a theme's) would then win.
+
+    Sphinx internal: the order `Sphinx._init_i18n` loads catalogs in (the project's `locale_dirs`, the
+    system's, Sphinx's package's), `sphinx.locale.translators`, and `app.translator`, which the builder,
+    created after config-inited, hands to its templates.
+    """
+    import sphinx
+    from sphinx import locale
+    from sphinx.util.i18n import CatalogRepository
+
+    config = app.config
+    project = CatalogRepository(app.srcdir, config.locale_dirs, config.language, config.source_encoding)
+    locale.translators.pop(("general", "sphinx"), None)
+    app.translator, _ = locale.init([*project.locale_dirs, locale_dir, None, Path(sphinx.package_dir, "locale")],
+                                    config.language)
+
+def render_template(app: Any, name: str, context: dict[str, Any]) -> str:
+    """The HTML builder's template NAME rendered with a page's CONTEXT, as the builder renders its pages.
+
+    Sphinx internal: the builder's `templates` attribute (its TemplateBridge, whose `render` is documented).
+    """
+    return str(app.builder.templates.render(name, context))
 
 def label_title(env: Any, label: str) -> str | None:
     """The title of the section a reference label names (Sphinx internal: the standard domain's `labels`,

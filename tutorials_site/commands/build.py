@@ -342,6 +342,7 @@ def sphinx_args(settings: Settings, lang: languages.Language, src: Path, noplot:
         "-D", f"language={lang.code}",
         "-D", f"version={settings.version}", "-D", f"release={settings.version}",
         "-D", f"tutorials_built_languages={' '.join(lang.seg for lang in settings.langs)}",
+        "-D", f"tutorials_root={ROOT}",  # the sources' folder; the staged tree holds the translated scripts
         # A translated language's page and label catalogs, compiled where staging put them, one per page.
         "-D", f"locale_dirs={LOCALE}", "-D", "gettext_compact=0",
         "-D", f"tutorials_versions={json.dumps(settings.published, ensure_ascii=False, sort_keys=True)}",

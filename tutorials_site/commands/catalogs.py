@@ -1,9 +1,10 @@
 """`make update-po` and `make i18n-status`.
 
 update-po extracts every translatable unit (tutorials with core.tutorial_text,
-each hand-written page with Sphinx's gettext builder, labels from the theme,
-our templates and this package) and merges it into every translated language's
-catalogs: one per tutorial, one per page, one of labels.
+each hand-written page with Sphinx's gettext builder, the site's labels from
+conf.py and its templates) and merges it into every translated language's
+catalogs: one per tutorial, one per page, one of labels; and the engine's labels
+(its code's, its templates', the theme's) into the engine's catalogs (core.assets).
 """
 
 import os
@@ -17,7 +18,7 @@ from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
-from ..core import catalogs, languages, project, sphinx_warnings, tutorial_text
+from ..core import assets, catalogs, languages, project, sphinx_warnings, tutorial_text
 from ..core.layout import ROOT, BuildTree
 from ..core.staging import stage
 from ..core.translate import SITE_CHECKS, SiteCheck, domain_of, link_targets, refusal
@@ -64,9 +65,37 @@ def page_templates(site: project.Project, skip: Sequence[Path] = ()) -> dict[str
     return templates
 
 
-def label_template(site: project.Project) -> Catalog:
-    """The template of the site's labels catalog (sphinx.po)."""
+
+
+def _add_extracted(catalog: Catalog, folder: Path, label: str, method_map: list[tuple[str, str]]) -> None:
+    """Add the labels (`_()`, `N_()`, `{% trans %}`) of the files under FOLDER, located as <label>/<file>."""
+    for filename, lineno, text, comments, _ in extract_from_dir(
+        folder, method_map=method_map, keywords={"_": None, "N_": None, "gettext": None}
+    ):
+        if text in catalog:
+            catalog[text].locations.append((f"{label}/{filename}", lineno))
+        else:
+            catalog.add(text, locations=[(f"{label}/{filename}", lineno)], auto_comments=comments)
+
+
+def site_labels(site: project.Project) -> Catalog:
+    """The template of the site's label catalog (sphinx.po): conf.py's names shown on every page, translated
+    by the extension (i18n.add_page_context, meta), and the labels of the site's own templates."""
     ui = Catalog(project="PyTorch Tutorials", fuzzy=False)
+    conf = project.current().conf
+    for setting in ("project", "copyright", "tutorials_site_description"):
+        if conf.get(setting):
+            ui.add(conf[setting], locations=[("conf.py", 0)], auto_comments=[f"conf.py: {setting}"])
+    for folder in conf.get("templates_path", []):
+        if (ROOT / folder).is_dir():
+            _add_extracted(ui, ROOT / folder, folder, [("**.html", "jinja2.ext:babel_extract")])
+    return ui
+
+
+def engine_labels() -> Catalog:
+    """The template of the engine's label catalogs (core.assets): the labels of its code and templates, and
+    sphinx-rtd-theme's, which that theme ships no Korean or Japanese translation of."""
+    ui = Catalog(project="tutorials_site", fuzzy=False)
     import sphinx_rtd_theme  # only here: the theme is Sphinx's to load
 
     theme_pot = Path(sphinx_rtd_theme.__file__).parent / "locale" / "sphinx.pot"
@@ -75,30 +104,17 @@ def label_template(site: project.Project) -> Catalog:
             if message.id:
                 ui.add(message.id, locations=[(f"sphinx_rtd_theme/{Path(file).name}", line)
                                               for file, line in message.locations])
-    conf = site.conf
-    for setting in ("project", "copyright"):  # shown on every page, translated by i18n.add_page_context
-        if conf.get(setting):
-            ui.add(conf[setting], locations=[("conf.py", 0)], auto_comments=[f"conf.py: {setting}"])
-    ours = [
-        (ROOT / "tutorials_site", "tutorials_site", [("**.py", "python")]),
-        (ROOT / "_templates", "_templates", [("**.html", "jinja2.ext:babel_extract")]),
-    ]
-    for folder, label, method_map in ours:
-        for filename, lineno, text, comments, _ in extract_from_dir(
-            folder, method_map=method_map, keywords={"_": None, "N_": None, "gettext": None}
-        ):
-            if text in ui:
-                ui[text].locations.append((f"{label}/{filename}", lineno))
-            else:
-                ui.add(text, locations=[(f"{label}/{filename}", lineno)], auto_comments=comments)
+    _add_extracted(ui, assets.PACKAGE, assets.PACKAGE.name,
+                   [("templates/**.html", "jinja2.ext:babel_extract"), ("**.py", "python")])
     return ui
 
 
 def update_po(site: project.Project, skip: Sequence[Path] = ()) -> None:
-    """`make update-po`: every translated language's catalogs merged with what the sources say now."""
+    """`make update-po`: every translated language's catalogs merged with what the sources say now, and the
+    engine's label catalogs with what its code and templates say."""
     catalogs.check_layout(site)
     pages = page_templates(site, skip)
-    labels = label_template(site)
+    labels = site_labels(site)
     for lang in site.languages.translated:
         for tutorial in site.tutorials:
             catalogs.merge(catalogs.tutorial_template(tutorial.path), catalogs.tutorial_po(lang, tutorial), lang)
@@ -111,6 +127,11 @@ def update_po(site: project.Project, skip: Sequence[Path] = ()) -> None:
             if name != catalogs.LABELS and name not in pages:
                 print(f"update-po: {lang.seg}: {catalogs.display_path(po)}: no page {name} any more (its messages "
                       "are no longer used); delete the catalog if the page is gone")
+    engine = engine_labels()
+    for lang in languages.TRANSLATED:  # the languages the engine ships its labels in
+        catalogs.merge(engine, assets.label_po(lang), lang)
+    print(f"update-po: the engine's labels: {', '.join(lang.seg for lang in languages.TRANSLATED)} "
+          f"({catalogs.display_path(assets.label_po(languages.TRANSLATED[0]).parents[2])})")
 
 
 def status(site: project.Project, langs: Sequence[languages.Language], strict: bool = False) -> bool:
@@ -130,9 +151,12 @@ def status(site: project.Project, langs: Sequence[languages.Language], strict: b
 
             line = catalogs.counts(catalogs.tutorial_template(tutorial.path), catalog, usable)
             _print_status(lang.seg, tutorial.key, line, total)
-        # As of the last update-po: Sphinx extracts these, not this command.
-        for name, po in catalogs.site_catalogs(site, lang).items():
-            catalog, check = catalogs.load(po), SITE_CHECKS[domain_of(name)]
+        # As of the last update-po: Sphinx extracts these, not this command. The engine's labels count too.
+        label_catalogs = [(name, po, SITE_CHECKS[domain_of(name)]) for name, po in catalogs.site_catalogs(site, lang).items()]
+        if assets.label_po(lang).exists():
+            label_catalogs.append(("engine", assets.label_po(lang), SITE_CHECKS["sphinx"]))
+        for name, po, check in label_catalogs:
+            catalog = catalogs.load(po)
 
             def usable_site(msgid: str, msgstr: str, check: SiteCheck = check, catalog: Catalog = catalog) -> bool:
                 return check(catalog[msgid], msgstr) is None

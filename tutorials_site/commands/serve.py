@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core import site_tree
+from ..core import assets, site_tree
 from ..core.errors import Failed, UsageError
 from ..core.layout import ROOT
 from ..core.settings import Settings
@@ -38,9 +38,10 @@ def port_of(environ: Mapping[str, str]) -> int:
 
 
 def watched(skip: Sequence[Path] = ()) -> list[Path]:
-    """What a build reads: the whole site (core.site_tree; SKIP: the folders builds make) and its catalogs. A save to
-    any of them rebuilds."""
-    return [ROOT / site_tree.CONF, *site_tree.entries(ROOT, skip), *[p for p in [ROOT / "locales"] if p.exists()]]
+    """What a build reads: the whole site (core.site_tree; SKIP: the folders builds make), its catalogs and the
+    engine's own files (core.assets). A save to any of them rebuilds."""
+    catalogs = [p for p in [ROOT / "locales"] if p.exists()]
+    return [ROOT / site_tree.CONF, *site_tree.entries(ROOT, skip), *catalogs, *assets.FOLDERS]
 
 
 def is_input(path: str | Path) -> bool:

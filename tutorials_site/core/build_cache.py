@@ -9,7 +9,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import runs, site_tree
+from . import assets, runs, site_tree
 from .fingerprint import PACKAGE_DIR as PACKAGE  # tutorials_site/: the extensions and what they import
 from .languages import Language
 from .layout import BuildTree
@@ -40,6 +40,7 @@ def inputs_digest(tree: BuildTree, project: Project, command: Sequence[str], lan
     inputs += [tree.run_dir(t.key) / name for t in project.tutorials for name in (runs.RESULT, runs.STAMP)]
     files = [path for name in inputs for path in files_under(name)]
     files += sorted(PACKAGE.rglob("*.py"))  # a change to the extensions changes the pages (not their bytecode)
+    files += assets.files(PACKAGE)  # so do the engine's templates, static files and label catalogs
     for path in files:
         digest.update(f"{path}\0".encode() + path.read_bytes())
     return digest.hexdigest()

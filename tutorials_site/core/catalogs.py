@@ -6,7 +6,8 @@ Per translated language (locales/<code>/LC_MESSAGES/):
 - <docname>.po: the messages of one hand-written page (or gallery index), as
   Sphinx's gettext builder extracts them, keyed by the page's path: intro.po,
   guide/setup.po, beginner/index.po;
-- sphinx.po: the site's labels (conf.py's project and copyright, its templates').
+- sphinx.po: the site's labels (conf.py's project, copyright and description, its own templates'); the
+  engine's labels have catalogs of their own in the package (core.assets).
 
 Babel reads, writes and merges them. A changed English unit becomes fuzzy (with
 the previous English kept as `#| msgid`) or untranslated: both show English.

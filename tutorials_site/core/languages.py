@@ -9,8 +9,6 @@ then show in English until a catalog translates them).
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from babel import Locale, UnknownLocaleError
-
 from .errors import UsageError
 
 
@@ -50,6 +48,8 @@ def of(code: str) -> Language:
     (segment `pt-br` for `pt_BR`, its name in itself)."""
     if code in BY_CODE:
         return BY_CODE[code]
+    from babel import Locale, UnknownLocaleError  # only here: `make lock` imports this module without packages
+
     try:
         locale = Locale.parse(code)
     except (UnknownLocaleError, ValueError, TypeError):
@@ -62,6 +62,8 @@ def of(code: str) -> Language:
 
 def name_in(lang: Language, reader: Language) -> str:
     """LANG's name in the READER's language (Babel's locale data): English is 영어 to a Korean reader."""
+    from babel import Locale, UnknownLocaleError
+
     try:
         return Locale.parse(lang.code).get_display_name(Locale.parse(reader.code)) or lang.name
     except (UnknownLocaleError, ValueError):

@@ -10,8 +10,6 @@ import re
 
 from docutils.utils import column_width
 
-from .gallery_strings import N_
-
 LIMIT = 155  # columns
 ELLIPSIS = "…"
 # Written without spaces between words: cut between characters, after punctuation where possible.
@@ -20,9 +18,11 @@ _CJK_BREAKS = "。、，；：！？）」』】"
 _TRAILING = ",;:.!?、，；：。！？ "
 _TAG = re.compile(r"<[^>]*>")
 
-# For pages without text of their own (search, index), and the site's pages outside Sphinx.
-SITE_DESCRIPTION = N_("PyTorch tutorials in English, Korean, Japanese and Chinese, executed when the site is "
-                      "built: every output on a page was printed by the code above it.")
+
+def site_description(description: str, project: str) -> str:
+    """What describes the site where a page has no text of its own (search, index) and on its pages outside
+    Sphinx: conf.py's tutorials_site_description, else its project name."""
+    return description or project
 
 
 def plain_text(markup: str) -> str:

@@ -27,7 +27,7 @@ import docutils.parsers.rst
 import docutils.utils
 from babel.messages.catalog import Catalog, Message
 
-from . import catalogs, languages, project, tutorial_text
+from . import assets, catalogs, languages, project, tutorial_text
 from .errors import SiteError
 
 # The node types a translated paragraph, heading or list item may contain.
@@ -350,7 +350,8 @@ def usable_site_catalog(domain: str, po: Path) -> tuple[Catalog, list[str]]:
 
 
 def check_labels(lang: languages.Language) -> None:
-    """Refuse a language's label catalog that is not plain text (usable_site_catalog), before anything runs."""
-    po = catalogs.catalog_dir(lang) / "sphinx.po"
-    if po.exists():
-        usable_site_catalog("sphinx", po)
+    """Refuse a language's label catalogs (the site's, the engine's) that are not plain text
+    (usable_site_catalog), before anything runs."""
+    for po in (catalogs.catalog_dir(lang) / "sphinx.po", assets.label_po(lang)):
+        if po.exists():
+            usable_site_catalog("sphinx", po)

@@ -26,7 +26,10 @@ def colab_url(repo: str, version: str, seg: str, download_path: str) -> str:
 
 
 def add_colab_link(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    """Put an "Open in Colab" link after the page's notebook download (doctree-resolved)."""
+    """Put an "Open in Colab" link after the page's notebook download (doctree-resolved); none where the
+    site's GitHub repository (tutorials_github_repo) is not set, since Colab would find no notebook."""
+    if not app.config.tutorials_github_repo:
+        return
     for ref, download_box in sg.notebook_downloads(doctree):
         seg = languages.of(app.config.language).seg
         url = colab_url(app.config.tutorials_github_repo, app.config.version, seg, ref["filename"])

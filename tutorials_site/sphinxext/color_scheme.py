@@ -1,4 +1,5 @@
-"""Code highlighting in the dark colour scheme (_static/tutorials.css colours the rest).
+"""Code highlighting in the dark colour scheme (static/tutorials.css colours the rest), with the themes
+the engine styles (sphinxext.assets).
 
 Sphinx writes pygments.css from conf.py's `pygments_style`, the light one. The dark
 style's stylesheet is generated here from the pinned package's style and applies
@@ -11,9 +12,11 @@ from pathlib import Path
 
 from pygments.formatters import HtmlFormatter
 from sphinx.application import Sphinx
+from sphinx.config import Config
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
+from .assets import THEME_STYLESHEETS
 
 DARK_STYLE = "a11y-dark"  # accessible-pygments, pinned in requirements.txt
 STYLESHEET = "pygments-dark.css"
@@ -46,9 +49,16 @@ def write_dark_stylesheet(app: Sphinx) -> None:
         (static / STYLESHEET).write_text(dark_stylesheet(), encoding="utf-8")
 
 
+def link_dark_stylesheet(app: Sphinx, config: Config) -> None:
+    """Link the dark stylesheet from every page where the engine's look applies (config-inited): another
+    theme has colour schemes of its own (furo's), which ours would contradict."""
+    if config.html_theme in THEME_STYLESHEETS:
+        app.add_css_file(STYLESHEET)
+
+
 def setup(app: Sphinx) -> ExtensionMetadata:
-    """Link the dark stylesheet from every page, and write it when the build starts."""
-    app.add_css_file(STYLESHEET)
+    """Link the dark stylesheet from every page of a theme the engine styles, and write it when the build starts."""
+    app.connect("config-inited", link_dark_stylesheet)
     app.connect("builder-inited", write_dark_stylesheet)
     # It writes its file at builder-inited: once, in the main process, before any reading or writing.
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

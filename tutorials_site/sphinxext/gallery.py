@@ -53,8 +53,17 @@ def site_project(config: Config) -> project.Project:
     conf = config.sphinx_gallery_conf
     known = _projects.get(config)
     if known is None or known[0] is not conf:
-        known = _projects[config] = (conf, project.Project(ROOT, conf))
+        known = _projects[config] = (conf, project.Project(project_root(config), conf))
     return known[1]
+
+
+def project_root(config: Config) -> Path:
+    """Where the site's sources are: the project root the build driver names (its staged trees hold translated
+    scripts, never the source ones), else conf.py's own folder (a plain sphinx-build)."""
+    if config.tutorials_root:
+        return Path(config.tutorials_root)
+    conf_file = sg.conf_py_value(config, "__file__")
+    return Path(conf_file).parent if conf_file else ROOT
 
 
 def example_of(config: Config, docname: str) -> project.Tutorial | None:
@@ -343,6 +352,7 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     """Register the run settings and the handlers that render pages from runs and keep sphinx-gallery from
     executing."""
     app.add_config_value("tutorials_runs", "", "env", types=[str])
+    app.add_config_value("tutorials_root", "", "env", types=[str])  # set by the build driver: project_root
     # The keys of the tutorials shown without output (a JSON list; a TUTORIALS build sets it).
     app.add_config_value("tutorials_unrun", "[]", "env", types=[str])
     app.add_config_value("tutorials_show_memory", False, "env", types=[bool])  # set from show_memory, below

@@ -5,7 +5,7 @@
 - the project name, the copyright line and the language switcher's entries come
   from the `sphinx` catalog; `hreflang` alternates go in every page's head;
 - labels other packages' scripts write in English (sphinx-copybutton's, the
-  theme's menu buttons) are set in the page's language by _static/labels.js;
+  theme's menu buttons) are set in the page's language by static/labels.js;
   sphinx-gallery's figures get an alt text in it, and its thumbnails' tooltips
   lose the reST it leaves in them;
 - a page with passages still in English (a tutorial's untranslated units, or
@@ -30,7 +30,7 @@ from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_api as sg
-from ..core import languages
+from ..core import assets, languages
 from ..core.catalogs import is_page_message
 from ..core.gallery_strings import N_, match_gallery_template
 from ..core.tutorial_text import is_wide, join_wide_breaks
@@ -41,7 +41,7 @@ _ = get_translation("sphinx")
 logger = logging.getLogger(__name__)
 ENGLISH = "en"  # the language sphinx-gallery and the engine write their own strings in
 # Sphinx's own label (its headings' links), which its catalogs lack in Korean and Japanese: listed
-# here, `make update-po` keeps it in our `sphinx` catalogs, which Sphinx reads too.
+# here, `make update-po` keeps it in the engine's label catalogs (sphinxext.assets), which Sphinx reads too.
 SPHINX_FALLBACKS = (N_("Link to this heading"),)
 
 
@@ -105,7 +105,7 @@ def clean_thumbnail_tooltips(app: Sphinx, doctree: nodes.document, docname: str)
 
 # A table of labels: a label by its key, or a table of them by a script's name.
 Labels: TypeAlias = Mapping[str, "str | Labels"]
-# The labels _static/labels.js sets (other packages' scripts write them in English).
+# The labels static/labels.js sets (other packages' scripts write them in English).
 SCRIPT_LABELS: Labels = {
     "copybutton": {"copy": N_("Copy"), "copy_to_clipboard": N_("Copy to clipboard"),
                    "copy_success": N_("Copied!"), "copy_failure": N_("Failed to copy")},
@@ -172,7 +172,7 @@ def alternates(app: Sphinx, pagename: str) -> list[tuple[str, str]]:
 
 
 class SwitcherEntry(TypedDict):
-    """A language's link in the language switcher (_templates/versions.html)."""
+    """A language's link in the language switcher (templates/common/tutorials-lists.html)."""
 
     seg: str
     name: str
@@ -253,14 +253,17 @@ def mark_untranslated(app: Sphinx, doctree: nodes.document) -> None:
 
 
 def note_label_catalog(app: Sphinx, config: Config) -> None:
-    """Sphinx reads the label catalog (sphinx.mo) for its templates and for the text this package adds while
-    reading, but counts it as no page's source: a changed label would reach no page ("no targets are out of
-    date"). Its digest, as a value that pages are read with, makes every page read and written again."""
+    """Sphinx reads the label catalogs (the site's sphinx.mo, the engine's: sphinxext.assets) for its templates
+    and for the text this package adds while reading, but counts them as no page's source: a changed label
+    would reach no page ("no targets are out of date"). Their digest, as a value that pages are read with,
+    makes every page read and written again."""
     digest = hashlib.sha256()
-    for folder in config.locale_dirs:
-        mo = Path(app.srcdir, folder, config.language, "LC_MESSAGES", "sphinx.mo")
-        if mo.is_file():
-            digest.update(mo.read_bytes())
+    lang = languages.BY_CODE.get(config.language)
+    engine = [assets.label_po(lang)] if lang is not None else []
+    for path in [*(Path(app.srcdir, folder, config.language, "LC_MESSAGES", "sphinx.mo") for folder in config.locale_dirs),
+                 *engine]:
+        if path.is_file():
+            digest.update(path.read_bytes())
     config.tutorials_label_catalog = digest.hexdigest()
 
 

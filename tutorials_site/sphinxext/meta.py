@@ -1,7 +1,8 @@
 """What search engines and link previews read of a page: its description and Open Graph tags.
 
 A page's description is its first paragraph of prose, shortened
-(core.summaries); a page without one (search, index) gets the site's. Tags
+(core.summaries); a page without one (search, index) gets the site's (conf.py's
+`tutorials_site_description`, else its project name). Tags
 that need an absolute URL (og:url, og:image) are left out where the site's
 address (`tutorials_site_url`) is not set.
 """
@@ -17,7 +18,7 @@ from sphinx.util.typing import ExtensionMetadata
 from .. import __version__
 from .. import sphinx_gallery_api as sg
 from ..core import languages
-from ..core.summaries import SITE_DESCRIPTION, plain_text, summary
+from ..core.summaries import plain_text, site_description, summary
 from ..core.versions import canonical_url, folder_url
 from .gallery import example_of
 from .i18n import site_languages
@@ -57,7 +58,8 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
     """Add the page's description and Open Graph tags to its metatags (html-page-context)."""
     lang = languages.of(app.config.language)
     paragraph = first_paragraph(doctree) if doctree is not None else None
-    description = summary(paragraph, lang.code) if paragraph else str(_(SITE_DESCRIPTION))
+    site = site_description(app.config.tutorials_site_description, app.config.project)
+    description = summary(paragraph, lang.code) if paragraph else str(_(site))
     project = str(_(app.config.project))
     tutorial = example_of(app.config, pagename) is not None
     tags = [("name", "description", description),
@@ -81,7 +83,8 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
 
 
 def setup(app: Sphinx) -> ExtensionMetadata:
-    """Register the handler."""
+    """Register the site's description (translated in the site's catalog, like its project name) and the handler."""
+    app.add_config_value("tutorials_site_description", "", "html", types=[str])
     app.connect("html-page-context", add_page_context)
     # Nothing at reading; at writing, it reads the environment (whole in every writing process) and edits
     # only its page's context.

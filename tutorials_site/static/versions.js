@@ -1,5 +1,5 @@
-// The version list of the flyout and the "not the stable version" banner, decided when the page is
-// viewed: over http(s) from versions.json at the site root, so that old pages learn of new
+// The version list (the rtd flyout's, or the one at the top of the page with another theme) and
+// the "not the stable version" banner, decided when the page is viewed: over http(s) from versions.json at the site root, so that old pages learn of new
 // releases; opened from disk, from the list embedded when the page was built (no request).
 (function () {
   const script = document.currentScript;
@@ -42,12 +42,14 @@
     link.textContent = messages.go;
     text.appendChild(link);
     box.appendChild(text);
-    const body = document.querySelector("[itemprop=articleBody]") || document.querySelector(".rst-content");
+    // The text's box: sphinx_rtd_theme's, or any theme's main landmark.
+    const body = document.querySelector("[itemprop=articleBody]") || document.querySelector(".rst-content")
+      || document.querySelector("[role=main]");
     if (body) body.prepend(box);
   }
 
   function flyout(data) {
-    const list = document.querySelector(".rst-versions dl.site-versions");
+    const list = document.querySelector("dl.site-versions");
     if (!list) return;
     list.querySelectorAll("dd").forEach((dd) => dd.remove());
     for (const entry of data.versions) {

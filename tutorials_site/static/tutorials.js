@@ -11,6 +11,6 @@ document.addEventListener("click", (event) => {
 // A code or output block larger than its box (wider than the screen, or an output longer than
 // sphinx-gallery's maximum height) scrolls inside itself; a keyboard reader reaches it, and scrolls
 // it with the arrow keys, only if it can take the focus.
-for (const pre of document.querySelectorAll(".rst-content pre")) {
+for (const pre of document.querySelectorAll(".rst-content pre, [role=main] pre")) {
   if (pre.scrollWidth > pre.clientWidth || pre.scrollHeight > pre.clientHeight) pre.tabIndex = 0;
 }

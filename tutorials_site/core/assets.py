@@ -1,0 +1,39 @@
+"""The engine's own files besides its code, shipped in the package as Sphinx ships its own: templates,
+static files and the translations of its labels.
+
+- templates/common/: the parts every theme gets (language and version lists, their scripts);
+- templates/<html_theme>/: overrides of one theme's templates (sphinx_rtd_theme's), used with that theme only;
+- templates/site/: the pages of a published tree outside Sphinx (core.site_pages);
+- static/: CSS and JS, linked from every page;
+- locale/<code>/LC_MESSAGES/sphinx.po: the engine's labels (its code's, its templates', and the theme's
+  where the theme ships no translation), compiled by the extension into the build's own folder.
+"""
+
+from pathlib import Path
+
+from . import languages
+
+PACKAGE = Path(__file__).resolve().parents[1]  # tutorials_site/
+TEMPLATES = PACKAGE / "templates"
+COMMON_TEMPLATES = TEMPLATES / "common"
+SITE_PAGES = TEMPLATES / "site"
+STATIC = PACKAGE / "static"
+LOCALE = PACKAGE / "locale"
+FOLDERS = (TEMPLATES, STATIC, LOCALE)
+
+
+def theme_templates(theme: str) -> Path | None:
+    """The engine's overrides of THEME's templates, where it has some."""
+    folder = TEMPLATES / theme
+    return folder if theme and folder.name not in ("common", "site") and folder.is_dir() else None
+
+
+def label_po(lang: languages.Language) -> Path:
+    """The engine's label catalog of a language."""
+    return LOCALE / lang.code / "LC_MESSAGES" / "sphinx.po"
+
+
+def files(package: Path = PACKAGE) -> list[Path]:
+    """Every file of the engine's templates, static files and catalogs (in PACKAGE, the package's folder), in order."""
+    folders = [package / folder.relative_to(PACKAGE) for folder in FOLDERS]
+    return sorted(path for folder in folders for path in folder.rglob("*") if path.is_file())
