@@ -55,7 +55,7 @@ def build_site(root: Path, theme: str, language: str, repo: str, *options: str) 
 
 def label(language: str, msgid: str) -> str:
     """The engine's translation of a label, as its catalog has it (English in English)."""
-    if language == languages.SOURCE.code:
+    if language == languages.ALL[0].code:
         return msgid
     translated = catalogs.translations(catalogs.load(assets.label_po(languages.BY_CODE[language])))[msgid]
     assert translated != msgid

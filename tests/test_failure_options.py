@@ -133,7 +133,7 @@ def test_expected_failure_is_stamped_shows_its_traceback_and_passes_build_and_ch
     check_output = checked.stdout + checked.stderr
     assert checked.returncode == 0, check_output
     assert "raises_error" not in check_output, check_output
-    assert count_lines(checked.stdout, f"check: {builddir / 'html'}: every tutorial executed and stamped, "
+    assert count_lines(checked.stdout, f"check: {(builddir / 'html').relative_to(project)}: every tutorial executed and stamped, "
                                        "every internal link resolves") == 1, check_output
 
 

@@ -19,6 +19,7 @@ from ..core.errors import Failed, SiteError
 from ..core.layout import ROOT, BuildTree
 from ..core.settings import Settings, from_environment
 from . import audit, build, catalogs, lint, serve
+from .build_log import shown
 
 
 def _checked_languages(settings: Settings, htmldir: Path, env: Mapping[str, str]) -> list[languages.Language]:
@@ -38,8 +39,8 @@ def _check(settings: Settings, htmldir: Path, env: Mapping[str, str]) -> None:
     for label in checks.not_executed():
         print(f"check: {label}: not executed: conf.py's filename_pattern leaves it out (shown without output)")
     if problems:
-        raise Failed(f"check: {len(problems)} problem(s) in {htmldir}")
-    print(f"check: {htmldir}: every tutorial executed and stamped, every internal link resolves")
+        raise Failed(f"check: {len(problems)} problem(s) in {shown(htmldir)}")
+    print(f"check: {shown(htmldir)}: every tutorial executed and stamped, every internal link resolves")
 
 
 def _publish(htmldir: Path, pages: Path) -> None:
