@@ -100,3 +100,11 @@ def test_a_gallery_folder_with_two_headers_is_reported(tmp_path):
     assert project.Project.read(root).merged_headers == (
         "src/: 2 gallery headers, README.txt and GALLERY_HEADER.rst; sphinx-gallery shows README.txt only (were two "
         "folders copied onto one?): keep one",)
+
+
+def test_conf_py_is_read_once_however_the_root_is_named_and_its_warnings_are_at_its_lines(tmp_path, monkeypatch):
+    root = site(tmp_path, "import warnings\nwarnings.warn('no torchvision here')\nCOUNT = []\n")
+    with pytest.warns(UserWarning, match="no torchvision here") as warned:
+        first = project.current(root)
+    assert [(w.filename, w.lineno) for w in warned] == [("conf.py", 3)]
+    assert project.current(Path(str(root) + "/")) is first and project.current(tmp_path / "site" / ".." / "site") is first

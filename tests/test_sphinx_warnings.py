@@ -211,3 +211,13 @@ def test_a_failed_build_shows_the_end_of_its_log_after_the_warnings_it_reported(
         "", "Extension error!", "", "Traceback", "=========", "", "    ZeroDivisionError: division by zero"]
     assert sphinx_warnings.after_warnings(log, 2) == ["", "    ZeroDivisionError: division by zero"]
     assert sphinx_warnings.after_warnings("a\nb\n", 1) == ["b"]  # no warning: the end of the log
+
+
+def test_a_path_inside_a_message_is_named_as_the_author_s_file_too() -> None:
+    log = ("/src/ko/a.rst:3: WARNING: duplicate label x, other instance in /src/ko/b/c.rst [ref.duplicate]\n"
+           "/src/ko/a.rst:4: WARNING: image file not readable: /elsewhere/d.png [image.not_readable]\n")
+    place = {"/src/ko/a.rst": "a.rst", "/src/ko/b/c.rst": "b/c.rst"}
+    found = rewrite(log, lambda path, line: (place[path], line) if path in place else None)
+    assert [str(w) for w in found] == [
+        "a.rst:3: WARNING: duplicate label x, other instance in b/c.rst [ref.duplicate]",
+        "a.rst:4: WARNING: image file not readable: /elsewhere/d.png [image.not_readable]"]

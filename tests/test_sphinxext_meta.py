@@ -97,3 +97,11 @@ def test_tags_come_after_the_page_s_own_and_their_values_are_escaped(fake_app):
 
 def test_setup_connects_the_tags(fake_app):
     assert ("html-page-context", meta.add_page_context, 500) in fake_app().connected
+
+
+def test_a_site_with_its_own_open_graph_extension_gets_no_second_set_of_tags(fake_app):
+    app = fake_app(language="en")
+    app.extensions = {"sphinxext.opengraph": object()}
+    context = {"title": "A page", "metatags": ""}
+    meta.add_page_context(app, "index", "page.html", context, None)
+    assert 'name="description"' in context["metatags"] and "og:" not in context["metatags"]

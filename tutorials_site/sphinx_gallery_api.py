@@ -474,6 +474,10 @@ def messages_left_in_english(doctree: nodes.Element) -> Iterator[str]:
     return (message for node, message in extract_messages(doctree) if not node.get("translated"))
 
 
+# Internal: what every HTML page sphinx-gallery renders from an example carries (its footer's download box).
+EXAMPLE_PAGE_MARK = "sphx-glr-download-link-note"
+
+
 def conf_py_value(config: Any, name: str) -> Any:
     """A setting as conf.py itself wrote it, whatever a command line overrode (`-D language=ko`); None where
     conf.py sets none (or the configuration is not Sphinx's). Sphinx internal: Config keeps conf.py's namespace

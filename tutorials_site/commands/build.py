@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from multiprocessing.pool import AsyncResult
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TextIO, cast
 
@@ -421,6 +421,37 @@ class _Copied(io.TextIOBase):
 
 # What one language's sphinx-build gives: its exit status, its seconds, and what it reported after its last warning.
 _SphinxResult = tuple[int, float, list[str]]
+
+
+class _Forked:
+    """One language's sphinx-build in a fresh fork of this process (Sphinx keeps global state per process), which
+    is no daemon: an extension or conf.py may start processes of its own, as under a plain sphinx-build (a pool's
+    daemonic worker may not). Its result comes back through a pipe."""
+
+    def __init__(self, command: list[str], log: Path) -> None:
+        context = multiprocessing.get_context("fork")
+        self._results, sending = context.Pipe(duplex=False)
+        self._process = context.Process(target=_send_sphinx, args=(sending, command, log), daemon=False)
+        self._process.start()
+        sending.close()
+
+    def ready(self, timeout: float = 0) -> bool:
+        """Whether its result is there (or its process is gone), waiting at most TIMEOUT seconds."""
+        return self._results.poll(timeout) or not self._process.is_alive()
+
+    def get(self) -> _SphinxResult:
+        """Its result; a process that died without one failed."""
+        try:
+            result: _SphinxResult = self._results.recv()
+        except EOFError:
+            result = (1, 0.0, [f"its process ended without a result (exit status {self._process.exitcode})"])
+        self._process.join()
+        return result
+
+
+def _send_sphinx(sending: Connection, command: list[str], log: Path) -> None:
+    sending.send(_sphinx(command, log))
+    sending.close()
 # A language to render: its sphinx-build command line, and whether its last build still stands.
 _Todo = tuple[languages.Language, list[str], UpToDate]
 
@@ -478,20 +509,18 @@ def _render(settings: Settings, site: project.Project, todo: Sequence[_Todo], no
     _preload()
     tree.logs.mkdir(parents=True, exist_ok=True)
     failed, found = [], {}
-    # A fresh fork per language (maxtasksperchild=1): Sphinx keeps global state per process.
-    context = multiprocessing.get_context("fork")
     jobs = min(len(todo), settings.jobs)
-    with (context.Pool(jobs, maxtasksperchild=1) as pool,
-          log.rendering([lang.seg for lang, _, _ in todo], jobs) as rendering):
-        builds: dict[languages.Language, tuple[UpToDate, Path, AsyncResult[_SphinxResult]]] = {}
-        for lang, command, up_to_date in todo:
-            log_file = tree.logs / f"{lang.seg}.log"
-            rendering.start(lang.seg, log_file, noplot)
-            builds[lang] = (up_to_date, log_file, pool.apply_async(_sphinx, (command, log_file)))
-        while builds:
+    with log.rendering([lang.seg for lang, _, _ in todo], jobs) as rendering:
+        waiting, builds = list(todo), dict[languages.Language, tuple[UpToDate, Path, _Forked]]()
+        for lang, _, _ in todo:
+            rendering.start(lang.seg, tree.logs / f"{lang.seg}.log", noplot)
+        while waiting or builds:
+            while waiting and len(builds) < jobs:  # as many at once as there are CPUs
+                lang, command, up_to_date = waiting.pop(0)
+                builds[lang] = (up_to_date, tree.logs / f"{lang.seg}.log", _Forked(command, tree.logs / f"{lang.seg}.log"))
             finished = [lang for lang, (_, _, build) in builds.items() if build.ready()]
             if not finished:
-                next(iter(builds.values()))[2].wait(0.1)
+                next(iter(builds.values()))[2].ready(0.1)
                 rendering.tick()
             for lang in finished:
                 up_to_date, log_file, build = builds.pop(lang)

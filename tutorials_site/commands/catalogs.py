@@ -19,32 +19,38 @@ from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
 from ..core import assets, catalogs, languages, project, sphinx_warnings, tutorial_text
+from ..core.errors import Failed
 from ..core.layout import ROOT, BuildTree
 from ..core.staging import stage
 from ..core.translate import SITE_CHECKS, SiteCheck, domain_of, link_targets, refusal
 
 
-def _sphinx_gettext(outdir: Path, site: project.Project, skip: Sequence[Path]) -> tuple[Path, Path]:
+def _sphinx_gettext(outdir: Path, site: project.Project, skip: Sequence[Path], log: Path) -> tuple[Path, Path]:
     """Run Sphinx's gettext builder on the source language's pages (without executing anything): one template
-    per page (gettext_compact off), in OUTDIR/pot/<docname>.pot."""
+    per page (gettext_compact off), in OUTDIR/pot/<docname>.pot. What it prints goes to LOG (the build tells
+    the pages' warnings at their authors' lines); a failure says where to read it."""
     src, _ = stage(BuildTree(outdir / "build"), site, site.languages.source, skip)
     # From the staged tree, as Sphinx runs at a site's root; the engine is found where this one is.
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    subprocess.run(
-        [sys.executable, "-m", "sphinx", "-b", "gettext", "-q", "-D", "plot_gallery=0", "-D", "gettext_compact=0",
-         "-d", str(outdir / "doctrees"), str(src), str(outdir / "pot")],
-        check=True, cwd=src, env={**os.environ, "PYTHONPATH": path},
-    )
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as out:
+        done = subprocess.run(
+            [sys.executable, "-m", "sphinx", "-b", "gettext", "-q", "-D", "plot_gallery=0", "-D", "gettext_compact=0",
+             "-D", f"tutorials_root={ROOT}", "-d", str(outdir / "doctrees"), str(src), str(outdir / "pot")],
+            cwd=src, env={**os.environ, "PYTHONPATH": path}, stdout=out, stderr=subprocess.STDOUT,
+        )
+    if done.returncode:
+        raise Failed(f"update-po: Sphinx's gettext builder failed (exit status {done.returncode}); its log: {log}")
     return outdir / "pot", src
 
 
-def page_templates(site: project.Project, skip: Sequence[Path] = ()) -> dict[str, Catalog]:
+def page_templates(site: project.Project, log: Path, skip: Sequence[Path] = ()) -> dict[str, Catalog]:
     """The template of each hand-written page's catalog (and each gallery index's), by docname: what Sphinx's
     gettext builder extracts of it, less what is not the page's to translate (catalogs.is_page_message)."""
     tutorial_msgids = {u.msgid for t in site.tutorials for u in tutorial_text.parse(t.path).units}
     templates = {}
     with tempfile.TemporaryDirectory() as tmp:
-        pot, src = _sphinx_gettext(Path(tmp), site, skip)
+        pot, src = _sphinx_gettext(Path(tmp), site, skip, log)
         # Where each message's author wrote it: a gallery index's text in its header file, a page's in the page.
         locate = sphinx_warnings.locator(src, {g.examples_dir: g.gallery_dir for g in site.galleries}, ROOT)
         for path in sorted(pot.rglob("*.pot")):
@@ -83,7 +89,7 @@ def site_labels(site: project.Project) -> Catalog:
     by the extension (i18n.add_page_context, meta), and the labels of the site's own templates."""
     ui = Catalog(project="PyTorch Tutorials", fuzzy=False)
     conf = project.current().conf
-    for setting in ("project", "copyright", "tutorials_site_description"):
+    for setting in ("project", "html_title", "copyright", "tutorials_site_description"):
         if conf.get(setting):
             ui.add(conf[setting], locations=[("conf.py", 0)], auto_comments=[f"conf.py: {setting}"])
     for folder in conf.get("templates_path", []):
@@ -109,11 +115,11 @@ def engine_labels() -> Catalog:
     return ui
 
 
-def update_po(site: project.Project, skip: Sequence[Path] = ()) -> None:
+def update_po(site: project.Project, log: Path, skip: Sequence[Path] = ()) -> None:
     """`make update-po`: every translated language's catalogs merged with what the sources say now, and the
     engine's label catalogs with what its code and templates say."""
     catalogs.check_layout(site)
-    pages = page_templates(site, skip)
+    pages = page_templates(site, log, skip)
     labels = site_labels(site)
     for lang in site.languages.translated:
         for tutorial in site.tutorials:

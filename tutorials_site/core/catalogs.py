@@ -99,10 +99,17 @@ def _check_duplicates(path: Path | str, text: str) -> None:
             parts, field = ({} if word.startswith("msgstr") else parts), None
 
 
+_CREATED = re.compile(rb'^"POT-Creation-Date: [^"]*"\n', re.M)
+
+
 def save(catalog: Catalog, path: Path | str) -> None:
-    """Write atomically: an interrupted update never leaves half a catalog."""
+    """Write atomically: an interrupted update never leaves half a catalog. A catalog whose content is unchanged
+    (its template's creation date aside) is left as it is: an update rewrites no catalog it did not change."""
     data = io.BytesIO()
     write_po(data, catalog, width=79, include_previous=True, sort_output=False)
+    path = Path(path)
+    if path.is_file() and _CREATED.sub(b"", path.read_bytes()) == _CREATED.sub(b"", data.getvalue()):
+        return
     write_atomically(path, data.getvalue())
 
 

@@ -26,6 +26,7 @@ import shutil
 import sys
 import tempfile
 import traceback
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -147,12 +148,16 @@ def read_conf(root: Path = ROOT) -> Conf:
         raise ConfError(f"{Path(root) / site_tree.CONF}: no such file; a site is configured by its conf.py")
     before = list(sys.path)
     try:
-        with contextlib.chdir(folder):
+        with contextlib.chdir(folder), warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("default")
             names = runpy.run_path(str(conf), init_globals={"tags": _Tags()})
     except (SiteError, KeyboardInterrupt):
         raise
     except BaseException as error:  # conf.py is user code (it may call sys.exit too): say where it broke
         raise _conf_error(error, conf) from None
+    for warning in warned:  # shown at conf.py's line, not at the copy it ran from
+        where = "conf.py" if warning.filename == str(conf) else warning.filename
+        warnings.warn_explicit(warning.message, warning.category, where, warning.lineno)
     added = []
     for index, entry in enumerate(sys.path):
         if entry not in before and Path(entry).is_relative_to(folder):
@@ -362,7 +367,11 @@ class Project:
         return value.lower() in ("true", "1") if isinstance(value, str) else bool(value)
 
 
-@lru_cache(maxsize=4)
 def current(root: Path = ROOT) -> Project:
-    """The project at `root`, read once per process (conf.py is evaluated once)."""
-    return Project.read(Path(root))
+    """The project at `root`, read once per process (conf.py is evaluated once, however the root is named)."""
+    return _read_once(Path(root).resolve())
+
+
+@lru_cache(maxsize=4)
+def _read_once(root: Path) -> Project:
+    return Project.read(root)

@@ -268,7 +268,8 @@ def rewrite(log_text: str, locate: Locate) -> list[Warning]:
     lines = ESCAPE.sub("", log_text).splitlines()
     found = []
     for i, end, start in _entries(lines):
-        message = "\n".join([start["message"], *lines[i + 1:end + 1]])
+        message = _PATH.sub(lambda m: _author_path(m[0], locate),
+                            "\n".join([start["message"], *lines[i + 1:end + 1]]))
         file, line = _split_location(start["loc"])
         if file is not None:
             located = locate(file, line)
@@ -276,6 +277,16 @@ def rewrite(log_text: str, locate: Locate) -> list[Warning]:
                 file, line = located
         found.append(Warning(file, line, start["level"], message))
     return found
+
+
+# An absolute path inside a message ("duplicate label x, other instance in /…/_build/src/ko/a.rst").
+_PATH = re.compile(r"/[^\s'\"(),:]+")
+
+
+def _author_path(path: str, locate: Locate) -> str:
+    """PATH as the author's file where LOCATE knows it (a page of the staged tree, named as the site's)."""
+    found = locate(path, None)
+    return found[0] if found is not None else path
 
 
 def after_warnings(log_text: str, limit: int) -> list[str]:

@@ -298,14 +298,15 @@ def take_show_memory(app: Sphinx, config: Config) -> None:
 
 
 def drop_removed_pages(app: Sphinx, exception: Exception | None) -> None:
-    """The HTML of a tutorial page that is gone (its script renamed or deleted): Sphinx leaves it behind."""
+    """The HTML of a tutorial page that is gone (its script renamed or deleted): Sphinx leaves it behind. Only a
+    page sphinx-gallery made is dropped: another extension's (a redirect stub) is no document either."""
     if exception is not None or app.builder.format != "html":
         return
     out = Path(app.outdir)
     for gallery in site_project(app.config).galleries:
         for page in sorted((out / gallery.gallery_dir).rglob("*.html")):
             docname = page.relative_to(out).with_suffix("").as_posix()
-            if docname not in app.env.found_docs:
+            if docname not in app.env.found_docs and sg.EXAMPLE_PAGE_MARK in page.read_text(errors="replace"):
                 page.unlink()
                 for source in (out / "_sources").glob(f"{glob.escape(docname)}.*"):
                     source.unlink()

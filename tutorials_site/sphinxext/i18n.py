@@ -195,7 +195,8 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
         context["metatags"] = context.get("metatags", "") + f'\n<link rel="alternate" hreflang="{hreflang}" href="{url}">'
     context["site_languages"] = entries
     context["current_language"] = current
-    context["project"] = context["docstitle"] = _(app.config.project)
+    context["project"] = _(app.config.project)
+    context["docstitle"] = _(context.get("docstitle") or app.config.project)  # the site's html_title, translated
     context["copyright"] = _(app.config.copyright)
 
 

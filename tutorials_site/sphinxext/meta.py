@@ -24,6 +24,7 @@ from .gallery import example_of
 from .i18n import site_languages
 
 _ = get_translation("sphinx")
+OPEN_GRAPH_EXTENSION = "sphinxext.opengraph"  # a site using it gets its Open Graph tags, not a second set of ours
 OG_LOCALES = {"en": "en_US", "ko": "ko_KR", "ja": "ja_JP", "zh_CN": "zh_CN"}
 # Pages whose title their template sets (Sphinx's genindex.html, search.html), after this runs.
 TEMPLATE_TITLES = {"genindex.html": "Index", "search.html": "Search"}
@@ -78,6 +79,8 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
             # In this version's own folder, where the file surely is.
             tags.append(("property", "og:image", folder_url(site_url, app.config.version, lang.seg,
                                                               f"{app.builder.imagedir}/{image}")))
+    if OPEN_GRAPH_EXTENSION in getattr(app, "extensions", {}):
+        tags = [tag for tag in tags if not tag[1].startswith("og:")]  # the site's own extension writes those
     context["metatags"] = context.get("metatags", "") + "".join(
         f'\n<meta {kind}="{name}" content="{html.escape(value)}">' for kind, name, value in tags)
 
