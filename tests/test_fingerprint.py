@@ -123,15 +123,15 @@ def test_only_the_settings_of_conf_py_a_run_reads_change_the_fingerprint(tmp_pat
     for addition in ("html_title = 'Another'", "html_theme_options = {'a': 1}",
                      "sphinx_gallery_conf['first_notebook_cell'] = '# hi'", "sphinx_gallery_conf['line_numbers'] = True"):
         conf.write_text(conf.read_text() + f"\n{addition}\n")
-        project.current.cache_clear()
+        project._read_once.cache_clear()
         seen.append(fingerprint.environment_fingerprint(root))
     assert len(set(seen)) == 1
     for addition in ("sphinx_gallery_conf['capture_repr'] = ()", "default_role = 'py:obj'",
                      "tutorials_environment = ['WANDB_MODE']"):
         conf.write_text(conf.read_text() + f"\n{addition}\n")
-        project.current.cache_clear()
+        project._read_once.cache_clear()
         seen.append(fingerprint.environment_fingerprint(root))
-    project.current.cache_clear()
+    project._read_once.cache_clear()
     assert len(set(seen)) == 4
 
 

@@ -79,12 +79,15 @@ def test_sphinx_gallery_s_stylesheets_for_outputs_no_run_gives_are_left_out(fake
 @pytest.fixture
 def built_pages(fake_app):
     """An HTML output with the pages of a gallery (one of them gone from the sources) and of another folder."""
+    from tutorials_site.sphinx_gallery_api import EXAMPLE_PAGE_MARK
+
     app = fake_app()
     for name in ("beginner/index.html", "beginner/kept.html", "beginner/gone.html", "beginner/[odd].html",
                  "_sources/beginner/gone.rst.txt", "_sources/beginner/gone.py.txt", "_sources/beginner/kept.rst.txt",
-                 "_sources/beginner/[odd].rst.txt", "notes/gone.html"):
+                 "_sources/beginner/[odd].rst.txt", "notes/gone.html", "beginner/moved.html"):
         (app.outdir / name).parent.mkdir(parents=True, exist_ok=True)
-        (app.outdir / name).write_text("x")
+        # sphinx-gallery's example pages carry its mark; beginner/moved.html is another extension's redirect stub
+        (app.outdir / name).write_text("x" if name == "beginner/moved.html" else f'<p class="{EXAMPLE_PAGE_MARK}">')
     app.env.found_docs = {"beginner/index", "beginner/kept", "notes/other"}
     return app
 
@@ -96,6 +99,7 @@ def files(folder):
 def test_a_gone_tutorial_s_page_and_its_sources_are_removed_after_the_build(built_pages):
     drop_removed_pages(built_pages, None)
     assert files(built_pages.outdir) == ["_sources/beginner/kept.rst.txt", "beginner/index.html", "beginner/kept.html",
+                                         "beginner/moved.html",  # no example page of sphinx-gallery's
                                          "notes/gone.html"]  # outside the galleries: not ours to remove
 
 
