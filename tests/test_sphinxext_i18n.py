@@ -241,3 +241,16 @@ def test_line_breaks_between_two_cjk_characters_go_from_japanese_and_chinese_pro
     korean = doctree()
     i18n.join_wide_line_breaks(fake_app(language="ko"), korean)
     assert korean.next_node(nodes.paragraph).astext().count("\n") == 2
+
+
+def test_a_build_of_another_language_reads_the_source_language_s_directive_names(sphinx_app):
+    from tutorials_site.core.project import current
+
+    options = current().options
+    conf = (f"language = 'ko'\nextensions = ['sphinx_gallery.gen_gallery', 'tutorials_site.sphinxext']\n"
+            f"sphinx_gallery_conf = {options!r}\nexclude_patterns = {list(options['examples_dirs'])!r}\n")
+    app, _, warnings = sphinx_app({"conf.py": conf, "index.rst": "제목\n====\n\n.. 경고::\n\n   조심하세요.\n"},
+                                  language="en")
+    app.build()
+    page = (app.outdir / "index.html").read_text(encoding="utf-8")
+    assert "Unknown directive" not in warnings.getvalue() and 'class="admonition warning"' in page

@@ -21,7 +21,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeAlias, TypedDict
 
-from docutils import nodes
+from docutils import nodes, utils
+from docutils.parsers.rst import directives, roles
+from docutils.parsers.rst import languages as rst_languages
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.locale import get_translation
@@ -40,6 +42,7 @@ from .gallery import example_of
 _ = get_translation("sphinx")
 logger = logging.getLogger(__name__)
 ENGLISH = "en"  # the language sphinx-gallery and the engine write their own strings in
+_QUIET = utils.Reporter("", utils.Reporter.SEVERE_LEVEL + 1, utils.Reporter.SEVERE_LEVEL + 1)  # a lookup's reports
 # Sphinx's own label (its headings' links), which its catalogs lack in Korean and Japanese: listed
 # here, `make update-po` keeps it in the engine's label catalogs (sphinxext.assets), which Sphinx reads too.
 SPHINX_FALLBACKS = (N_("Link to this heading"),)
@@ -253,6 +256,24 @@ def mark_untranslated(app: Sphinx, doctree: nodes.document) -> None:
     parent.insert(title_at + 1, banner)
 
 
+def accept_source_directive_names(app: Sphinx, config: Config) -> None:
+    """The sources' reST is written in the source language, whose localized directive and role names (`.. 경고::`
+    in a Korean site) docutils knows only in a build of that language: a build of another knows them too
+    (config-inited; each language builds in a process of its own)."""
+    source = source_language(app).code
+    if config.language == source:
+        return
+    english, written = rst_languages.get_language("en"), rst_languages.get_language(source)
+    for local, canonical in written.directives.items():
+        directive, _ = directives.directive(canonical, english, None)
+        if directive is not None:
+            directives.register_directive(local, directive)
+    for local, canonical in written.roles.items():
+        role, _ = roles.role(canonical, english, 0, _QUIET)
+        if role is not None:
+            roles.register_local_role(local, role)
+
+
 def note_label_catalog(app: Sphinx, config: Config) -> None:
     """Sphinx reads the label catalogs (the site's sphinx.mo, the engine's: sphinxext.assets) for its templates
     and for the text this package adds while reading, but counts them as no page's source: a changed label
@@ -272,6 +293,7 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     """Register the language settings and the handlers that put every string of a page in its language."""
     app.add_config_value("tutorials_label_catalog", "", "env", types=[str])  # set by note_label_catalog
     app.connect("config-inited", note_label_catalog)
+    app.connect("config-inited", accept_source_directive_names)
     # The site's languages (conf.py: Sphinx codes, after its `language`); the languages of this build (LANGUAGES),
     # which the build driver passes.
     app.add_config_value("tutorials_languages", None, "html", types=[list, tuple])
