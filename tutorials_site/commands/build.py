@@ -15,6 +15,7 @@ import io
 import json
 import multiprocessing
 import os
+import platform
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -28,7 +29,7 @@ from ..core.build_cache import UpToDate
 from ..core.errors import Failed, SiteError, UsageError
 from ..core.fingerprint import declared_reads, environment_fingerprint, installed_version, source_digest
 from ..core.layout import ROOT, BuildTree
-from ..core.records import BuildInfo, RunRecord, ShardRecord
+from ..core.records import BuildInfo, Hardware, ShardRecord
 from ..core.settings import Settings
 from ..core.site_pages import chooser_page
 from ..core.staging import stage, working_folder
@@ -56,9 +57,9 @@ class Executed:
     """What the execution stage did with the tutorials it was given."""
 
     ran: tuple[str, ...]  # the keys of those it executed
-    failed: tuple[str, ...]  # the errors of those that failed, one line each
+    failed: tuple[str, ...]  # the errors of those that failed, one line each, whether they ran now or before
     taken: int  # how many got a copy of their current run in REUSE
-    current: int  # how many had a current run already
+    current: int  # how many had a current run already (a failed one included)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,14 +93,26 @@ def _build_failed(errors: Sequence[str]) -> Failed:
 
 # --- Execution ---
 
-def _stamp(item: _Pending, outcome: execute.Outcome, environment: str, run_dir: Path, log: BuildLog) -> None:
-    stamp = stamping.run_stamp(outcome.result, source=item.digest, environment=environment,
+def _stamp(item: _Pending, outcome: execute.Outcome, environment: str, run_dir: Path, machine: Callable[[], needs.Machine],
+           log: BuildLog) -> None:
+    """Stamp the run of ITEM that ended (OUTCOME), failed or not; MACHINE: the GPUs here, asked only for a
+    run that did not finish, whose runner could not record them."""
+    stamp = stamping.run_stamp(outcome.result, hardware=outcome.result.hardware or _hardware(machine()),
+                               raised=outcome.raised, source=item.digest, environment=environment,
                                outputs=runs.outputs(run_dir, outcome.result), seconds=outcome.seconds,
-                               failed=not outcome.ok, peak_rss_bytes=outcome.peak_rss_bytes, needs_gpus=item.need.gpus,
+                               peak_rss_bytes=outcome.peak_rss_bytes, needs_gpus=item.need.gpus,
                                origin=stamping.origin(ROOT))
     stamp.write(run_dir / runs.STAMP)
     for line in stamping.stamped_lines(item.tutorial.label, stamp, item.need):
         log.line(line)
+
+
+def _hardware(machine: needs.Machine) -> Hardware:
+    """Where a run the runner did not finish ran (the runner records it at its end): the GPUs torch sees here,
+    torch's installed version; its CUDA version is not known without importing torch."""
+    torch = installed_version("torch")
+    return Hardware(device=machine.device or "CPU", gpus=machine.gpus, machine=platform.machine(),
+                    torch=None if torch == "not installed" else torch, cuda=None)
 
 
 def _refuse_changes(tree: BuildTree, site: project.Project, tutorial: project.Tutorial,
@@ -133,11 +146,11 @@ def _tutorial_env(site: project.Project) -> dict[str, str]:
 
 
 def _run_isolated(settings: Settings, site: project.Project, tutorial: project.Tutorial, run_dir: Path,
-                  timeout: float, tick: Callable[[], None]) -> execute.Outcome:
-    """Run one tutorial with the environment core.isolation allows it, then check what it did.
-
-    A run whose output shows the value of a secret withheld from it fails, its record redacted; one that
-    changed what is not its own stops the build, unstamped: what follows would build on what it changed.
+                  timeout: float, tick: Callable[[], None]) -> execute.Outcome | str:
+    """Run one tutorial with the environment core.isolation allows it, then check what it did: how it went,
+    or the error of a run whose output shows the value of a secret withheld from it (its record redacted,
+    never stamped). One that changed what is not its own stops the build, unstamped: what follows would
+    build on what it changed.
     """
     env = _tutorial_env(site)
     workdir = working_folder(settings.tree, tutorial)
@@ -154,12 +167,9 @@ def _run_isolated(settings: Settings, site: project.Project, tutorial: project.T
         return outcome
     isolation.redact(run_dir, secrets)
     names = ", ".join(dict.fromkeys(name for _, name in leaks))
-    error = (f"{tutorial.label}:{leaks[0][0]}: ERROR: its output shows the value of {names}, withheld from tutorials "
-             "(its output is redacted, the run not stamped): print no secret; a variable that is none and that "
-             f"tutorials need goes in conf.py's {isolation.SETTING}")
-    result = RunRecord.read(run_dir / runs.RESULT)
-    assert result is not None, "the supervisor writes it, however the run ended"
-    return dataclasses.replace(outcome, ok=False, raised=False, error=error, result=result)
+    return (f"{tutorial.label}:{leaks[0][0]}: ERROR: its output shows the value of {names}, withheld from tutorials "
+            "(its output is redacted, the run not stamped): print no secret; a variable that is none and that "
+            f"tutorials need goes in conf.py's {isolation.SETTING}")
 
 
 def _current(run_dir: Path, digest: str, environment: str, output_limits: OutputLimits) -> bool:
@@ -169,9 +179,12 @@ def _current(run_dir: Path, digest: str, environment: str, output_limits: Output
 
 
 def _usable(settings: Settings, run_dir: Path, item: _Pending, environment: str) -> bool:
-    """Whether the run in RUN_DIR is current for ITEM and, under NEEDS=strict, ran on the GPUs it declares."""
-    return (_current(run_dir, item.digest, environment, settings.output_limits)
-            and not (settings.enforce_needs and stamping.ran_on_fewer_gpus(run_dir, item.need.gpus)))
+    """Whether the run in RUN_DIR is current for ITEM, under NEEDS=strict ran on the GPUs it declares, and
+    under RETRY_FAILED did not fail (a failed run is kept like a successful one, its failure told again)."""
+    stamp = stamping.stamp_of(run_dir)
+    return (stamp is not None and _current(run_dir, item.digest, environment, settings.output_limits)
+            and not (settings.enforce_needs and stamping.ran_on_fewer_gpus(run_dir, item.need.gpus))
+            and not (settings.retry_failed and stamp.failed))
 
 
 def run_is_current(settings: Settings, tutorial: project.Tutorial, environment: str) -> bool:
@@ -210,21 +223,21 @@ def _pending(settings: Settings, site: project.Project, tutorials: Sequence[proj
 
 
 def _execute_one(settings: Settings, site: project.Project, item: _Pending, environment: str, progress: Executing,
-                 log: BuildLog) -> str | None:
-    """Run ITEM's tutorial and stamp its run; the error of a failure conf.py does not expect, else None."""
+                 machine: Callable[[], needs.Machine], log: BuildLog) -> list[str]:
+    """Run ITEM's tutorial and stamp its run, failed or not: what the build says of a failure conf.py does not
+    expect (its error line first), else nothing."""
     tutorial = item.tutorial
     timeout = execute.timeout_for(tutorial.path, settings.timeout, tutorial.label)  # checked by refuse_unusable
     progress.start(tutorial.label, timeout)
     run_dir = settings.tree.run_dir(tutorial.key)
     outcome = _run_isolated(settings, site, tutorial, run_dir, timeout, progress.tick)
     progress.done()
-    if outcome.ok or (outcome.raised and site.expected_to_fail(tutorial)):
-        _stamp(item, outcome, environment, run_dir, log)
-        if not outcome.ok:
-            log.line(f"[execute] {tutorial.label}: failed, as conf.py's expected_failing_examples expects")
-        return None
-    assert outcome.error is not None, "a run that failed says why"
-    return outcome.error
+    if isinstance(outcome, str):
+        return [outcome]
+    _stamp(item, outcome, environment, run_dir, machine, log)
+    if outcome.raised and site.expected_to_fail(tutorial):
+        log.line(f"[execute] {tutorial.label}: failed, as conf.py's expected_failing_examples expects")
+    return stamping.unexpected_failure(run_dir, site, tutorial)
 
 
 def _execute_pending(settings: Settings, site: project.Project, pending: Sequence[_Pending], environment: str,
@@ -244,15 +257,27 @@ def _execute_pending(settings: Settings, site: project.Project, pending: Sequenc
                 unmet.append(error)
                 progress.done()
                 continue
-            error = _execute_one(settings, site, item, environment, progress, log)
+            report = _execute_one(settings, site, item, environment, progress, machine, log)
             ran.append(item.tutorial.key)
-            if error:
-                log.line(error)
-                failed.append(error)
+            if report:
+                log.line("\n".join(report))
+                failed.append(report[0])
                 if site.flag("abort_on_example_error"):
                     log.line("[execute] abort_on_example_error: the remaining tutorials are not executed")
                     break
     return ran, failed, unmet
+
+
+def _kept_failures(tree: BuildTree, site: project.Project, tutorials: Sequence[project.Tutorial], log: BuildLog) -> list[str]:
+    """Tell again each failure conf.py does not expect among the current runs of TUTORIALS (kept, not run
+    again), as when it ran: their error lines."""
+    errors = []
+    for tutorial in tutorials:
+        report = stamping.unexpected_failure(tree.run_dir(tutorial.key), site, tutorial)
+        if report:
+            log.line("\n".join(report))
+            errors.append(report[0])
+    return errors
 
 
 def run_tutorials(settings: Settings, site: project.Project, tutorials: Sequence[project.Tutorial], environment: str,
@@ -260,15 +285,25 @@ def run_tutorials(settings: Settings, site: project.Project, tutorials: Sequence
     """Run each tutorial whose run is not current, one at a time.
 
     A run not current here but current in REUSE's build folder is copied from there instead of run.
-    A failure listed in conf.py's expected_failing_examples is stamped like a success (its page shows
-    the traceback); `abort_on_example_error` stops at the first unexpected one. Under NEEDS=strict, a
-    tutorial this machine has too few GPUs for is not run, and the build stops once the others ran.
+    A failed run is stamped and kept like a successful one (its page shows the traceback): it runs again
+    when its source or the environment changes, or with RETRY_FAILED, and until then every build tells its
+    failure again. One listed in conf.py's expected_failing_examples is no error; `abort_on_example_error`
+    stops at the first unexpected one, a kept one before anything runs. Under NEEDS=strict, a tutorial
+    this machine has too few GPUs for is not run, and the build stops once the others ran.
     """
     reuse = _reuse(settings, log)
     pending, taken = _pending(settings, site, tutorials, environment, reuse)
+    waiting = {item.tutorial.key for item in pending}
+    kept = _kept_failures(settings.tree, site, [t for t in tutorials if t.key not in waiting], log)
+    if kept and site.flag("abort_on_example_error"):
+        log.line("[execute] abort_on_example_error: a tutorial's kept run failed; no tutorial is executed")
+        raise _build_failed(kept)
     ran, failed, unmet = _execute_pending(settings, site, pending, environment, log)
     log.line(f"[execute] executed {len(ran)} of {len(tutorials)} tutorial(s)"
-             + (f"; took {taken} current run(s) from REUSE={reuse.root}" if reuse else ""))
+             + (f"; took {taken} current run(s) from REUSE={reuse.root}" if reuse else "")
+             + (f"; {len(kept)} failed in a run kept from before, not executed again (RETRY_FAILED=1 runs them)"
+                if kept else ""))
+    failed = kept + failed
     # Never run here (unmet), or abort_on_example_error: no page to render, the build stops (the runs are kept).
     if unmet or (failed and site.flag("abort_on_example_error")):
         raise _build_failed(failed + unmet)
@@ -635,7 +670,8 @@ def _render_assembled(settings: Settings) -> None:
     if missing:
         raise Failed("[assemble] refusing to execute anything here; no current shard output for:\n  "
                      + "\n  ".join(missing))
-    _render_site(build, _expectations(build, []), noplot=False, what=FROM_SHARDS)
+    failed = _kept_failures(settings.tree, build.site, [t for t in build.selected if t.executed], build.log)
+    _render_site(build, _expectations(build, failed), noplot=False, what=FROM_SHARDS)
 
 
 def assemble(settings: Settings, shard_builddirs: Sequence[Path]) -> None:

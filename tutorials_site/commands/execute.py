@@ -43,7 +43,7 @@ from ..core.isolation import tutorial_environment
 from ..core.needs import Machine
 from ..core.project import Project, Tutorial
 from ..core.records import BlockRecord, RecordError, RunError, RunRecord
-from ..core.runs import RESULT, first_code_line, parse_timeout, read_json, setting, unfinished_reason
+from ..core.runs import RESULT, error_line, first_code_line, parse_timeout, read_json, setting, unfinished_reason
 from ..core.terminal import DEFAULT_LIMITS, OutputLimits, RunOutput
 from ..sphinx_gallery_api import output_rst, split_code_and_text_blocks
 from .runner import recorded_sizes
@@ -320,11 +320,9 @@ def _supervise(source: Path, rundir: Path, workdir: Path | str, env: dict[str, s
     if not watched.timed_out and result is not None and status == (1 if result.error else 0):
         result = replace(result, seconds=seconds)
         result.write(rundir / RESULT)
-        error = result.error
-        if error is None:
+        if result.error is None:
             return Outcome(True, None, False, result, seconds, peak)
-        message = f"tutorial failed: {error.message}"
-        return Outcome(False, f"{label}:{error.line}: ERROR: {message}", True, result, seconds, peak)
+        return Outcome(False, error_line(label, result.error, raised=True), True, result, seconds, peak)
 
     message = unfinished_reason(status, timeout if watched.timed_out else None)
     progress = read_json(rundir / "progress.json")
@@ -333,4 +331,4 @@ def _supervise(source: Path, rundir: Path, workdir: Path | str, env: dict[str, s
     result = replace(result, error=error, seconds=seconds) if result else _unfinished_result(
         source, rundir, limits, progress, error, seconds)
     result.write(rundir / RESULT)  # the page still shows what the tutorial printed
-    return Outcome(False, f"{label}:{line}: ERROR: {message}", False, result, seconds, peak)
+    return Outcome(False, error_line(label, error, raised=False), False, result, seconds, peak)
