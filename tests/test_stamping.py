@@ -8,8 +8,16 @@ from tutorials_site.core.layout import BuildTree
 from tutorials_site.core.needs import Needs
 from tutorials_site.core.project import Project
 from tutorials_site.core.records import BlockRecord, Hardware, RunError, RunRecord, Stamp
-from tutorials_site.core.stamping import (MB, excused, expectation_errors, own_frames, ran_on_fewer_gpus, run_stamp,
-                                          stamped_lines, unexpected_failure)
+from tutorials_site.core.stamping import (
+    MB,
+    excused,
+    expectation_errors,
+    own_frames,
+    ran_on_fewer_gpus,
+    run_stamp,
+    stamped_lines,
+    unexpected_failure,
+)
 
 CPU = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0+cpu", cuda=None)
 TWO_GPUS = Hardware(device="NVIDIA H100", gpus=2, machine="x86_64", torch="2.13.0", cuda="13.0")
