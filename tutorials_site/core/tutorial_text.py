@@ -3,7 +3,9 @@
 A unit is one title, heading, paragraph or list item of the reST in the
 docstring and the comment blocks, or one code comment (a run of full-line
 comments, or a trailing comment). Its msgid is the text without comment
-markers, continuation line breaks or heading underlines.
+markers, continuation line breaks or heading underlines. A transition
+(`----`), a target, a comment and a substitution definition are never units:
+they have no text to translate, and stay as the English has them.
 
 `render` writes a translation back line for line: every unit starts on the
 line where the English one starts and the lines it no longer needs are left
@@ -31,7 +33,9 @@ from .runs import SETTINGS
 BLOCK_HEADER = re.compile(r"^(#{20,}.*|# ?%%.*)$")
 UNDERLINE = re.compile(r"^([=\-~^\"'`#*+<>:._])\1{2,}\s*$")
 DIRECTIVE = re.compile(r"^(\s*)\.\.\s+([\w:-]+)::(.*)$")
-EXPLICIT = re.compile(r"^(\s*)\.\.(\s|$)")  # comments, targets, substitutions
+EXPLICIT = re.compile(r"^(\s*)(\.\.|__)(\s|$)")  # comments, targets (anonymous ones too), substitution definitions
+# A line of four or more of one punctuation character that is no heading's adornment: a transition.
+TRANSITION = re.compile(r"^\s*([!-/:-@\[-`{-~])\1{3,}\s*$")
 LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d+\.|#\.|\(\d+\))(\s+)(\S.*)$")
 FIELD = re.compile(r"^\s*:[\w -]+:")
 # Admonitions whose body is prose; every other directive (code, images, math) is kept as is.
@@ -157,6 +161,9 @@ def _segment_rst(numbered: list[tuple[int, str]], prefix: str, kind_of_first_hea
             unit, i = heading
             units.append(unit)
             title_wanted = False
+            continue
+        if TRANSITION.match(text):  # never a message: nothing to translate
+            i += 1
             continue
         directive = DIRECTIVE.match(text)
         if directive:
