@@ -317,15 +317,6 @@ def _tutorials_done(executed: Executed) -> str:
 
 # --- Checks before anything runs ---
 
-def _has_title(text: str) -> bool:
-    """Whether a text block holds a reST section title (a line underlined, or over- and underlined)."""
-    from docutils import nodes
-    from docutils.core import publish_doctree
-
-    quiet = {"report_level": 5, "halt_level": 5, "warning_stream": False, "file_insertion_enabled": False}
-    return publish_doctree(text, settings_overrides=quiet).next_node(nodes.title) is not None
-
-
 def refuse_unusable(site: project.Project) -> None:
     """Scripts sphinx-gallery cannot make a page of, or whose time limit or needs are wrong, refused before
     anything runs, naming the file and the fix.
@@ -346,16 +337,13 @@ def refuse_unusable(site: project.Project) -> None:
             raise SiteError(str(error)) from None
         needs.of(site, tutorial)
         declared_reads(tutorial.path, tutorial.label)  # each `# tutorials-reads:` line names files that exist
-        try:
+        try:  # what sphinx-gallery refuses, as it refuses it: a script without a heading is no error
             _, blocks = split_code_and_text_blocks(str(tutorial.path))
             extract_intro_and_title(tutorial.path, blocks[0].content)
-            # sphinx-gallery takes the first paragraph for the gallery; the page's title is its first heading.
-            if not any(_has_title(block.content) for block in blocks if block.type == "text"):
-                raise ExtensionError("no title")
         except ExtensionError as error:
             raise SiteError(f"{tutorial.label}:1: {docstring_problem(error)}: a tutorial opens with a docstring whose "
-                            "first paragraph is its reST title (a helper module: match it with conf.py's ignore_pattern)"
-                            ) from None
+                            "first paragraph, a heading or not, is its title (a helper module: match it with conf.py's "
+                            "ignore_pattern)") from None
 
 
 # --- Rendering ---
