@@ -57,9 +57,11 @@ class Executed:
     """What the execution stage did with the tutorials it was given."""
 
     ran: tuple[str, ...]  # the keys of those it executed
-    failed: tuple[str, ...]  # the errors of those that failed, one line each, whether they ran now or before
+    failed: tuple[str, ...]  # the errors of those that failed (now or before) or could not run here, one line each
     taken: int  # how many got a copy of their current run in REUSE
     current: int  # how many had a current run already (a failed one included)
+    # NEEDS=strict kept one from running here, or abort_on_example_error met a failure: no page is rendered.
+    stops: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -289,25 +291,24 @@ def run_tutorials(settings: Settings, site: project.Project, tutorials: Sequence
     when its source or the environment changes, or with RETRY_FAILED, and until then every build tells its
     failure again. One listed in conf.py's expected_failing_examples is no error; `abort_on_example_error`
     stops at the first unexpected one, a kept one before anything runs. Under NEEDS=strict, a tutorial
-    this machine has too few GPUs for is not run, and the build stops once the others ran.
+    this machine has too few GPUs for is not run, and the build stops once the others ran (Executed.stops).
     """
     reuse = _reuse(settings, log)
     pending, taken = _pending(settings, site, tutorials, environment, reuse)
     waiting = {item.tutorial.key for item in pending}
     kept = _kept_failures(settings.tree, site, [t for t in tutorials if t.key not in waiting], log)
-    if kept and site.flag("abort_on_example_error"):
+    abort = site.flag("abort_on_example_error")
+    if kept and abort:
         log.line("[execute] abort_on_example_error: a tutorial's kept run failed; no tutorial is executed")
-        raise _build_failed(kept)
-    ran, failed, unmet = _execute_pending(settings, site, pending, environment, log)
+    ran, failed, unmet = _execute_pending(settings, site, [] if kept and abort else pending, environment, log)
     log.line(f"[execute] executed {len(ran)} of {len(tutorials)} tutorial(s)"
              + (f"; took {taken} current run(s) from REUSE={reuse.root}" if reuse else "")
              + (f"; {len(kept)} failed in a run kept from before, not executed again (RETRY_FAILED=1 runs them)"
                 if kept else ""))
     failed = kept + failed
     # Never run here (unmet), or abort_on_example_error: no page to render, the build stops (the runs are kept).
-    if unmet or (failed and site.flag("abort_on_example_error")):
-        raise _build_failed(failed + unmet)
-    return Executed(ran=tuple(ran), failed=tuple(failed), taken=taken, current=len(tutorials) - len(pending) - taken)
+    return Executed(ran=tuple(ran), failed=tuple(failed + unmet), taken=taken,
+                    current=len(tutorials) - len(pending) - taken, stops=bool(unmet) or bool(failed) and abort)
 
 
 def _tutorials_done(executed: Executed) -> str:
@@ -608,7 +609,7 @@ def _execute_shard(build: _Build, shard: shards.Shard) -> None:
     """SHARD=i/N: execute that shard's tutorials and record them for `make assemble`, which renders the pages."""
     tutorials = shards.selection(shard)
     executed = run_tutorials(build.settings, build.site, tutorials, build.environment, build.log)
-    # Its tutorials' runs, executed or taken from REUSE; durations count the executed ones only.
+    # Its tutorials' runs, executed or taken from REUSE, also when it stops; durations count the executed ones only.
     ShardRecord(shard=str(shard), tutorials=tuple(t.key for t in tutorials),
                 executed=executed.ran).write(build.settings.tree.shard_record)
     if executed.failed:
@@ -636,6 +637,8 @@ def html(settings: Settings) -> None:
     else:
         executed = run_tutorials(settings, build.site, [t for t in build.selected if t.executed], build.environment,
                                  build.log)
+        if executed.stops:
+            raise _build_failed(executed.failed)
         failed = _expectations(build, executed.failed)
         unrun = _unrun(build) if settings.tutorials else []
         _render_site(build, failed, noplot=False, what=_tutorials_done(executed), unrun=unrun)
