@@ -29,7 +29,7 @@ from ..core.build_cache import UpToDate
 from ..core.errors import Failed, SiteError, UsageError
 from ..core.fingerprint import declared_reads, environment_fingerprint, installed_version, source_digest
 from ..core.layout import ROOT, BuildTree
-from ..core.records import BuildInfo, Hardware, ShardRecord
+from ..core.records import BuildInfo, Hardware, ShardRecord, Stamp
 from ..core.settings import Settings
 from ..core.site_pages import chooser_page
 from ..core.staging import stage, working_folder
@@ -96,7 +96,7 @@ def _build_failed(errors: Sequence[str]) -> Failed:
 # --- Execution ---
 
 def _stamp(item: _Pending, outcome: execute.Outcome, environment: str, run_dir: Path, machine: Callable[[], needs.Machine],
-           log: BuildLog) -> None:
+           log: BuildLog) -> Stamp:
     """Stamp the run of ITEM that ended (OUTCOME), failed or not; MACHINE: the GPUs here, asked only for a
     run that did not finish, whose runner could not record them."""
     stamp = stamping.run_stamp(outcome.result, hardware=outcome.result.hardware or _hardware(machine()),
@@ -107,6 +107,7 @@ def _stamp(item: _Pending, outcome: execute.Outcome, environment: str, run_dir: 
     stamp.write(run_dir / runs.STAMP)
     for line in stamping.stamped_lines(item.tutorial.label, stamp, item.need):
         log.line(line)
+    return stamp
 
 
 def _hardware(machine: needs.Machine) -> Hardware:
@@ -236,8 +237,7 @@ def _execute_one(settings: Settings, site: project.Project, item: _Pending, envi
     progress.done()
     if isinstance(outcome, str):
         return [outcome]
-    _stamp(item, outcome, environment, run_dir, machine, log)
-    if outcome.raised and site.expected_to_fail(tutorial):
+    if stamping.excused(site, tutorial, _stamp(item, outcome, environment, run_dir, machine, log)):
         log.line(f"[execute] {tutorial.label}: failed, as conf.py's expected_failing_examples expects")
     return stamping.unexpected_failure(run_dir, site, tutorial)
 
@@ -308,7 +308,7 @@ def run_tutorials(settings: Settings, site: project.Project, tutorials: Sequence
     failed = kept + failed
     # Never run here (unmet), or abort_on_example_error: no page to render, the build stops (the runs are kept).
     return Executed(ran=tuple(ran), failed=tuple(failed + unmet), taken=taken,
-                    current=len(tutorials) - len(pending) - taken, stops=bool(unmet) or bool(failed) and abort)
+                    current=len(tutorials) - len(pending) - taken, stops=bool(unmet) or (bool(failed) and abort))
 
 
 def _tutorials_done(executed: Executed) -> str:

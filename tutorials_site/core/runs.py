@@ -159,6 +159,8 @@ def problems(run_dir: Path, source_digest: str, environment: str) -> list[str]:
         stamp, result = Stamp.read(Path(run_dir, STAMP)), RunRecord.read(Path(run_dir, RESULT))
         if stamp is None or result is None:
             return ["not executed"]
+        if stamp.failed != (result.error is not None):
+            return ["its record and its stamp disagree on whether it failed (edited after the run?)"]
         shown = outputs(run_dir, result)
     except RecordError as error:
         return [f"its record cannot be used ({error})"]
