@@ -271,6 +271,12 @@ def test_a_failed_run_is_kept_told_again_and_runs_again_on_a_change_or_when_aske
         f"[build] failed: {failed_line('beginner_source/raises_error.py')}", f"  {timed_out}"], output
     assert_page_shows_traceback(builddir / "html" / "en" / "beginner" / "raises_error.html")
 
+    # TUTORIALS: the selected one's kept failure is told, not the other's.
+    selected = build(project, builddir, env={**ENGLISH, "TUTORIALS": "beginner_source/timed_out.py"})
+    output = selected.stdout + selected.stderr
+    assert selected.returncode == 1 and started(output) == [] and count_lines(selected.stdout, timed_out) == 1, output
+    assert "raises_error.py:" not in output, output
+
     retried = build(project, builddir, env={**ENGLISH, "RETRY_FAILED": "1"})
     output = retried.stdout + retried.stderr
     assert retried.returncode == 1, output
