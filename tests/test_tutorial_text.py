@@ -123,10 +123,36 @@ def test_a_translation_cannot_escape_into_code(sample):
     assert 'pwned """ import os """' in docstring.replace('\\"', '"')
 
 
-def test_a_docstring_that_does_not_open_on_its_own_line_is_an_error(tmp_path):
+# Docstrings whose text shares a line with their quotes, as sphinx-gallery takes them: (script, its units, what
+# a translation of every unit gives).
+SHARED_QUOTES = [
+    ('"""A one-line docstring, no heading."""\nx = 1\n', [("paragraph", "A one-line docstring, no heading.")],
+     'r"""번역 "따옴표" """\nx = 1\n'),
+    ("r\'\'\'Title\n=====\n\nText on the line of the quotes.\'\'\'\nx = 1\n",
+     [("title", "Title"), ("paragraph", "Text on the line of the quotes.")],
+     "r\'\'\'번역 \"따옴표\"\n=============\n\n번역 \"따옴표\"\'\'\'\nx = 1\n"),
+]
+
+
+@pytest.mark.parametrize("script, units, translated", SHARED_QUOTES)
+def test_a_docstring_sharing_lines_with_its_quotes_is_translated_in_place(tmp_path, script, units, translated):
+    path = tmp_path / "shared_quotes.py"
+    path.write_text(script)
+    tutorial = parse(path)
+    assert [(u.kind, u.msgid) for u in tutorial.units] == units
+    rendered = render(tutorial, {msgid: '번역 "따옴표"' for _, msgid in units})
+    assert rendered == translated
+    module = ast.parse(rendered)
+    assert [type(n).__name__ for n in module.body] == [type(n).__name__ for n in ast.parse(script).body]
+    assert ast.get_docstring(module, clean=False).rstrip().endswith('번역 "따옴표"')
+    assert render(tutorial, {}) == script
+
+
+def test_a_docstring_not_in_triple_quotes_is_an_error(tmp_path):
     path = tmp_path / "bad_tutorial.py"
-    path.write_text('"""Title\n=====\n"""\nx = 1\n')
-    with pytest.raises(tutorial_text.TutorialSyntaxError, match=r"bad_tutorial\.py:1: the docstring"):
+    path.write_text('"Title"\nx = 1\n')
+    with pytest.raises(tutorial_text.TutorialSyntaxError,
+                       match=r"bad_tutorial\.py:1: the docstring must be in triple quotes"):
         parse(path)
 
 
