@@ -310,26 +310,32 @@ print("the script without a heading ran")
 # A text block, still without a heading.
 print("its second block ran")
 '''
+# The same on one line, a docstring that shares its line with its quotes.
+ONE_LINE = NO_HEADING.replace('"""\nTrains a small model, a helper script without a heading.\n\nIt prints one line.\n"""',
+                              '"""Trains a small model, a helper script without a heading."""')
 NO_HEADING_KO = {"Trains a small model, a helper script without a heading.": "작은 모델을 훈련하는 제목 없는 스크립트.",
                  "It prints one line.": "한 줄을 출력합니다.",
                  "A text block, still without a heading.": "여전히 제목 없는 텍스트 블록."}
 
 
 @pytest.mark.site
-def test_a_script_without_a_heading_is_paged_as_sphinx_gallery_pages_it_in_every_language(project_copy: Path) -> None:
+@pytest.mark.parametrize("script", [NO_HEADING, ONE_LINE], ids=["docstring", "one-line docstring"])
+def test_a_script_without_a_heading_is_paged_as_sphinx_gallery_pages_it_in_every_language(project_copy: Path,
+                                                                                          script: str) -> None:
     """sphinx-gallery takes its first paragraph for its title (tests/test_parity.py: the same page as stock); it is
     translated like any script, its downloads too."""
     from conftest import make
     from tutorials_site.core import catalogs
 
-    (project_copy / "beginner_source" / "no_heading.py").write_text(NO_HEADING)
+    assert script != NO_HEADING or script.count('"""') == 2 and "\nIt prints one line." in script
+    (project_copy / "beginner_source" / "no_heading.py").write_text(script)
     updated = make(project_copy, "update-po", LANGUAGES="ko")
     assert updated.returncode == 0, updated.stdout + updated.stderr
     po = project_copy / "locales" / "ko" / "LC_MESSAGES" / "beginner_source" / "no_heading.po"
     catalog = catalogs.load(po)
-    assert sorted(message.id for message in catalog if message.id) == sorted(NO_HEADING_KO)
-    for msgid, msgstr in NO_HEADING_KO.items():
-        catalog[msgid].string = msgstr
+    assert sorted(message.id for message in catalog if message.id) == sorted(m for m in NO_HEADING_KO if m in script)
+    for message in (message for message in catalog if message.id):
+        message.string = NO_HEADING_KO[message.id]
     catalogs.save(catalog, po)
     builddir = project_copy / "_build"
     result = build(project_copy, builddir, env={"LANGUAGES": "en ko"})
