@@ -273,6 +273,9 @@ WANTED = ("a tutorial opens with a docstring whose first paragraph, a heading or
      f"beginner_source/comment_only.py:1: its docstring has no title: {WANTED}"),
     ("rule_only.py", '"""\n======\n"""\nprint("no title")\n',
      f"beginner_source/rule_only.py:1: its docstring has no title: {WANTED}"),
+    ("single_quoted.py", '"A docstring in single quotes"\nprint(1)\n',
+     "beginner_source/single_quoted.py:1: the docstring must be in triple quotes (\"\"\" or \'\'\')"),
+    ("syntax_error.py", '"""\nTitle\n=====\n"""\n\nprint(\n', "beginner_source/syntax_error.py:6: \'(\' was never closed"),
     ("index.py", '"""\nAn index\n========\n"""\n',
      "beginner_source/index.py: a tutorial cannot be named index.py: its page would take the place of the "
      "gallery's index; rename it"),

@@ -34,6 +34,8 @@ from ..core.settings import Settings
 from ..core.site_pages import chooser_page
 from ..core.staging import stage, working_folder
 from ..core.terminal import OutputLimits
+from ..core.tutorial_text import TutorialSyntaxError
+from ..core.tutorial_text import parse as parse_text
 from . import execute
 from .build_log import BuildLog, Executing, Rendering, shown
 
@@ -345,6 +347,10 @@ def refuse_unusable(site: project.Project) -> None:
             raise SiteError(f"{tutorial.label}:1: {docstring_problem(error)}: a tutorial opens with a docstring whose "
                             "first paragraph, a heading or not, is its title (a helper module: match it with conf.py's "
                             "ignore_pattern)") from None
+        try:  # what every language's script is made from: refused here, not once the tutorials ran
+            parse_text(tutorial.label, tutorial.path.read_text(encoding="utf-8"))
+        except TutorialSyntaxError as error:
+            raise SiteError(str(error)) from None
 
 
 # --- Rendering ---
