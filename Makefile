@@ -13,6 +13,8 @@
 #   CLASS_SHARDS  `make shard-matrix`: the most shards each runner class gets (cpu=1 gpu=4 multi-gpu=1)
 #   REUSE      a build folder (another BUILDDIR, or the runs CI kept): a tutorial whose run there is current
 #              (same source, same environment) gets a copy of it instead of executing
+#   RETRY_FAILED  1: run again the tutorials whose kept run failed (a failed run is kept like a successful
+#              one, its failure told by every build, until its source or the environment changes)
 #   TUTORIAL_TIMEOUT  seconds a tutorial may run before it is killed (default 1800, at most 86400;
 #              a tutorial may set its own with a `# tutorials-timeout: N` comment line)
 #   TUTORIAL_OUTPUT_LIMIT  characters of a code block's output a page shows (default 256K;
@@ -60,7 +62,7 @@ TORCH_CPU_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
 LOCK_TOOLS := $(shell grep -E '^pip(-tools)?==' requirements-test.txt)
 # Every variable reaches the commands through the environment and is quoted in the recipes
 # ("$$PY", never $(PY)), so it arrives as one argument whatever it holds: `;`, spaces, quotes.
-export LANGUAGES VERSION STRICT SHARD NEEDS CLASS_SHARDS REUSE SHARDS TUTORIALS PORT FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS VERBOSE
+export LANGUAGES VERSION STRICT SHARD NEEDS CLASS_SHARDS REUSE RETRY_FAILED SHARDS TUTORIALS PORT FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS VERBOSE
 RUN := "$$PY" -m tutorials_site
 
 .PHONY: html html-noplot serve check ci-build assemble shard-matrix durations lint docs publish update-po i18n-status audit test test-fast bench clean lock

@@ -7,6 +7,7 @@ here); without any of them, a tutorial that raises fails the build.
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -166,14 +167,15 @@ def test_only_warn_builds_the_failed_page_with_its_traceback_and_check_refuses_i
     assert "[build] failed" not in output, output
     assert started(output) == [*OWN, "beginner_source/raises_error.py"], output
     assert count_lines(output, "[execute] executed 3 of 3 tutorial(s)") == 1, output
-    assert not (builddir / "runs" / "beginner_source" / "raises_error" / "stamp.json").exists()
+    assert (builddir / "runs" / "beginner_source" / "raises_error" / "stamp.json").is_file()  # kept, as failed
     page = builddir / "html" / "en" / "beginner" / "raises_error.html"
     assert_page_shows_traceback(page)
 
     checked = check(project, builddir)
     check_output = checked.stdout + checked.stderr
     assert checked.returncode == 1, check_output
-    problem = f"{page}: beginner_source/raises_error.py (en): no execution stamp (the tutorial was not executed)"
+    problem = (f"{page}: beginner_source/raises_error.py (en): its run failed (its page shows the error), which "
+               "conf.py does not expect: fix the tutorial, or list it in expected_failing_examples")
     assert checked.stdout.splitlines().count(problem) == 1, check_output
     assert last_line(checked.stderr) == f"check: 1 problem(s) in {builddir / 'html'}", check_output
 
@@ -220,3 +222,117 @@ def test_run_stale_examples_executes_every_tutorial_on_every_build(tmp_path: Pat
         assert started(output) == every, (attempt, output)
         assert count_lines(output, "[execute] executed 3 of 3 tutorial(s)") == 1, (attempt, output)
 
+
+
+# --- A failed run is kept like a successful one ---
+
+# Times out after a second: a failure that did not raise, which no expected_failing_examples excuses.
+HANGS = '''"""
+Hanging on purpose
+==================
+
+Prints a sentence, then sleeps past its time limit.
+"""
+# tutorials-timeout: 1
+
+import time
+
+print("printed before the time limit")
+time.sleep(60)
+'''
+
+
+def told_with_traceback(output: str, label: str = "beginner_source/raises_error.py") -> bool:
+    """Whether OUTPUT tells the failure of RAISES saved as LABEL once, the tutorial's frames of its traceback
+    under it."""
+    shown = ["  Traceback (most recent call last):",
+             f'    File "{label}", line 13, in <module>',
+             '      raise ValueError("this tutorial fails on purpose")',
+             "  ValueError: this tutorial fails on purpose"]
+    lines = output.splitlines()
+    error = failed_line(label)
+    return lines.count(error) == 1 and lines[lines.index(error) + 1:][:len(shown)] == shown
+
+
+def test_a_failed_run_is_kept_told_again_and_runs_again_on_a_change_or_when_asked(tmp_path: Path) -> None:
+    project, builddir, result, output = built_copy(tmp_path, {"raises_error.py": RAISES, "timed_out.py": HANGS},
+                        'sphinx_gallery_conf["expected_failing_examples"] = ["beginner_source/timed_out.py"]')
+    timed_out = "beginner_source/timed_out.py:7: ERROR: tutorial timed out after 1 s"
+    assert result.returncode == 1 and told_with_traceback(result.stdout), output
+    assert count_lines(result.stdout, timed_out) == 1, output  # listed as expected, but it did not raise
+
+    again = build(project, builddir, env=ENGLISH)  # nothing changed: nothing runs, the failures are told again
+    output = again.stdout + again.stderr
+    assert again.returncode == 1 and started(output) == [], output
+    assert told_with_traceback(again.stdout) and count_lines(again.stdout, timed_out) == 1, output
+    assert count_lines(again.stdout, "[execute] executed 0 of 4 tutorial(s); 2 failed in a run kept from before, "
+                                     "not executed again (RETRY_FAILED=1 runs them)") == 1, output
+    assert again.stderr.strip().splitlines()[-2:] == [
+        f"[build] failed: {failed_line('beginner_source/raises_error.py')}", f"  {timed_out}"], output
+    assert_page_shows_traceback(builddir / "html" / "en" / "beginner" / "raises_error.html")
+
+    # TUTORIALS: the selected one's kept failure is told, not the other's.
+    selected = build(project, builddir, env={**ENGLISH, "TUTORIALS": "beginner_source/timed_out.py"})
+    output = selected.stdout + selected.stderr
+    assert selected.returncode == 1 and started(output) == [] and count_lines(selected.stdout, timed_out) == 1, output
+    assert "raises_error.py:" not in output, output
+
+    retried = build(project, builddir, env={**ENGLISH, "RETRY_FAILED": "1"})
+    output = retried.stdout + retried.stderr
+    assert retried.returncode == 1, output
+    assert started(output) == ["beginner_source/raises_error.py", "beginner_source/timed_out.py"], output
+
+    (project / "beginner_source" / "raises_error.py").write_text(RAISES + "\n# changed\n", encoding="utf-8")
+    changed = build(project, builddir, env=ENGLISH)
+    output = changed.stdout + changed.stderr
+    assert changed.returncode == 1 and started(output) == ["beginner_source/raises_error.py"], output
+    assert told_with_traceback(changed.stdout) and count_lines(changed.stdout, timed_out) == 1, output
+
+
+def test_a_kept_expected_failure_passes_and_a_kept_failure_in_reuse_is_told(tmp_path: Path) -> None:
+    project, builddir, result, output = built_copy(tmp_path, {"raises_error.py": RAISES, "z_raises.py": RAISES},
+                        'sphinx_gallery_conf["expected_failing_examples"] = ["beginner_source/raises_error.py"]')
+    assert result.returncode == 1 and told_with_traceback(result.stdout, "beginner_source/z_raises.py"), output
+    (project / "beginner_source" / "z_raises.py").unlink()
+    again = build(project, builddir, env=ENGLISH)
+    output = again.stdout + again.stderr
+    assert again.returncode == 0 and started(output) == [] and "ERROR" not in output, output
+
+    # REUSE: its failed run is taken, and told, as a kept one here.
+    (project / "beginner_source" / "raises_error.py").write_text(RAISES.replace("on purpose", "on purpose too"))
+    failed = build(project, builddir, env=ENGLISH)
+    assert failed.returncode == 0 and started(failed.stdout) == ["beginner_source/raises_error.py"], failed.stdout
+    with open(project / "conf.py", "a", encoding="utf-8") as conf:
+        conf.write('sphinx_gallery_conf["expected_failing_examples"] = []\n')
+    fresh = project.parent / "fresh"
+    taken = build(project, fresh, env={**ENGLISH, "REUSE": str(builddir)})
+    output = taken.stdout + taken.stderr
+    assert taken.returncode == 1 and started(output) == [], output
+    assert count_lines(taken.stdout, failed_line("beginner_source/raises_error.py") + " too") == 1, output
+    retried = build(project, fresh, env={**ENGLISH, "REUSE": str(builddir), "RETRY_FAILED": "1"})
+    assert started(retried.stdout) == ["beginner_source/raises_error.py"], retried.stdout + retried.stderr
+
+
+def test_a_kept_failure_with_abort_on_example_error_executes_nothing(aborted: dict, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(aborted["builddir"].parent, project)  # a_raises.py's failed run kept
+    result = build(project, project / "_build", env=ENGLISH)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1 and started(output) == [], output
+    assert count_lines(result.stdout, "[execute] abort_on_example_error: a tutorial's kept run failed; no tutorial "
+                                      "is executed") == 1, output
+    assert last_line(result.stderr) == f"[build] failed: {failed_line('beginner_source/a_raises.py')}", output
+
+
+def test_a_shards_failed_run_is_assembled_into_its_page_and_fails_assemble(tmp_path: Path) -> None:
+    project = make_copy(tmp_path, {"raises_error.py": RAISES})
+    shard = build(project, tmp_path / "shard", env={**ENGLISH, "SHARD": "1/1"})
+    assert shard.returncode == 1 and told_with_traceback(shard.stdout), shard.stdout + shard.stderr
+    assembled = subprocess.run([sys.executable, "-m", "tutorials_site", "assemble", "--builddir",
+                                str(tmp_path / "assembled"), str(tmp_path / "shard")],
+                               cwd=project, env={**os.environ, **ENGLISH}, capture_output=True, text=True)
+    output = assembled.stdout + assembled.stderr
+    assert assembled.returncode == 1 and told_with_traceback(assembled.stdout), output
+    assert "[execute] beginner_source" not in output, output  # nothing executed
+    assert last_line(assembled.stderr) == f"[build] failed: {failed_line('beginner_source/raises_error.py')}", output
+    assert_page_shows_traceback(tmp_path / "assembled" / "html" / "en" / "beginner" / "raises_error.html")

@@ -1,6 +1,7 @@
 """Several galleries, nested sections and conf.py's options, end to end on copies of the project."""
 
 import html
+import json
 import os
 import re
 import shutil
@@ -259,16 +260,22 @@ def test_a_tutorial_filename_pattern_leaves_out_is_shown_without_output_and_list
             "out (shown without output)") in checked.stdout.splitlines()
 
 
+WANTED = ("a tutorial opens with a docstring whose first paragraph, a heading or not, is its title (a helper "
+          "module: match it with conf.py's ignore_pattern)")
+
+
 @pytest.mark.parametrize("name, text, message", [
     ("no_docstring.py", 'print("no docstring")\n',
-     "beginner_source/no_docstring.py:1: no docstring: a tutorial opens with a docstring whose first paragraph "
-     "is its reST title (a helper module: match it with conf.py's ignore_pattern)"),
+     f"beginner_source/no_docstring.py:1: no docstring: {WANTED}"),
     ("empty_docstring.py", '"""\n\n"""\nprint("no title")\n',
-     "beginner_source/empty_docstring.py:1: its docstring has no title: a tutorial opens with a docstring whose "
-     "first paragraph is its reST title (a helper module: match it with conf.py's ignore_pattern)"),
-    ("no_heading.py", '"""\nJust a sentence, no heading.\n"""\n\nprint(1)\n\n# %%\n# Text, still no heading.\n',
-     "beginner_source/no_heading.py:1: its docstring has no title: a tutorial opens with a docstring whose first "
-     "paragraph is its reST title (a helper module: match it with conf.py's ignore_pattern)"),
+     f"beginner_source/empty_docstring.py:1: its docstring has no title: {WANTED}"),
+    ("comment_only.py", '"""\n.. only a comment\n"""\nprint("no title")\n',
+     f"beginner_source/comment_only.py:1: its docstring has no title: {WANTED}"),
+    ("rule_only.py", '"""\n======\n"""\nprint("no title")\n',
+     f"beginner_source/rule_only.py:1: its docstring has no title: {WANTED}"),
+    ("single_quoted.py", '"A docstring in single quotes"\nprint(1)\n',
+     "beginner_source/single_quoted.py:1: the docstring must be in triple quotes (\"\"\" or \'\'\')"),
+    ("syntax_error.py", '"""\nTitle\n=====\n"""\n\nprint(\n', "beginner_source/syntax_error.py:6: \'(\' was never closed"),
     ("index.py", '"""\nAn index\n========\n"""\n',
      "beginner_source/index.py: a tutorial cannot be named index.py: its page would take the place of the "
      "gallery's index; rename it"),
@@ -292,3 +299,62 @@ def test_show_memory_shows_the_peak_the_supervisor_measured(project_copy: Path) 
     stamp = Stamp.read(builddir / "runs" / "beginner_source" / "data_parallel_tutorial" / "stamp.json")
     page = (builddir / "html" / "en" / "beginner" / "data_parallel_tutorial.html").read_text()
     assert f"Estimated memory usage:</strong> {stamp.peak_rss_mb: .0f} MB" in page  # sphinx-gallery's format
+
+
+NO_HEADING = '''"""
+Trains a small model, a helper script without a heading.
+
+It prints one line.
+"""
+
+print("the script without a heading ran")
+
+# %%
+# A text block, still without a heading.
+print("its second block ran")
+'''
+# The same on one line, a docstring that shares its line with its quotes.
+ONE_LINE = NO_HEADING.replace('"""\nTrains a small model, a helper script without a heading.\n\nIt prints one line.\n"""',
+                              '"""Trains a small model, a helper script without a heading."""')
+NO_HEADING_KO = {"Trains a small model, a helper script without a heading.": "작은 모델을 훈련하는 제목 없는 스크립트.",
+                 "It prints one line.": "한 줄을 출력합니다.",
+                 "A text block, still without a heading.": "여전히 제목 없는 텍스트 블록."}
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("script", [NO_HEADING, ONE_LINE], ids=["docstring", "one-line docstring"])
+def test_a_script_without_a_heading_is_paged_as_sphinx_gallery_pages_it_in_every_language(project_copy: Path,
+                                                                                          script: str) -> None:
+    """sphinx-gallery takes its first paragraph for its title (tests/test_parity.py: the same page as stock); it is
+    translated like any script, its downloads too."""
+    from conftest import make
+    from tutorials_site.core import catalogs
+
+    assert script != NO_HEADING or script.count('"""') == 2 and "\nIt prints one line." in script
+    (project_copy / "beginner_source" / "no_heading.py").write_text(script)
+    updated = make(project_copy, "update-po", LANGUAGES="ko")
+    assert updated.returncode == 0, updated.stdout + updated.stderr
+    po = project_copy / "locales" / "ko" / "LC_MESSAGES" / "beginner_source" / "no_heading.po"
+    catalog = catalogs.load(po)
+    assert sorted(message.id for message in catalog if message.id) == sorted(m for m in NO_HEADING_KO if m in script)
+    for message in (message for message in catalog if message.id):
+        message.string = NO_HEADING_KO[message.id]
+    catalogs.save(catalog, po)
+    builddir = project_copy / "_build"
+    result = build(project_copy, builddir, env={"LANGUAGES": "en ko"})
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    # Sphinx's one warning, as a stock build gives it: the gallery's toctree cannot link a page without a title.
+    warnings = {line.partition(": WARNING: ")[2] for line in result.stdout.splitlines() if "WARNING" in line}
+    assert warnings == {"toctree contains reference to document 'beginner/no_heading' that doesn't have a title: "
+                        "no link will be generated [toc.no_title]"}, output
+    for lang, first in (("en", "Trains a small model"), ("ko", "작은 모델을 훈련하는")):
+        html_dir = builddir / "html" / lang
+        page = (html_dir / "beginner" / "no_heading.html").read_text()
+        assert first in page, lang
+        assert "the script without a heading ran" in "".join(page_outputs(html_dir / "beginner" / "no_heading.html"))
+        assert first in (html_dir / "beginner" / "index.html").read_text(), lang  # its thumbnail's title
+        [notebook] = html_dir.glob("_downloads/*/no_heading.ipynb")
+        [script] = html_dir.glob("_downloads/*/no_heading.py")
+        cells = "".join("".join(cell["source"]) for cell in json.loads(notebook.read_text())["cells"])
+        assert first in cells and first in script.read_text(), lang

@@ -418,7 +418,9 @@ def test_stock_covers_the_features(stock_alone: Built) -> None:
     shot = snapshot(stock_alone.html)
     pages = shot["pages"]
     assert set(pages) == {"plot_printed", "plot_figures", "plot_single_images", "plot_thumbnail_path", "plot_failing",
-                          "plot_uses_helper", "section/plot_nested"}
+                          "plot_uses_helper", "section/plot_nested", "plot_no_title"}
+    # A script without a heading has a page, as stock gives it (its first paragraph is its gallery title).
+    assert "a script without a heading ran" in "".join(pages["plot_no_title"]["outputs"])
     printed = pages["plot_printed"]
     assert not printed["html_reprs"] and "Table(rows=1)" in "".join(printed["outputs"])  # capture_repr=("__repr__",)
     assert "must not appear" not in "".join(printed["outputs"])

@@ -78,6 +78,13 @@ def test_a_run_whose_record_is_of_another_format_is_not_current_so_it_runs_again
     assert runs.problems(run, STAMP.source, STAMP.environment) == ["not executed"]
 
 
+def test_a_run_whose_record_and_stamp_disagree_on_its_failure_is_not_current(tmp_path):
+    run = _run(tmp_path)  # a failed run, kept
+    dataclasses.replace(RESULT, error=None).write(run / runs.RESULT)
+    assert runs.problems(run, STAMP.source, STAMP.environment) == [
+        "its record and its stamp disagree on whether it failed (edited after the run?)"]
+
+
 def test_publish_refuses_a_build_record_of_another_format(tmp_path):
     html = tmp_path / "html"
     BUILD.write(html / "build.json")

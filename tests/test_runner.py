@@ -192,7 +192,8 @@ def test_a_hanging_tutorial_is_killed_with_all_its_processes(tmp_path, run):
     line = line_of(path, "import multiprocessing")
     assert not outcome.ok
     assert outcome.error == f"beginner_source/demo.py:{line}: ERROR: tutorial timed out after 3 s"
-    assert outputs(outcome) == ["started\n", ""]
+    # The block that was running shows how the run ended, where a block that raised shows its traceback.
+    assert outputs(outcome) == ["started\n", "tutorial timed out after 3 s"]
     assert outcome.result.error == RunError(line=line, block_line=line, message="tutorial timed out after 3 s")
     pids = [int(pid) for pid in (tmp_path / "pids.txt").read_text().split()]
     assert [pid for pid in pids if psutil.pid_exists(pid)] == []  # gone by the time run_tutorial returns

@@ -7,8 +7,17 @@ from tutorials_site.core import runs
 from tutorials_site.core.layout import BuildTree
 from tutorials_site.core.needs import Needs
 from tutorials_site.core.project import Project
-from tutorials_site.core.records import Hardware, RunRecord, Stamp
-from tutorials_site.core.stamping import MB, expectation_errors, ran_on_fewer_gpus, run_stamp, stamped_lines
+from tutorials_site.core.records import BlockRecord, Hardware, RunError, RunRecord, Stamp
+from tutorials_site.core.stamping import (
+    MB,
+    excused,
+    expectation_errors,
+    own_frames,
+    ran_on_fewer_gpus,
+    run_stamp,
+    stamped_lines,
+    unexpected_failure,
+)
 
 CPU = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0+cpu", cuda=None)
 TWO_GPUS = Hardware(device="NVIDIA H100", gpus=2, machine="x86_64", torch="2.13.0", cuda="13.0")
@@ -16,10 +25,11 @@ ORIGIN = {"commit": "0123456789ab+changes", "date": "2026-01-01 00:00 UTC"}
 LABEL = "beginner_source/data_parallel_tutorial.py"
 
 
-def _stamp(hardware=CPU, gpu_peak_bytes=(), failed=False, peak_rss_bytes=292 * MB):
-    result = RunRecord(blocks=(), error=None, hardware=hardware, gpu_peak_bytes=gpu_peak_bytes, seconds=4.8)
-    return run_stamp(result, source="s" * 64, environment="e" * 64, outputs="o" * 64, seconds=4.93, failed=failed,
-                     peak_rss_bytes=peak_rss_bytes, needs_gpus=2, origin=ORIGIN)
+def _stamp(hardware=CPU, gpu_peak_bytes=(), failed=False, peak_rss_bytes=292 * MB, raised=True):
+    error = RunError(line=13, block_line=13, message="ValueError: no") if failed else None
+    result = RunRecord(blocks=(), error=error, hardware=hardware, gpu_peak_bytes=gpu_peak_bytes, seconds=4.8)
+    return run_stamp(result, hardware=hardware, raised=raised, source="s" * 64, environment="e" * 64,
+                     outputs="o" * 64, seconds=4.93, peak_rss_bytes=peak_rss_bytes, needs_gpus=2, origin=ORIGIN)
 
 
 def test_a_finished_run_is_stamped_with_what_it_ran_cost_and_ran_on():
@@ -27,7 +37,10 @@ def test_a_finished_run_is_stamped_with_what_it_ran_cost_and_ran_on():
     assert stamp == Stamp(source="s" * 64, environment="e" * 64, outputs="o" * 64, seconds=4.93, failed=False,
                           peak_rss_mb=292.0, gpu_peak_mb=(1.3, 3.0), hardware=TWO_GPUS, commit="0123456789ab+changes",
                           date="2026-01-01 00:00 UTC", needs_gpus=2)
-    assert _stamp(failed=True).failed  # as conf.py's expected_failing_examples expects
+    # A failed run is stamped and kept too; one that did not finish (timed out, killed) is told apart.
+    assert _stamp(failed=True).failed and not _stamp(failed=True).unfinished
+    assert _stamp(failed=True, raised=False).unfinished
+    assert not _stamp(raised=False).unfinished  # a run that passed did finish
 
 
 def test_the_build_says_what_a_run_cost_and_where_it_ran_on_fewer_gpus_than_it_declares():
@@ -72,3 +85,67 @@ def test_a_tutorial_expected_to_fail_whose_current_run_passed_is_an_error(tmp_pa
     assert expectation_errors(tree, site) == [
         "gallery/plot_passes.py:1: ERROR: listed in conf.py's expected_failing_examples, but ran without error; "
         "remove it from the list"]
+
+
+def test_only_a_failure_that_raised_is_excused_by_expected_failing_examples(site):
+    tutorials = {t.path.stem: t for t in site.tutorials}
+    assert excused(site, tutorials["plot_fails"], _stamp(failed=True))
+    assert not excused(site, tutorials["plot_fails"], _stamp(failed=True, raised=False))  # timed out, killed
+    assert not excused(site, tutorials["plot_fails"], _stamp())  # passed
+    assert not excused(site, tutorials["plot_unlisted"], _stamp(failed=True))
+
+
+TRACEBACK = """Traceback (most recent call last):
+  File "gallery/plot_unlisted.py", line 17, in <module>
+    helper()
+  File "gallery/plot_unlisted.py", line 10, in helper
+    return json.loads("{")
+           ^^^^^^^^^^^^^^^
+  File ".../python3.11/json/__init__.py", line 346, in loads
+    return _default_decoder.decode(s)
+  File ".../python3.11/json/decoder.py", line 337, in decode
+    obj, end = self.raw_decode(s, idx=_w(s, 0).end())
+json.decoder.JSONDecodeError: Expecting value
+"""
+
+
+def test_the_build_shows_the_tutorials_own_frames_of_a_traceback():
+    assert own_frames(TRACEBACK, "gallery/plot_unlisted.py") == [
+        "Traceback (most recent call last):",
+        '  File "gallery/plot_unlisted.py", line 17, in <module>',
+        "    helper()",
+        '  File "gallery/plot_unlisted.py", line 10, in helper',
+        '    return json.loads("{")',
+        "           ^^^^^^^^^^^^^^^",
+        "  ... 2 frame(s) outside the tutorial, on its page",
+        "json.decoder.JSONDecodeError: Expecting value",
+    ]
+    # A chained exception: each traceback keeps its own header and exception lines.
+    chained = TRACEBACK + "\nDuring handling of the above exception, another exception occurred:\n\n" + TRACEBACK
+    assert own_frames(chained, "gallery/plot_unlisted.py").count("  ... 2 frame(s) outside the tutorial, on its page") == 2
+
+
+def _record(run_dir, stamp, error=None, traceback=TRACEBACK):
+    run_dir.mkdir(parents=True, exist_ok=True)
+    blocks = (BlockRecord(line=8, texts=("printed\n",), images=(), rst=""),
+              BlockRecord(line=17, texts=(traceback,) if traceback else (), images=(), rst=""))
+    RunRecord(blocks=blocks, error=error, hardware=CPU).write(run_dir / runs.RESULT)
+    stamp.write(run_dir / runs.STAMP)
+
+
+def test_a_kept_failure_is_told_as_when_it_ran_unless_conf_py_expects_it(tmp_path, site):
+    tutorials = {t.path.stem: t for t in site.tutorials}
+    raised = RunError(line=10, block_line=17, message="json.decoder.JSONDecodeError: Expecting value")
+    run_dir = tmp_path / "run"
+    _record(run_dir, _stamp(failed=True), raised)
+    assert unexpected_failure(run_dir, site, tutorials["plot_unlisted"]) == [
+        "gallery/plot_unlisted.py:10: ERROR: tutorial failed: json.decoder.JSONDecodeError: Expecting value",
+        *(f"  {line}" for line in own_frames(TRACEBACK, "gallery/plot_unlisted.py"))]
+    assert unexpected_failure(run_dir, site, tutorials["plot_fails"]) == []  # expected
+    timed_out = RunError(line=17, block_line=17, message="tutorial timed out after 5 s")
+    _record(run_dir, _stamp(failed=True, raised=False), timed_out, traceback="")
+    assert unexpected_failure(run_dir, site, tutorials["plot_fails"]) == [
+        "gallery/plot_fails.py:17: ERROR: tutorial timed out after 5 s"]
+    _record(run_dir, _stamp(), None)
+    assert unexpected_failure(run_dir, site, tutorials["plot_unlisted"]) == []  # passed
+    assert unexpected_failure(tmp_path / "none", site, tutorials["plot_unlisted"]) == []  # no run

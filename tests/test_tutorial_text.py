@@ -123,10 +123,35 @@ def test_a_translation_cannot_escape_into_code(sample):
     assert 'pwned """ import os """' in docstring.replace('\\"', '"')
 
 
-def test_a_docstring_that_does_not_open_on_its_own_line_is_an_error(tmp_path):
+# Docstrings whose text shares a line with their quotes, as sphinx-gallery takes them: (script, its units, what
+# a translation of every unit gives).
+SHARED_QUOTES = [
+    ('"""A one-line docstring, no heading."""\nx = 1\n', [("paragraph", "A one-line docstring, no heading.")],
+     'r"""번역 "따옴표" """\nx = 1\n'),
+    ("r\'\'\'Title\n=====\n\nText on the line of the quotes.\'\'\'\nx = 1\n",
+     [("title", "Title"), ("paragraph", "Text on the line of the quotes.")],
+     "r\'\'\'번역 \"따옴표\"\n=============\n\n번역 \"따옴표\"\'\'\'\nx = 1\n"),
+]
+
+
+@pytest.mark.parametrize("script, units, translated", SHARED_QUOTES)
+def test_a_docstring_sharing_lines_with_its_quotes_is_translated_in_place(tmp_path, script, units, translated):
+    path = tmp_path / "shared_quotes.py"
+    path.write_text(script)
+    tutorial = parse(path)
+    assert [(u.kind, u.msgid) for u in tutorial.units] == units
+    rendered = render(tutorial, {msgid: '번역 "따옴표"' for _, msgid in units})
+    assert rendered == translated
+    assert translate._code_tree(rendered, "x") == translate._code_tree(script, "x")  # what the build requires
+    assert ast.get_docstring(ast.parse(rendered), clean=False).rstrip().endswith('번역 "따옴표"')
+    assert render(tutorial, {}) == script
+
+
+def test_a_docstring_not_in_triple_quotes_is_an_error(tmp_path):
     path = tmp_path / "bad_tutorial.py"
-    path.write_text('"""Title\n=====\n"""\nx = 1\n')
-    with pytest.raises(tutorial_text.TutorialSyntaxError, match=r"bad_tutorial\.py:1: the docstring"):
+    path.write_text('"Title"\nx = 1\n')
+    with pytest.raises(tutorial_text.TutorialSyntaxError,
+                       match=r"bad_tutorial\.py:1: the docstring must be in triple quotes"):
         parse(path)
 
 
@@ -222,3 +247,99 @@ def test_japanese_intro_under_an_author_line_breaks_only_at_spaces():
     intro = next(unit for unit in tutorial.units if "intro" in unit.msgid)
     text = tutorial_text.render(tutorial, {intro.msgid: "これは紹介の段落でありとても長い文章ですので二行に分けます"}, spaced=False)
     assert "これは紹介の段落でありとても長い文章ですので二行に分けます" in text  # one line: no break a tooltip shows
+
+
+# Each explicit construct and the transition, in the docstring and in a text block; `----` as a heading's
+# over- and underline stays a heading.
+NOT_MESSAGES = '''"""
+The title
+=========
+
+The intro.
+
+----
+
+.. _a-target:
+
+__ https://pytorch.org/
+
+.. |torch| replace:: PyTorch itself
+
+.. A comment
+   on two lines.
+
+..
+   A comment's block.
+
+-------------
+A heading too
+-------------
+
+A paragraph.
+"""
+
+# %%
+# Some text.
+#
+# ----
+#
+# .. _another-target:
+#
+# .. |logo| image:: logo.png
+#
+# .. A comment in a text block.
+#
+# A section
+# ---------
+#
+# The end.
+
+x = 1
+'''
+MESSAGES = [("title", "The title"), ("paragraph", "The intro."), ("heading", "A heading too"),
+            ("paragraph", "A paragraph."), ("paragraph", "Some text."), ("heading", "A section"),
+            ("paragraph", "The end.")]
+
+
+def test_a_transition_target_comment_or_substitution_definition_is_never_a_unit(tmp_path):
+    from docutils import nodes
+    from docutils.core import publish_doctree
+
+    path = tmp_path / "plot_not_messages.py"
+    path.write_text(NOT_MESSAGES, encoding="utf-8")
+    assert [(u.kind, u.msgid) for u in parse(path).units] == MESSAGES
+    # What docutils reads in each: every construct above is what its name says, in both regions.
+    docstring = NOT_MESSAGES.split('"""')[1]
+    block = "\n".join(line[2:] for line in NOT_MESSAGES.split("# %%\n")[1].splitlines() if line.startswith("#"))
+    quiet = {"report_level": 5, "halt_level": 5, "warning_stream": False}
+    for text, counts in ((docstring, (1, 2, 2, 1, 2)), (block, (1, 1, 1, 1, 1))):
+        tree = publish_doctree(text, settings_overrides=quiet)
+        found = tuple(len(list(tree.findall(kind))) for kind in (nodes.transition, nodes.target, nodes.comment,
+                                                                 nodes.substitution_definition, nodes.title))
+        assert found == counts, (text, found)
+
+
+def test_a_script_with_a_transition_translates_whole_and_strict_clean(tmp_path, monkeypatch):
+    from babel.messages.catalog import Catalog
+
+    from tutorials_site.core import catalogs
+    from tutorials_site.core.project import Project
+
+    (tmp_path / "gallery").mkdir()
+    (tmp_path / "gallery" / "README.txt").write_text("Gallery\n=======\n")
+    (tmp_path / "gallery" / "plot_not_messages.py").write_text(NOT_MESSAGES, encoding="utf-8")
+    [tutorial] = Project(tmp_path, {"examples_dirs": ["gallery"], "gallery_dirs": ["g"]}).tutorials
+    monkeypatch.setattr(catalogs, "LOCALES", tmp_path / "locales")
+    lang = languages.BY_SEG["ko"]
+    catalog = Catalog(locale="ko")
+    for _, msgid in MESSAGES:  # one message kept as its English, as a translator may
+        catalog.add(msgid, msgid if msgid == "The end." else f"{msgid} (번역)")
+    catalogs.save(catalog, catalogs.tutorial_po(lang, tutorial))
+    generated, report = translate.generate(lang, tutorial)
+    assert (report.total, report.english, report.problems) == (len(MESSAGES), 0, [])  # STRICT=1 passes it
+    english, translated = NOT_MESSAGES.splitlines(), generated.splitlines()
+    assert len(translated) == len(english)
+    for row, line in enumerate(english):
+        if line.strip("#").strip() in ("----", "..", "__ https://pytorch.org/") or ".. " in line or "   on two" in line:
+            assert translated[row] == line, (row, line)  # as the English has it
+    assert "The intro. (번역)" in generated and "# A section (번역)" in generated

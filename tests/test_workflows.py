@@ -175,6 +175,8 @@ def test_shards_are_assembled_validated_and_offered_as_a_preview(workflow):
     # A shard uploads its build folder's runs (and what it executed), which assemble reads as build folders.
     [shard_upload] = [step for step in jobs["execute"]["steps"] if "upload-artifact" in step.get("uses", "")]
     assert shard_upload["with"]["path"].split() == ["_build/shard.json", "_build/runs/"]
+    # A shard whose tutorial failed still hands its runs over (a failed run is kept), and assemble tells its failure.
+    assert shard_upload["if"] == jobs["assemble"]["if"] == "${{ !cancelled() }}"
 
 
 def test_file_line_problems_become_annotations(workflow):

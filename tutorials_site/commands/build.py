@@ -15,6 +15,7 @@ import io
 import json
 import multiprocessing
 import os
+import platform
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -28,11 +29,13 @@ from ..core.build_cache import UpToDate
 from ..core.errors import Failed, SiteError, UsageError
 from ..core.fingerprint import declared_reads, environment_fingerprint, installed_version, source_digest
 from ..core.layout import ROOT, BuildTree
-from ..core.records import BuildInfo, RunRecord, ShardRecord
+from ..core.records import BuildInfo, Hardware, ShardRecord, Stamp
 from ..core.settings import Settings
 from ..core.site_pages import chooser_page
 from ..core.staging import LOCALE, stage, working_folder
 from ..core.terminal import OutputLimits
+from ..core.tutorial_text import TutorialSyntaxError
+from ..core.tutorial_text import parse as parse_text
 from . import execute
 from .build_log import BuildLog, Executing, Rendering, shown
 
@@ -56,9 +59,11 @@ class Executed:
     """What the execution stage did with the tutorials it was given."""
 
     ran: tuple[str, ...]  # the keys of those it executed
-    failed: tuple[str, ...]  # the errors of those that failed, one line each
+    failed: tuple[str, ...]  # the errors of those that failed (now or before) or could not run here, one line each
     taken: int  # how many got a copy of their current run in REUSE
-    current: int  # how many had a current run already
+    current: int  # how many had a current run already (a failed one included)
+    # NEEDS=strict kept one from running here, or abort_on_example_error met a failure: no page is rendered.
+    stops: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,14 +97,27 @@ def _build_failed(errors: Sequence[str]) -> Failed:
 
 # --- Execution ---
 
-def _stamp(item: _Pending, outcome: execute.Outcome, environment: str, run_dir: Path, log: BuildLog) -> None:
-    stamp = stamping.run_stamp(outcome.result, source=item.digest, environment=environment,
+def _stamp(item: _Pending, outcome: execute.Outcome, environment: str, run_dir: Path, machine: Callable[[], needs.Machine],
+           log: BuildLog) -> Stamp:
+    """Stamp the run of ITEM that ended (OUTCOME), failed or not; MACHINE: the GPUs here, asked only for a
+    run that did not finish, whose runner could not record them."""
+    stamp = stamping.run_stamp(outcome.result, hardware=outcome.result.hardware or _hardware(machine()),
+                               raised=outcome.raised, source=item.digest, environment=environment,
                                outputs=runs.outputs(run_dir, outcome.result), seconds=outcome.seconds,
-                               failed=not outcome.ok, peak_rss_bytes=outcome.peak_rss_bytes, needs_gpus=item.need.gpus,
+                               peak_rss_bytes=outcome.peak_rss_bytes, needs_gpus=item.need.gpus,
                                origin=stamping.origin(ROOT))
     stamp.write(run_dir / runs.STAMP)
     for line in stamping.stamped_lines(item.tutorial.label, stamp, item.need):
         log.line(line)
+    return stamp
+
+
+def _hardware(machine: needs.Machine) -> Hardware:
+    """Where a run the runner did not finish ran (the runner records it at its end): the GPUs torch sees here,
+    torch's installed version; its CUDA version is not known without importing torch."""
+    torch = installed_version("torch")
+    return Hardware(device=machine.device or "CPU", gpus=machine.gpus, machine=platform.machine(),
+                    torch=None if torch == "not installed" else torch, cuda=None)
 
 
 def _refuse_changes(tree: BuildTree, site: project.Project, tutorial: project.Tutorial,
@@ -133,11 +151,11 @@ def _tutorial_env(site: project.Project) -> dict[str, str]:
 
 
 def _run_isolated(settings: Settings, site: project.Project, tutorial: project.Tutorial, run_dir: Path,
-                  timeout: float, tick: Callable[[], None]) -> execute.Outcome:
-    """Run one tutorial with the environment core.isolation allows it, then check what it did.
-
-    A run whose output shows the value of a secret withheld from it fails, its record redacted; one that
-    changed what is not its own stops the build, unstamped: what follows would build on what it changed.
+                  timeout: float, tick: Callable[[], None]) -> execute.Outcome | str:
+    """Run one tutorial with the environment core.isolation allows it, then check what it did: how it went,
+    or the error of a run whose output shows the value of a secret withheld from it (its record redacted,
+    never stamped). One that changed what is not its own stops the build, unstamped: what follows would
+    build on what it changed.
     """
     env = _tutorial_env(site)
     workdir = working_folder(settings.tree, tutorial)
@@ -154,12 +172,9 @@ def _run_isolated(settings: Settings, site: project.Project, tutorial: project.T
         return outcome
     isolation.redact(run_dir, secrets)
     names = ", ".join(dict.fromkeys(name for _, name in leaks))
-    error = (f"{tutorial.label}:{leaks[0][0]}: ERROR: its output shows the value of {names}, withheld from tutorials "
-             "(its output is redacted, the run not stamped): print no secret; a variable that is none and that "
-             f"tutorials need goes in conf.py's {isolation.SETTING}")
-    result = RunRecord.read(run_dir / runs.RESULT)
-    assert result is not None, "the supervisor writes it, however the run ended"
-    return dataclasses.replace(outcome, ok=False, raised=False, error=error, result=result)
+    return (f"{tutorial.label}:{leaks[0][0]}: ERROR: its output shows the value of {names}, withheld from tutorials "
+            "(its output is redacted, the run not stamped): print no secret; a variable that is none and that "
+            f"tutorials need goes in conf.py's {isolation.SETTING}")
 
 
 def _current(run_dir: Path, digest: str, environment: str, output_limits: OutputLimits) -> bool:
@@ -169,9 +184,12 @@ def _current(run_dir: Path, digest: str, environment: str, output_limits: Output
 
 
 def _usable(settings: Settings, run_dir: Path, item: _Pending, environment: str) -> bool:
-    """Whether the run in RUN_DIR is current for ITEM and, under NEEDS=strict, ran on the GPUs it declares."""
-    return (_current(run_dir, item.digest, environment, settings.output_limits)
-            and not (settings.enforce_needs and stamping.ran_on_fewer_gpus(run_dir, item.need.gpus)))
+    """Whether the run in RUN_DIR is current for ITEM, under NEEDS=strict ran on the GPUs it declares, and
+    under RETRY_FAILED did not fail (a failed run is kept like a successful one, its failure told again)."""
+    stamp = stamping.stamp_of(run_dir)
+    return (stamp is not None and _current(run_dir, item.digest, environment, settings.output_limits)
+            and not (settings.enforce_needs and stamping.ran_on_fewer_gpus(run_dir, item.need.gpus))
+            and not (settings.retry_failed and stamp.failed))
 
 
 def run_is_current(settings: Settings, tutorial: project.Tutorial, environment: str) -> bool:
@@ -210,21 +228,20 @@ def _pending(settings: Settings, site: project.Project, tutorials: Sequence[proj
 
 
 def _execute_one(settings: Settings, site: project.Project, item: _Pending, environment: str, progress: Executing,
-                 log: BuildLog) -> str | None:
-    """Run ITEM's tutorial and stamp its run; the error of a failure conf.py does not expect, else None."""
+                 machine: Callable[[], needs.Machine], log: BuildLog) -> list[str]:
+    """Run ITEM's tutorial and stamp its run, failed or not: what the build says of a failure conf.py does not
+    expect (its error line first), else nothing."""
     tutorial = item.tutorial
     timeout = execute.timeout_for(tutorial.path, settings.timeout, tutorial.label)  # checked by refuse_unusable
     progress.start(tutorial.label, timeout)
     run_dir = settings.tree.run_dir(tutorial.key)
     outcome = _run_isolated(settings, site, tutorial, run_dir, timeout, progress.tick)
     progress.done()
-    if outcome.ok or (outcome.raised and site.expected_to_fail(tutorial)):
-        _stamp(item, outcome, environment, run_dir, log)
-        if not outcome.ok:
-            log.line(f"[execute] {tutorial.label}: failed, as conf.py's expected_failing_examples expects")
-        return None
-    assert outcome.error is not None, "a run that failed says why"
-    return outcome.error
+    if isinstance(outcome, str):
+        return [outcome]
+    if stamping.excused(site, tutorial, _stamp(item, outcome, environment, run_dir, machine, log)):
+        log.line(f"[execute] {tutorial.label}: failed, as conf.py's expected_failing_examples expects")
+    return stamping.unexpected_failure(run_dir, site, tutorial)
 
 
 def _execute_pending(settings: Settings, site: project.Project, pending: Sequence[_Pending], environment: str,
@@ -244,15 +261,27 @@ def _execute_pending(settings: Settings, site: project.Project, pending: Sequenc
                 unmet.append(error)
                 progress.done()
                 continue
-            error = _execute_one(settings, site, item, environment, progress, log)
+            report = _execute_one(settings, site, item, environment, progress, machine, log)
             ran.append(item.tutorial.key)
-            if error:
-                log.line(error)
-                failed.append(error)
+            if report:
+                log.line("\n".join(report))
+                failed.append(report[0])
                 if site.flag("abort_on_example_error"):
                     log.line("[execute] abort_on_example_error: the remaining tutorials are not executed")
                     break
     return ran, failed, unmet
+
+
+def _kept_failures(tree: BuildTree, site: project.Project, tutorials: Sequence[project.Tutorial], log: BuildLog) -> list[str]:
+    """Tell again each failure conf.py does not expect among the current runs of TUTORIALS (kept, not run
+    again), as when it ran: their error lines."""
+    errors = []
+    for tutorial in tutorials:
+        report = stamping.unexpected_failure(tree.run_dir(tutorial.key), site, tutorial)
+        if report:
+            log.line("\n".join(report))
+            errors.append(report[0])
+    return errors
 
 
 def run_tutorials(settings: Settings, site: project.Project, tutorials: Sequence[project.Tutorial], environment: str,
@@ -260,19 +289,28 @@ def run_tutorials(settings: Settings, site: project.Project, tutorials: Sequence
     """Run each tutorial whose run is not current, one at a time.
 
     A run not current here but current in REUSE's build folder is copied from there instead of run.
-    A failure listed in conf.py's expected_failing_examples is stamped like a success (its page shows
-    the traceback); `abort_on_example_error` stops at the first unexpected one. Under NEEDS=strict, a
-    tutorial this machine has too few GPUs for is not run, and the build stops once the others ran.
+    A failed run is stamped and kept like a successful one (its page shows the traceback): it runs again
+    when its source or the environment changes, or with RETRY_FAILED, and until then every build tells its
+    failure again. One listed in conf.py's expected_failing_examples is no error; `abort_on_example_error`
+    stops at the first unexpected one, a kept one before anything runs. Under NEEDS=strict, a tutorial
+    this machine has too few GPUs for is not run, and the build stops once the others ran (Executed.stops).
     """
     reuse = _reuse(settings, log)
     pending, taken = _pending(settings, site, tutorials, environment, reuse)
-    ran, failed, unmet = _execute_pending(settings, site, pending, environment, log)
+    waiting = {item.tutorial.key for item in pending}
+    kept = _kept_failures(settings.tree, site, [t for t in tutorials if t.key not in waiting], log)
+    abort = site.flag("abort_on_example_error")
+    if kept and abort:
+        log.line("[execute] abort_on_example_error: a tutorial's kept run failed; no tutorial is executed")
+    ran, failed, unmet = _execute_pending(settings, site, [] if kept and abort else pending, environment, log)
     log.line(f"[execute] executed {len(ran)} of {len(tutorials)} tutorial(s)"
-             + (f"; took {taken} current run(s) from REUSE={reuse.root}" if reuse else ""))
+             + (f"; took {taken} current run(s) from REUSE={reuse.root}" if reuse else "")
+             + (f"; {len(kept)} failed in a run kept from before, not executed again (RETRY_FAILED=1 runs them)"
+                if kept else ""))
+    failed = kept + failed
     # Never run here (unmet), or abort_on_example_error: no page to render, the build stops (the runs are kept).
-    if unmet or (failed and site.flag("abort_on_example_error")):
-        raise _build_failed(failed + unmet)
-    return Executed(ran=tuple(ran), failed=tuple(failed), taken=taken, current=len(tutorials) - len(pending) - taken)
+    return Executed(ran=tuple(ran), failed=tuple(failed + unmet), taken=taken,
+                    current=len(tutorials) - len(pending) - taken, stops=bool(unmet) or (bool(failed) and abort))
 
 
 def _tutorials_done(executed: Executed) -> str:
@@ -281,15 +319,6 @@ def _tutorials_done(executed: Executed) -> str:
 
 
 # --- Checks before anything runs ---
-
-def _has_title(text: str) -> bool:
-    """Whether a text block holds a reST section title (a line underlined, or over- and underlined)."""
-    from docutils import nodes
-    from docutils.core import publish_doctree
-
-    quiet = {"report_level": 5, "halt_level": 5, "warning_stream": False, "file_insertion_enabled": False}
-    return publish_doctree(text, settings_overrides=quiet).next_node(nodes.title) is not None
-
 
 def refuse_unusable(site: project.Project) -> None:
     """Scripts sphinx-gallery cannot make a page of, or whose time limit or needs are wrong, refused before
@@ -311,16 +340,17 @@ def refuse_unusable(site: project.Project) -> None:
             raise SiteError(str(error)) from None
         needs.of(site, tutorial)
         declared_reads(tutorial.path, tutorial.label)  # each `# tutorials-reads:` line names files that exist
-        try:
+        try:  # what sphinx-gallery refuses, as it refuses it: a script without a heading is no error
             _, blocks = split_code_and_text_blocks(str(tutorial.path))
             extract_intro_and_title(tutorial.path, blocks[0].content)
-            # sphinx-gallery takes the first paragraph for the gallery; the page's title is its first heading.
-            if not any(_has_title(block.content) for block in blocks if block.type == "text"):
-                raise ExtensionError("no title")
         except ExtensionError as error:
             raise SiteError(f"{tutorial.label}:1: {docstring_problem(error)}: a tutorial opens with a docstring whose "
-                            "first paragraph is its reST title (a helper module: match it with conf.py's ignore_pattern)"
-                            ) from None
+                            "first paragraph, a heading or not, is its title (a helper module: match it with conf.py's "
+                            "ignore_pattern)") from None
+        try:  # what every language's script is made from: refused here, not once the tutorials ran
+            parse_text(tutorial.label, tutorial.path.read_text(encoding="utf-8"))
+        except TutorialSyntaxError as error:
+            raise SiteError(str(error)) from None
 
 
 # --- Rendering ---
@@ -624,7 +654,7 @@ def _execute_shard(build: _Build, shard: shards.Shard) -> None:
     """SHARD=i/N: execute that shard's tutorials and record them for `make assemble`, which renders the pages."""
     tutorials = shards.selection(shard)
     executed = run_tutorials(build.settings, build.site, tutorials, build.environment, build.log)
-    # Its tutorials' runs, executed or taken from REUSE; durations count the executed ones only.
+    # Its tutorials' runs, executed or taken from REUSE, also when it stops; durations count the executed ones only.
     ShardRecord(shard=str(shard), tutorials=tuple(t.key for t in tutorials),
                 executed=executed.ran).write(build.settings.tree.shard_record)
     if executed.failed:
@@ -652,6 +682,8 @@ def html(settings: Settings) -> None:
     else:
         executed = run_tutorials(settings, build.site, [t for t in build.selected if t.executed], build.environment,
                                  build.log)
+        if executed.stops:
+            raise _build_failed(executed.failed)
         failed = _expectations(build, executed.failed)
         unrun = _unrun(build) if settings.tutorials else []
         _render_site(build, failed, noplot=False, what=_tutorials_done(executed), unrun=unrun)
@@ -674,7 +706,8 @@ def _render_assembled(settings: Settings) -> None:
     if missing:
         raise Failed("[assemble] refusing to execute anything here; no current shard output for:\n  "
                      + "\n  ".join(missing))
-    _render_site(build, _expectations(build, []), noplot=False, what=FROM_SHARDS)
+    failed = _kept_failures(settings.tree, build.site, [t for t in build.selected if t.executed], build.log)
+    _render_site(build, _expectations(build, failed), noplot=False, what=FROM_SHARDS)
 
 
 def assemble(settings: Settings, shard_builddirs: Sequence[Path]) -> None:

@@ -45,9 +45,9 @@ from ..core.isolation import tutorial_environment
 from ..core.needs import Machine
 from ..core.project import Project, Tutorial
 from ..core.records import BlockRecord, RecordError, RunError, RunRecord
-from ..core.runs import RESULT, first_code_line, parse_timeout, read_json, setting, unfinished_reason
+from ..core.runs import RESULT, error_line, first_code_line, parse_timeout, read_json, setting, unfinished_reason
 from ..core.terminal import DEFAULT_LIMITS, OutputLimits, RunOutput
-from ..sphinx_gallery_api import output_rst, split_code_and_text_blocks
+from ..sphinx_gallery_api import error_rst, output_rst, split_code_and_text_blocks
 from .runner import recorded_sizes
 
 T = TypeVar("T")
@@ -226,6 +226,17 @@ def _unfinished_result(source: Path, rundir: Path, limits: OutputLimits, progres
     return RunRecord(blocks=tuple(blocks), error=error, hardware=None, seconds=seconds)
 
 
+def _ending_shown(result: RunRecord, error: RunError) -> RunRecord:
+    """RESULT of a run that did not finish, with how it ended (ERROR's message) shown under the block that was
+    running, where a block that raised shows its traceback: its page, kept, says why its output stops there."""
+    shown = error_rst(error.message)
+    if not result.blocks:  # it ended before its first block: the page shows it under that one
+        return replace(result, blocks=(BlockRecord(line=error.line, texts=(error.message,), images=(), rst=shown),))
+    last = result.blocks[-1]
+    return replace(result, blocks=(*result.blocks[:-1], replace(last, texts=(*last.texts, error.message),
+                                                                 rst=last.rst + shown)))
+
+
 def run_tutorial(source: Path | str, rundir: Path | str, workdir: Path | str, options: RunOptions, *, timeout: float,
                  label: str, env: Mapping[str, str] | None = None, tick: Callable[[], None] | None = None) -> Outcome:
     """Run SOURCE as `python SOURCE` would, in WORKDIR, recording into RUNDIR; LABEL names it in errors.
@@ -325,17 +336,15 @@ def _supervise(source: Path, rundir: Path, workdir: Path | str, env: dict[str, s
     if not watched.timed_out and result is not None and status == (1 if result.error else 0):
         result = replace(result, seconds=seconds)
         result.write(rundir / RESULT)
-        error = result.error
-        if error is None:
+        if result.error is None:
             return Outcome(True, None, False, result, seconds, peak)
-        message = f"tutorial failed: {error.message}"
-        return Outcome(False, f"{label}:{error.line}: ERROR: {message}", True, result, seconds, peak)
+        return Outcome(False, error_line(label, result.error, raised=True), True, result, seconds, peak)
 
     message = unfinished_reason(status, timeout if watched.timed_out else None)
     progress = read_json(rundir / "progress.json")
     line = progress["line"] if progress else 1
     error = RunError(line=line, block_line=line, message=message)
-    result = replace(result, error=error, seconds=seconds) if result else _unfinished_result(
-        source, rundir, limits, progress, error, seconds)
-    result.write(rundir / RESULT)  # the page still shows what the tutorial printed
-    return Outcome(False, f"{label}:{line}: ERROR: {message}", False, result, seconds, peak)
+    result = _ending_shown(replace(result, error=error, seconds=seconds) if result else _unfinished_result(
+        source, rundir, limits, progress, error, seconds), error)
+    result.write(rundir / RESULT)  # the page still shows what the tutorial printed, then how it ended
+    return Outcome(False, error_line(label, error, raised=False), False, result, seconds, peak)

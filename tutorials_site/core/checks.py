@@ -3,7 +3,7 @@
 - every tutorial page of every built language carries the execution stamp of
   a run of the current English source (every language shows that one run) in
   the current environment, with a non-zero run time: a `plot_gallery=0` build, a skipped file or a stale output
-  cannot pass for an executed one;
+  cannot pass for an executed one; a run that failed passes only where conf.py expects it to;
 - every internal link and anchor resolves.
 """
 
@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from . import languages, project
+from . import languages, project, stamping
 from .fingerprint import environment_fingerprint, source_digest
 from .records import BuildInfo, RecordError, Stamp
 from .stamps import STAMP_META, outputs_digest, stamp_problems
@@ -101,8 +101,9 @@ def check_stamps(htmldir: Path | str, langs: Sequence[languages.Language]) -> li
     not_executed(), not here."""
     problems = []
     environment = environment_fingerprint()
+    site = project.current()
     for lang in langs:
-        for tutorial in (t for t in project.current().tutorials if t.executed):
+        for tutorial in (t for t in site.tutorials if t.executed):
             source = tutorial.path
             page = Path(htmldir, lang.seg, tutorial.page + ".html")
             where = f"{page}: {tutorial.label} ({lang.seg})"
@@ -119,6 +120,9 @@ def check_stamps(htmldir: Path | str, langs: Sequence[languages.Language]) -> li
             except RecordError as error:
                 problems.append(f"{where}: {error}; build it again")
                 continue
+            if stamp.failed and not stamping.excused(site, tutorial, stamp):
+                problems.append(f"{where}: its run failed (its page shows the error), which conf.py does not expect: "
+                                "fix the tutorial, or list it in expected_failing_examples")
             shown = shown_outputs(page, parsed, source.stem)
             problems += [f"{where}: {problem}" for problem in
                          stamp_problems(stamp, source_digest(source, tutorial.label), environment, shown)]

@@ -172,13 +172,15 @@ class Stamp(Record):
     environment: str  # core.fingerprint.environment_fingerprint
     outputs: str  # core.stamps.outputs_digest of what the run shows
     seconds: float
-    failed: bool  # raised, as conf.py's expected_failing_examples expects
+    failed: bool  # ended in an error (result.json's): it raised, or it did not finish (unfinished)
     peak_rss_mb: float  # of the tutorial's whole process tree
     gpu_peak_mb: tuple[float, ...]  # per GPU
     hardware: Hardware
     commit: str  # the commit it ran from, +changes when the work tree differed
     date: str  # "YYYY-MM-DD HH:MM UTC"
     needs_gpus: int = 0  # the GPUs it declares it needs (core.needs); more than hardware.gpus: run on less
+    # Failed without raising: timed out, killed, or exited before its end (no expected_failing_examples excuses it).
+    unfinished: bool = False
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

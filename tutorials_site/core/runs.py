@@ -3,10 +3,12 @@
 A run folder (BuildTree.run_dir) holds what the runner recorded, result.json
 (each code block's output and figures, the error if any) and page/ (the
 figures, where the page shows them), and,
-after a successful run, stamp.json: the digest of the source that ran, the
-environment fingerprint, what the run cost and where it ran. A run without a
-stamp, or whose stamp does not match the current source and environment, is
-not current: the build runs the tutorial again (or `make assemble` refuses).
+after a run that ended, stamp.json: the digest of the source that ran, the
+environment fingerprint, what the run cost, where it ran and whether it failed.
+A failed run is kept like a successful one: its page shows its error, and the
+build reports it again without running it. A run without a stamp, or whose
+stamp does not match the current source and environment, is not current: the
+build runs the tutorial again (or `make assemble` refuses).
 """
 
 import io
@@ -21,7 +23,7 @@ from typing import Any, Protocol, TypeVar
 
 from .files import write_atomically
 from .layout import BuildTree
-from .records import RecordError, RunRecord, Stamp
+from .records import RecordError, RunError, RunRecord, Stamp
 from .stamps import outputs_digest, stamp_problems
 
 RESULT = "result.json"
@@ -115,6 +117,12 @@ def unfinished_reason(returncode: int, timed_out_after: float | None) -> str:
     return f"tutorial exited with status {returncode} (os._exit, or see runner.log)"
 
 
+def error_line(label: str, error: RunError, raised: bool) -> str:
+    """The build's one-line error for a run of LABEL that ended in ERROR: RAISED, or it did not finish (its
+    message is then unfinished_reason's)."""
+    return f"{label}:{error.line}: ERROR: " + (f"tutorial failed: {error.message}" if raised else error.message)
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -150,6 +158,8 @@ def problems(run_dir: Path, source_digest: str, environment: str) -> list[str]:
         stamp, result = Stamp.read(Path(run_dir, STAMP)), RunRecord.read(Path(run_dir, RESULT))
         if stamp is None or result is None:
             return ["not executed"]
+        if stamp.failed != (result.error is not None):
+            return ["its record and its stamp disagree on whether it failed (edited after the run?)"]
         shown = outputs(run_dir, result)
     except RecordError as error:
         return [f"its record cannot be used ({error})"]

@@ -35,6 +35,7 @@ class Settings:
     # against conf.py's galleries by Project.select.
     tutorials: tuple[str, ...] = ()
     reuse: BuildTree | None = None  # a build folder whose current runs are taken instead of executed (REUSE)
+    retry_failed: bool = False  # RETRY_FAILED: a tutorial whose current run failed runs again
     verbose: bool = False  # VERBOSE: Sphinx's own output on the screen too, not only in <builddir>/logs/
 
     @property
@@ -54,8 +55,8 @@ def flag(value: str | None) -> bool:
 def from_environment(environ: Mapping[str, str], builddir: Path | str | None = None,
                      site: languages.SiteLanguages | None = None) -> Settings:
     """Settings from a mapping of make variables (LANGUAGES, VERSION, STRICT, SHARD, NEEDS, BUILDDIR, PAGES,
-    BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM, TUTORIALS, REUSE, VERBOSE); LANGUAGES names
-    languages of SITE (conf.py's; default: the engine's shipped ones)."""
+    BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM, TUTORIALS, REUSE, RETRY_FAILED, VERBOSE); LANGUAGES
+    names languages of SITE (conf.py's; default: the engine's shipped ones)."""
     jobs = environ.get("BUILD_JOBS", "").strip() or str(os.cpu_count() or 1)
     if not re.fullmatch(r"[1-9]\d*", jobs):
         raise UsageError(f"BUILD_JOBS: {jobs!r} is not a positive number of processes")
@@ -88,6 +89,7 @@ def from_environment(environ: Mapping[str, str], builddir: Path | str | None = N
         chromium=environ.get("CHROMIUM", "").strip() or DEFAULT_CHROMIUM,
         tutorials=tuple(environ.get("TUTORIALS", "").split()),
         reuse=_reuse(environ.get("REUSE", "").strip(), tree),
+        retry_failed=flag(environ.get("RETRY_FAILED")),
         verbose=flag(environ.get("VERBOSE")),
     )
 

@@ -155,7 +155,7 @@ def merge(shard_builddirs: Sequence[Path | str], tree: BuildTree) -> dict[str, s
     for tutorial in project.current().tutorials:
         source = executed_by.get(tutorial.key)
         if source is None or not (source.run_dir(tutorial.key) / runs.STAMP).exists():
-            continue  # listed by no shard, or failed in its shard: html() names it
+            continue  # listed by no shard, or its run there not kept (not run, or it showed a secret): named later
         shutil.copytree(source.run_dir(tutorial.key), tree.run_dir(tutorial.key))
         merged[tutorial.key] = str(source.root)
     return merged

@@ -5,6 +5,7 @@ Apart from core.stamps on purpose: the runner's code imports that one, so any ch
 environment fingerprint and runs every tutorial again (core.fingerprint); no run depends on this one.
 """
 
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,21 +13,67 @@ from pathlib import Path
 from . import git, runs
 from .layout import BuildTree
 from .needs import Needs, describe_gpus
-from .project import Project
-from .records import RecordError, RunRecord, Stamp
+from .project import Project, Tutorial
+from .records import Hardware, RecordError, RunRecord, Stamp
 
 MB = 2**20
+# A frame's first line in a Python traceback, as the runner records it (the tutorial's file relative to the project).
+_FRAME = re.compile(r'  File "(.*)", line \d+')
 
 
-def run_stamp(result: RunRecord, *, source: str, environment: str, outputs: str, seconds: float, failed: bool,
-              peak_rss_bytes: int, needs_gpus: int, origin: Mapping[str, str]) -> Stamp:
-    """The stamp of a run that finished and recorded RESULT: SOURCE (its source digest) run in ENVIRONMENT
-    showed OUTPUTS (its outputs digest), at what cost, on what hardware, from ORIGIN (runs.origin).
-    FAILED: it raised, as conf.py's expected_failing_examples expects. Sizes are in MB, to a tenth."""
-    assert result.hardware is not None, "a run that finished records its hardware"
+def run_stamp(result: RunRecord, *, hardware: Hardware, raised: bool, source: str, environment: str, outputs: str,
+              seconds: float, peak_rss_bytes: int, needs_gpus: int, origin: Mapping[str, str]) -> Stamp:
+    """The stamp of a run that ended and recorded RESULT: SOURCE (its source digest) run in ENVIRONMENT on
+    HARDWARE showed OUTPUTS (its outputs digest), at what cost, from ORIGIN (runs.origin). A run that failed
+    (RESULT's error) is stamped too, kept like a successful one; RAISED: it raised, else it did not finish.
+    Sizes are in MB, to a tenth."""
+    failed = result.error is not None
     return Stamp(source=source, environment=environment, outputs=outputs, seconds=seconds, failed=failed,
-                 peak_rss_mb=round(peak_rss_bytes / MB, 1), gpu_peak_mb=tuple(round(b / MB, 1) for b in result.gpu_peak_bytes),
-                 hardware=result.hardware, needs_gpus=needs_gpus, commit=origin["commit"], date=origin["date"])
+                 unfinished=failed and not raised, peak_rss_mb=round(peak_rss_bytes / MB, 1),
+                 gpu_peak_mb=tuple(round(b / MB, 1) for b in result.gpu_peak_bytes), hardware=hardware,
+                 needs_gpus=needs_gpus, commit=origin["commit"], date=origin["date"])
+
+
+def excused(project: Project, tutorial: Tutorial, stamp: Stamp) -> bool:
+    """Whether STAMP's failed run raised, as conf.py's expected_failing_examples expects of TUTORIAL (a run that
+    timed out or died is never what it expects)."""
+    return stamp.failed and not stamp.unfinished and project.expected_to_fail(tutorial)
+
+
+def own_frames(traceback: str, label: str) -> list[str]:
+    """TRACEBACK (as a page shows it) with the frames of the tutorial's own file LABEL only, each run of other
+    frames (installed packages, the standard library) said in one line: what the build prints of it."""
+    lines: list[str] = []
+    own, skipped = True, 0
+    for line in traceback.rstrip("\n").splitlines():
+        frame = _FRAME.match(line)
+        if frame:
+            own = frame[1] == label
+        elif not line.startswith("    "):
+            own = True  # the header, the exception's own lines, what joins a chained exception
+        if not own:
+            skipped += bool(frame)
+            continue
+        if skipped:
+            lines.append(f"  ... {skipped} frame(s) outside the tutorial, on its page")
+            skipped = 0
+        lines.append(line)
+    return lines
+
+
+def unexpected_failure(run_dir: Path, project: Project, tutorial: Tutorial) -> list[str]:
+    """What the build says of TUTORIAL's current run in RUN_DIR where it failed and conf.py does not expect it
+    to (else nothing): its error line, the same as when it ran, then the tutorial's frames of the traceback its
+    page shows (none for a run that did not finish), indented."""
+    stamp = stamp_of(run_dir)
+    if stamp is None or not stamp.failed or excused(project, tutorial, stamp):
+        return []
+    result = RunRecord.read(run_dir / runs.RESULT)
+    assert result is not None and result.error is not None, "a current run's record agrees with its stamp (runs.problems)"
+    error = result.error
+    shown = [text for block in result.blocks if block.line == error.block_line for text in block.texts]
+    traceback = own_frames(shown[-1], tutorial.label) if shown and not stamp.unfinished else []
+    return [runs.error_line(tutorial.label, error, raised=not stamp.unfinished), *(f"  {line}" for line in traceback)]
 
 
 def stamped_lines(label: str, stamp: Stamp, need: Needs) -> list[str]:

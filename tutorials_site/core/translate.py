@@ -217,7 +217,8 @@ def _code_tree(source: str, filename: str) -> str:
     body = tree.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
             and isinstance(body[0].value.value, str):
-        body[0].value.value = ""  # the docstring is text
+        body[0].value.value = ""  # the docstring is text, and so is where it ends on its last line
+        body[0].end_col_offset = body[0].value.end_col_offset = 0
     return ast.dump(tree, include_attributes=True)
 
 

@@ -3,7 +3,9 @@
 A unit is one title, heading, paragraph or list item of the reST in the
 docstring and the comment blocks, or one code comment (a run of full-line
 comments, or a trailing comment). Its msgid is the text without comment
-markers, continuation line breaks or heading underlines.
+markers, continuation line breaks or heading underlines. A transition
+(`----`), a target, a comment and a substitution definition are never units:
+they have no text to translate, and stay as the English has them.
 
 `render` writes a translation back line for line: every unit starts on the
 line where the English one starts and the lines it no longer needs are left
@@ -31,13 +33,17 @@ from .runs import SETTINGS
 BLOCK_HEADER = re.compile(r"^(#{20,}.*|# ?%%.*)$")
 UNDERLINE = re.compile(r"^([=\-~^\"'`#*+<>:._])\1{2,}\s*$")
 DIRECTIVE = re.compile(r"^(\s*)\.\.\s+([\w:-]+)::(.*)$")
-EXPLICIT = re.compile(r"^(\s*)\.\.(\s|$)")  # comments, targets, substitutions
+EXPLICIT = re.compile(r"^(\s*)(\.\.|__)(\s|$)")  # comments, targets (anonymous ones too), substitution definitions
+# A line of four or more of one punctuation character that is no heading's adornment: a transition.
+TRANSITION = re.compile(r"^\s*([!-/:-@\[-`{-~])\1{3,}\s*$")
 LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d+\.|#\.|\(\d+\))(\s+)(\S.*)$")
 FIELD = re.compile(r"^\s*:[\w -]+:")
 # Admonitions whose body is prose; every other directive (code, images, math) is kept as is.
 ADMONITIONS = {"note", "warning", "tip", "important", "hint", "attention", "caution", "danger",
                "error", "seealso", "versionadded", "versionchanged", "deprecated"}
 CONFIG_LINE = re.compile(r"^\s*sphinx_gallery_\w+\s*=")
+# A docstring's opening: a prefix and triple quotes; text may follow on its line, as text may precede the closing.
+DOCSTRING_OPENING = re.compile(r"^\s*[rRuU]?(\"\"\"|''')")
 # Comments that are configuration, not text (sphinx-gallery's, ours: core.runs.SETTINGS).
 NOT_TEXT_COMMENT = re.compile(rf"^#\s*(sphinx_gallery_|%%|!|-\*-|noqa|type:|pragma|fmt:|tutorials-({'|'.join(SETTINGS)}):)")
 
@@ -77,7 +83,10 @@ class Tutorial:
     path: str
     lines: list[str]  # with their line ends
     units: list[Unit] = field(default_factory=list)
-    docstring_lines: range = range(0)
+    docstring_lines: range = range(0)  # from the line of its opening quotes to that of its closing ones
+    # (row, text) of each of its lines without the quotes that open and close it, which may share a line with text
+    docstring_text: list[tuple[int, str]] = field(default_factory=list)
+    opening: str = ""  # what opens it: its prefix and quotes
 
 
 def _joined(texts: Iterable[str]) -> str:
@@ -158,6 +167,9 @@ def _segment_rst(numbered: list[tuple[int, str]], prefix: str, kind_of_first_hea
             units.append(unit)
             title_wanted = False
             continue
+        if TRANSITION.match(text):  # never a message: nothing to translate
+            i += 1
+            continue
         directive = DIRECTIVE.match(text)
         if directive:
             if directive[2] not in ADMONITIONS:
@@ -220,14 +232,17 @@ def parse(path: Path | str, text: str | None = None) -> Tutorial:
     docstring = ast.get_docstring(module, clean=False) is not None and module.body[0]
     if docstring:
         first, last = docstring.lineno - 1, (docstring.end_lineno or docstring.lineno) - 1
-        if not re.fullmatch(r'[rRuU]?"""', lines[first].strip()) or lines[last].strip() != '"""':
-            raise TutorialSyntaxError(
-                f'{path}:{first + 1}: the docstring must open and close with """ on lines of their own'
-            )
-        tutorial.docstring_lines = range(first, last + 1)
+        opening, closed = DOCSTRING_OPENING.match(lines[first]), lines[last].rstrip()
+        if not opening or not closed.endswith(opening[1]) or (first == last and len(closed) < opening.end() + 3):
+            raise TutorialSyntaxError(f"{path}:{first + 1}: the docstring must be in triple quotes (\"\"\" or ''')")
+        tutorial.docstring_lines, tutorial.opening = range(first, last + 1), opening[0]
         text_lines.update(tutorial.docstring_lines)
-        body = [(k, lines[k]) for k in range(first + 1, last)]
-        units += _segment_rst(body, "", kind_of_first_heading=True)
+        rows = {k: lines[k] for k in tutorial.docstring_lines}
+        rows[first], rows[last] = rows[first][opening.end():], rows[last].rstrip()[:-3]
+        if first == last:
+            rows[first] = closed[opening.end():-3]
+        tutorial.docstring_text = list(rows.items())
+        units += _segment_rst(tutorial.docstring_text, "", kind_of_first_heading=True)
 
     k = 0
     while k < len(lines):
@@ -359,20 +374,19 @@ def _raw_docstring(tutorial: Tutorial, texts: list[str]) -> bool:
     '''Whether the docstring is written raw (r"""), so the translated reST reads as written: it is where the
     English one is, and becomes so where the English has no prefix and no backslash and no translation holds
     three double quotes (in a plain string every reST escape would show doubled).'''
-    first, last = tutorial.docstring_lines[0], tutorial.docstring_lines[-1]
-    opening = tutorial.lines[first].strip()
+    opening = tutorial.opening.strip()
     if opening[:1] in "rR":
         return True
-    body = "".join(tutorial.lines[first + 1:last])
-    return opening == '"""' and "\\" not in body and not any('"""' in text for text in texts)
+    body = "".join(text for _, text in tutorial.docstring_text)
+    return opening in ('"""', "'''") and "\\" not in body and not any(opening in text for text in texts)
 
 
 def _intro_row(tutorial: Tutorial) -> int | None:
     """The line where sphinx-gallery's intro starts, found as it finds it (gen_rst.extract_intro_and_title): the
     docstring split at empty lines, those parts starting with `.. ` left out, the second one; None where
     there is no second one (the intro is then the title)."""
-    rows = list(tutorial.docstring_lines)[1:-1]  # between the lines of the quotes
-    text = "\n".join(tutorial.lines[row].rstrip("\n") for row in rows)
+    rows = [row for row, _ in tutorial.docstring_text]
+    text = "\n".join(line for _, line in tutorial.docstring_text)
     offset = len(text) - len(text.lstrip())
     starts = []
     for part in text[offset:].split("\n\n"):
@@ -382,9 +396,18 @@ def _intro_row(tutorial: Tutorial) -> int | None:
     return rows[text.count("\n", 0, starts[1])] if len(starts) > 1 else None
 
 
-def _in_docstring(text: str, raw: bool) -> str:
-    """Text as the docstring holds it: it cannot end inside a translation, raw or not."""
-    return (text if raw else text.replace("\\", "\\\\")).replace('"""', '""\\"')
+def _in_docstring(text: str, raw: bool, quote: str) -> str:
+    """Text as the docstring holds it: it cannot end inside a translation (QUOTE: its quotes), raw or not."""
+    return (text if raw else text.replace("\\", "\\\\")).replace(quote, quote[:2] + "\\" + quote[2])
+
+
+def _with_quotes(tutorial: Tutorial, row: int, line: str) -> str:
+    """LINE, written at ROW of the docstring, with the quotes the English has on that row (before its text, or
+    after it: a space keeps a quote that ends the text from joining the closing ones)."""
+    first, last, quote = tutorial.docstring_lines[0], tutorial.docstring_lines[-1], tutorial.opening[-1]
+    if row == last:
+        line += (" " if line.endswith(quote) else "") + quote * 3
+    return tutorial.opening + line if row == first else line
 
 
 def render(tutorial: Tutorial, translations: Mapping[str, str], spaced: bool = True) -> str:
@@ -399,9 +422,7 @@ def render(tutorial: Tutorial, translations: Mapping[str, str], spaced: bool = T
     docstring_texts = [texts[unit.msgid] for unit in tutorial.units
                        if unit.msgid in texts and unit.lines[0] in tutorial.docstring_lines]
     raw = bool(docstring_texts) and _raw_docstring(tutorial, docstring_texts)
-    if raw:
-        first = tutorial.docstring_lines[0]
-        lines[first] = re.sub(r'^(\s*)(""")', r"\1r\2", lines[first])
+    quote = tutorial.opening[-3:]
     # sphinx-gallery's intro (the thumbnail's tooltip) joins its lines with spaces: it breaks at spaces only.
     intro_row = _intro_row(tutorial)
     intro = next((unit for unit in tutorial.units if intro_row in unit.lines), None)
@@ -418,14 +439,21 @@ def render(tutorial: Tutorial, translations: Mapping[str, str], spaced: bool = T
             continue
         if unit.kind in ("title", "heading"):
             rule = unit.prefix + unit.underline * display_width(text)
-            new = ([rule] if unit.overline else []) + [unit.prefix + (_in_docstring(text, raw) if in_docstring else text), rule]
+            new = ([rule] if unit.overline else []) + [unit.prefix + (_in_docstring(text, raw, quote) if in_docstring
+                                                                      else text), rule]
         else:
-            parts = [_in_docstring(part, raw) if in_docstring else part
+            parts = [_in_docstring(part, raw, quote) if in_docstring else part
                      for part in wrap(text, len(unit.lines), spaced or unit is intro)]
             lead = unit.prefix + unit.marker
             rest = unit.prefix + " " * len(unit.marker)
             new = [lead + parts[0]] + [rest + part for part in parts[1:]]
         new += [blank] * (len(unit.lines) - len(new))
         for row, line in zip(unit.lines, new):
-            lines[row] = line.rstrip() if line.strip() else blank
+            line = line.rstrip() if line.strip() else blank
+            # The English's quotes on the rows of the text (a docstring on one line, text beside its quotes).
+            ends = (tutorial.docstring_lines[0], tutorial.docstring_lines[-1]) if in_docstring else ()
+            lines[row] = _with_quotes(tutorial, row, line) if row in ends else line
+    if raw:
+        first = tutorial.docstring_lines[0]
+        lines[first] = re.sub(r"""^(\s*)(\"\"\"|''')""", r"\1r\2", lines[first])
     return "\n".join(lines) + "\n"
