@@ -358,3 +358,19 @@ def test_a_script_without_a_heading_is_paged_as_sphinx_gallery_pages_it_in_every
         [script] = html_dir.glob("_downloads/*/no_heading.py")
         cells = "".join("".join(cell["source"]) for cell in json.loads(notebook.read_text())["cells"])
         assert first in cells and first in script.read_text(), lang
+
+
+@pytest.mark.site
+def test_an_extension_that_starts_a_process_works_in_every_language_s_build(project_copy: Path) -> None:
+    # A language builds in a fork of its own, no daemon: an extension may start processes, as under sphinx-build
+    # (sphinx-sitemap starts a multiprocessing Manager at builder-inited).
+    conf = project_copy / "conf.py"
+    conf.write_text(conf.read_text() + (
+        "\n\ndef _start_a_process(app):\n    import multiprocessing\n"
+        "    child = multiprocessing.get_context('fork').Process(target=print)\n    child.start()\n    child.join()\n"
+        "    (app.outdir / 'child.txt').write_text(str(child.exitcode))\n\n\n"
+        "def setup(app):\n    app.connect('builder-inited', _start_a_process)\n"))
+    result = build(project_copy, project_copy / "_build", "--noplot", env={"LANGUAGES": "en ko"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    for lang in ("en", "ko"):
+        assert (project_copy / "_build" / "html" / lang / "child.txt").read_text() == "0"

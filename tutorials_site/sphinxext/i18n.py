@@ -263,9 +263,11 @@ def accept_source_directive_names(app: Sphinx, config: Config) -> None:
     source = source_language(app).code
     if config.language == source:
         return
-    english, written = rst_languages.get_language("en"), rst_languages.get_language(source)
+    # The parser's language modules are what these lookups take (the stubs name docutils' other language modules).
+    english: Any = rst_languages.get_language("en")
+    written = rst_languages.get_language(source)
     for local, canonical in written.directives.items():
-        directive, _ = directives.directive(canonical, english, None)
+        directive, _ = directives.directive(canonical, english, None)  # type: ignore[arg-type]  # no document to report in
         if directive is not None:
             directives.register_directive(local, directive)
     for local, canonical in written.roles.items():
