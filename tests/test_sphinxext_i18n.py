@@ -254,3 +254,10 @@ def test_a_build_of_another_language_reads_the_source_language_s_directive_names
     app.build()
     page = (app.outdir / "index.html").read_text(encoding="utf-8")
     assert "Unknown directive" not in warnings.getvalue() and 'class="admonition warning"' in page
+
+
+def test_sphinx_s_own_directives_stay_in_a_build_of_another_language(sphinx_app):
+    app, _, warnings = sphinx_app({"index.rst": "Title\n=====\n\n.. code-block:: python\n   :dedent: 4\n\n"
+                                                "       x = 1\n"}, language="ko")
+    app.build()
+    assert "unknown option" not in warnings.getvalue(), warnings.getvalue()

@@ -21,8 +21,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeAlias, TypedDict
 
-from docutils import nodes, utils
-from docutils.parsers.rst import directives, roles
+from docutils import frontend, nodes, utils
+from docutils.parsers.rst import Parser, directives, roles
 from docutils.parsers.rst import languages as rst_languages
 from sphinx.application import Sphinx
 from sphinx.config import Config
@@ -266,11 +266,18 @@ def accept_source_directive_names(app: Sphinx, config: Config) -> None:
     # The parser's language modules are what these lookups take (the stubs name docutils' other language modules).
     english: Any = rst_languages.get_language("en")
     written = rst_languages.get_language(source)
+    # A document whose reporter keeps the lookups' notes to itself.
+    lookups = utils.new_document("<lookup>", frontend.get_default_settings(Parser))  # type: ignore[arg-type]
+    lookups.reporter = _QUIET
     for local, canonical in written.directives.items():
-        directive, _ = directives.directive(canonical, english, None)  # type: ignore[arg-type]  # no document to report in
+        if directives.directive(local, english, lookups)[0] is not None:
+            continue  # a name this build knows already (code-block: Sphinx's own, never docutils' `code`)
+        directive, _ = directives.directive(canonical, english, lookups)
         if directive is not None:
             directives.register_directive(local, directive)
     for local, canonical in written.roles.items():
+        if roles.role(local, english, 0, _QUIET)[0] is not None:
+            continue
         role, _ = roles.role(canonical, english, 0, _QUIET)
         if role is not None:
             roles.register_local_role(local, role)
