@@ -184,7 +184,7 @@ def test_a_language_named_twice_is_built_once(project_copy):
     result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en en"})
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("[build] en: sphinx-build") == 1
-    assert [lang.seg for lang in languages.select("en ja en")] == ["en", "ja"]
+    assert [lang.seg for lang in languages.site_languages("en", None).select("en ja en")] == ["en", "ja"]
 
 
 # --- 8. a versions.json entry pointing outside the site ------------------------------------------------
