@@ -347,7 +347,7 @@ def test_a_script_without_a_heading_is_paged_as_sphinx_gallery_pages_it_in_every
     # Sphinx's one warning, as a stock build gives it: the gallery's toctree cannot link a page without a title.
     warnings = {line.partition(": WARNING: ")[2] for line in result.stdout.splitlines() if "WARNING" in line}
     assert warnings == {"toctree contains reference to document 'beginner/no_heading' that doesn't have a title: "
-                        "no link will be generated [toc.no_title]"}, output
+                        "no link will be generated [toc.no_title] (en, ko)"}, output
     for lang, first in (("en", "Trains a small model"), ("ko", "작은 모델을 훈련하는")):
         html_dir = builddir / "html" / lang
         page = (html_dir / "beginner" / "no_heading.html").read_text()
