@@ -177,7 +177,7 @@ def test_only_warn_builds_the_failed_page_with_its_traceback_and_check_refuses_i
     problem = (f"{page}: beginner_source/raises_error.py (en): its run failed (its page shows the error), which "
                "conf.py does not expect: fix the tutorial, or list it in expected_failing_examples")
     assert checked.stdout.splitlines().count(problem) == 1, check_output
-    assert last_line(checked.stderr) == f"check: 1 problem(s) in {builddir / 'html'}", check_output
+    assert last_line(checked.stderr) == f"check: 1 problem(s) in {(builddir / 'html').relative_to(project)}", check_output
 
 
 @pytest.fixture(scope="module")
