@@ -261,3 +261,12 @@ def test_sphinx_s_own_directives_stay_in_a_build_of_another_language(sphinx_app)
                                                 "       x = 1\n"}, language="ko")
     app.build()
     assert "unknown option" not in warnings.getvalue(), warnings.getvalue()
+
+
+@pytest.mark.parametrize("docname", ["sg_execution_times", "beginner/sg_execution_times"])
+def test_sphinx_gallery_s_tables_of_timings_get_no_banner(fake_app, logged, docname):
+    app = fake_app(language="ja", tutorials_strict=True)
+    app.env.docname = docname
+    doctree = page("Computation times", prose("00:01.234 total execution time for 2 files"))
+    i18n.mark_untranslated(app, doctree)
+    assert doctree.next_node(nodes.warning) is None and logged == []

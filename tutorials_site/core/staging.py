@@ -20,6 +20,9 @@ from babel.messages.mofile import write_mo
 from . import catalogs, languages, project, site_tree, translate
 from .layout import BuildTree, figure_files
 
+# sphinx-gallery's page of computation times in a gallery's folder (sphinx_gallery_api.TIMES_PAGE, which core/
+# does not import): no tutorial's.
+TIMES_PAGE = "sg_execution_times"
 # Where a translated language's compiled catalogs are staged (the build passes it as Sphinx's locale_dirs).
 LOCALE = "_locale"
 
@@ -117,7 +120,7 @@ def _drop_removed_pages(site: project.Project, gallery: project.Gallery, generat
             continue
         scripts = {path.stem for path in site.scripts(site.root / gallery.examples_dir / relative)}
         for page in folder.glob("*.rst"):
-            if page.stem not in (*scripts, "index", "sg_execution_times") and not site.copied(page.name):
+            if page.stem not in (*scripts, "index", TIMES_PAGE) and not site.copied(page.name):
                 for path in _generated(folder, page.stem):
                     path.unlink()
 

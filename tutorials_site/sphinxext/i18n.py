@@ -217,6 +217,8 @@ def translation_status_path(app: Sphinx, docname: str) -> Path | None:
 
 def english_passages(app: Sphinx, doctree: nodes.document, docname: str) -> tuple[int, list[str]]:
     """How many passages of the page are shown in English, and which messages (site pages)."""
+    if sg.is_times_page(docname):
+        return 0, []  # sphinx-gallery's table of timings: no text of the site's
     status = translation_status_path(app, docname)
     if status is not None:
         app.env.note_dependency(str(status))
