@@ -374,3 +374,13 @@ def test_an_extension_that_starts_a_process_works_in_every_language_s_build(proj
     assert result.returncode == 0, result.stdout + result.stderr
     for lang in ("en", "ko"):
         assert (project_copy / "_build" / "html" / lang / "child.txt").read_text() == "0"
+
+
+@pytest.mark.site
+def test_a_build_of_one_language_links_to_the_languages_an_earlier_build_left(project_copy: Path) -> None:
+    builddir = project_copy / "_build"
+    for langs in ("en ja", "ja"):
+        result = build(project_copy, builddir, "--noplot", env={"LANGUAGES": langs})
+        assert result.returncode == 0, result.stdout + result.stderr
+    page = (builddir / "html" / "ja" / "index.html").read_text(encoding="utf-8")
+    assert 'data-language="en"' in page and 'data-language="ko"' not in page  # en is there; ko was never built

@@ -360,7 +360,14 @@ def staging_skip(settings: Settings) -> tuple[Path, ...]:
     return settings.tree.root, settings.pages, Path(sys.prefix)
 
 
-def sphinx_args(settings: Settings, lang: languages.Language, src: Path, noplot: bool,
+def linked_languages(settings: Settings, site: project.Project) -> list[languages.Language]:
+    """The languages a page links to: those of this build (LANGUAGES), and those an earlier build left in the
+    build folder (`LANGUAGES=ko` after a build of every language keeps the others a click away)."""
+    return [lang for lang in site.languages.all
+            if lang in settings.langs or (settings.tree.html / lang.seg / "index.html").is_file()]
+
+
+def sphinx_args(settings: Settings, site: project.Project, lang: languages.Language, src: Path, noplot: bool,
                 unrun: Sequence[str] = ()) -> list[str]:
     """The sphinx-build command line of one language; UNRUN: the keys of the tutorials whose pages show no output
     (a TUTORIALS build: the others, without a current run). The staged tree SRC holds the site's conf.py too:
@@ -371,7 +378,7 @@ def sphinx_args(settings: Settings, lang: languages.Language, src: Path, noplot:
         "-d", str(settings.tree.doctrees(lang)),
         "-D", f"language={lang.code}",
         "-D", f"version={settings.version}", "-D", f"release={settings.version}",
-        "-D", f"tutorials_built_languages={' '.join(lang.seg for lang in settings.langs)}",
+        "-D", f"tutorials_built_languages={' '.join(lang.seg for lang in linked_languages(settings, site))}",
         "-D", f"tutorials_root={ROOT}",  # the sources' folder; the staged tree holds the translated scripts
         # A translated language's page and label catalogs, compiled where staging put them, one per page.
         "-D", f"locale_dirs={LOCALE}", "-D", "gettext_compact=0",
@@ -579,7 +586,7 @@ def _to_render(build: _Build, noplot: bool, unrun: Sequence[str]) -> tuple[list[
             log.line(f"[build] {lang.seg}: STRICT=1 and {english} tutorial passage(s) would be shown in English")
             failed.append(lang.seg)
             continue
-        command = sphinx_args(settings, lang, src, noplot, unrun)
+        command = sphinx_args(settings, build.site, lang, src, noplot, unrun)
         up_to_date = UpToDate.of(tree, build.site, lang, command, build.environment, staging_skip(settings))
         if up_to_date:
             log.line(f"[build] {lang.seg}: up to date")
