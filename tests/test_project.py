@@ -1,5 +1,6 @@
 """conf.py read as Sphinx reads it, from a folder standing for the site root; the site's languages; the site tree."""
 
+import os
 import sys
 from pathlib import Path, PurePosixPath
 
@@ -108,3 +109,17 @@ def test_conf_py_is_read_once_however_the_root_is_named_and_its_warnings_are_at_
         first = project.current(root)
     assert [(w.filename, w.lineno) for w in warned] == [("conf.py", 3)]
     assert project.current(Path(str(root) + "/")) is first and project.current(tmp_path / "site" / ".." / "site") is first
+
+
+def test_a_folder_conf_py_was_read_in_by_a_process_that_is_gone_is_removed(tmp_path, monkeypatch):
+    import subprocess
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    abandoned = tmp_path / f"{project.CONF_FOLDER}{gone.stdout.strip()}-abc"  # a killed build's, left behind
+    mine = tmp_path / f"{project.CONF_FOLDER}{os.getpid()}-def"  # a running process's: kept
+    for folder in (abandoned, mine):
+        folder.mkdir()
+    project.Project.read(site(tmp_path / "s", ""))
+    assert not abandoned.exists() and mine.exists()

@@ -136,11 +136,34 @@ def _conf_error(error: BaseException, conf: Path) -> ConfError:
                      "from the project root)")
 
 
+CONF_FOLDER = "tutorials-conf-"  # <temp>/tutorials-conf-<pid>-<random>/: where a process reads conf.py
+
+
+def _remove_abandoned_conf_folders() -> None:
+    """Remove the folders conf.py was read in by processes that are gone without removing theirs (a build
+    killed by a signal runs no exit handler)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{CONF_FOLDER}*-*"):
+        pid = folder.name.removeprefix(CONF_FOLDER).partition("-")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's
+    return True
+
+
 def read_conf(root: Path = ROOT) -> Conf:
     """conf.py evaluated as Sphinx evaluates it (from its folder, with `tags`), in a folder standing for the
     project root (core.site_tree: its entries linked, conf.py copied), so that what it writes stays out of the
     project. Folders it puts on sys.path in there are kept as the project's own."""
-    folder = Path(tempfile.mkdtemp(prefix="tutorials-conf-"))
+    _remove_abandoned_conf_folders()
+    folder = Path(tempfile.mkdtemp(prefix=f"{CONF_FOLDER}{os.getpid()}-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)  # modules conf.py imported may read it later
     site_tree.mirror(Path(root), folder)
     conf = folder / site_tree.CONF
