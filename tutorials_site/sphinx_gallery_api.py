@@ -474,17 +474,6 @@ def messages_left_in_english(doctree: nodes.Element) -> Iterator[str]:
     return (message for node, message in extract_messages(doctree) if not node.get("translated"))
 
 
-# Internal: the name of the pages of computation times sphinx-gallery writes (its write_computation_times): at the
-# source root, and in each gallery's folder.
-TIMES_PAGE = "sg_execution_times"
-
-
-def is_times_page(docname: str) -> bool:
-    """Whether a page is one of sphinx-gallery's tables of computation times: its text is sphinx-gallery's and this
-    build's timings, nobody's to translate."""
-    return docname.rpartition("/")[2] == TIMES_PAGE
-
-
 # Internal: what every HTML page sphinx-gallery renders from an example carries (its footer's download box).
 EXAMPLE_PAGE_MARK = "sphx-glr-download-link-note"
 

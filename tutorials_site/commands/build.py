@@ -363,8 +363,8 @@ def staging_skip(settings: Settings) -> tuple[Path, ...]:
 def linked_languages(settings: Settings, site: project.Project) -> list[languages.Language]:
     """The languages a page links to: those of this build (LANGUAGES), and those an earlier build left in the
     build folder (`LANGUAGES=ko` after a build of every language keeps the others a click away)."""
-    return [lang for lang in site.languages.all
-            if lang in settings.langs or (settings.tree.html / lang.seg / "index.html").is_file()]
+    built = site.languages.built_in(settings.tree.html)
+    return [lang for lang in site.languages.all if lang in settings.langs or lang in built]
 
 
 def sphinx_args(settings: Settings, site: project.Project, lang: languages.Language, src: Path, noplot: bool,

@@ -18,10 +18,9 @@ from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
-from .. import sphinx_gallery_api as sg
 from ..core import assets, catalogs, languages, project, sphinx_warnings, tutorial_text
 from ..core.errors import Failed
-from ..core.layout import ROOT, BuildTree
+from ..core.layout import ROOT, BuildTree, is_times_page
 from ..core.staging import stage
 from ..core.translate import SITE_CHECKS, SiteCheck, domain_of, link_targets, refusal
 
@@ -56,7 +55,7 @@ def page_templates(site: project.Project, log: Path, skip: Sequence[Path] = ()) 
         locate = sphinx_warnings.locator(src, {g.examples_dir: g.gallery_dir for g in site.galleries}, ROOT)
         for path in sorted(pot.rglob("*.pot")):
             docname = path.relative_to(pot).with_suffix("").as_posix()
-            if site.tutorial_of_page(docname) is not None or docname == catalogs.LABELS or sg.is_times_page(docname):
+            if site.tutorial_of_page(docname) is not None or docname == catalogs.LABELS or is_times_page(docname):
                 continue  # a tutorial's page (its script's catalog translates it), the templates' (site_labels), or
                 # sphinx-gallery's timings
             with open(path, "rb") as f:

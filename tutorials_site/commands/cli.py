@@ -26,7 +26,7 @@ def _checked_languages(settings: Settings, htmldir: Path, env: Mapping[str, str]
     """LANGUAGES where given, else each of the site's languages that the build folder holds."""
     if env.get("LANGUAGES", "").strip():
         return settings.langs
-    return [lang for lang in project.current().languages.all if (htmldir / lang.seg).is_dir()] or settings.langs
+    return project.current().languages.built_in(htmldir) or settings.langs
 
 
 def _check(settings: Settings, htmldir: Path, env: Mapping[str, str]) -> None:

@@ -2,12 +2,13 @@
 
 A site is written in one language, its source language (conf.py's `language`, English by default); every
 other language of the site (conf.py's `tutorials_languages`) is rendered from catalogs. The engine ships its
-interface labels in SHIPPED, its default set; any other language Babel knows can be a site's too (its labels
+interface labels in ALL, its default set; any other language Babel knows can be a site's too (its labels
 then show in English until a catalog translates them).
 """
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from .errors import UsageError
 
@@ -25,13 +26,13 @@ class Language:
     spaced: bool = True
 
 
-SHIPPED = (
+# The languages the engine ships its labels in, and the default site's (this repository's), English first.
+ALL = (
     Language("en", "en", "en", "English"),
     Language("ko", "ko", "ko", "한국어"),
     Language("ja", "ja", "ja", "日本語", spaced=False),
     Language("zh_CN", "zh-cn", "zh-CN", "简体中文", spaced=False),
 )
-ALL = SHIPPED  # the default site's languages (this repository's), English first
 TRANSLATED = ALL[1:]
 BY_SEG = {lang.seg: lang for lang in ALL}
 BY_CODE = {lang.code: lang for lang in ALL}
@@ -90,6 +91,10 @@ class SiteLanguages:
         """The site's language of a URL segment, None for another."""
         return next((lang for lang in self.all if lang.seg == seg), None)
 
+    def built_in(self, htmldir: Path) -> list[Language]:
+        """The site's languages a build folder's HTML (HTMLDIR) holds pages of."""
+        return [lang for lang in self.all if (Path(htmldir) / lang.seg / "index.html").is_file()]
+
     def select(self, value: str) -> list[Language]:
         """The languages named by LANGUAGES (URL segments, space-separated), all of the site's by default."""
         if not value.strip():
@@ -104,7 +109,7 @@ class SiteLanguages:
 def site_languages(source: str, listed: Sequence[str] | None) -> SiteLanguages:
     """A site's languages from conf.py: SOURCE (its `language`) and LISTED (its `tutorials_languages`, Sphinx codes;
     None: the engine's shipped languages). The source language is always one, and always first."""
-    codes = [source, *(lang.code for lang in SHIPPED)] if listed is None else [source, *listed]
+    codes = [source, *(lang.code for lang in ALL)] if listed is None else [source, *listed]
     return SiteLanguages(tuple(of(code) for code in dict.fromkeys(codes)))
 
 

@@ -8,6 +8,17 @@ from .languages import Language
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# The pages of computation times sphinx-gallery writes (write_computation_times): at the source root, and in each
+# gallery's folder.
+TIMES_PAGE = "sg_execution_times"
+
+
+def is_times_page(docname: str) -> bool:
+    """Whether a page is one of sphinx-gallery's tables of computation times: its text is sphinx-gallery's and this
+    build's timings, nobody's to translate."""
+    return docname.rpartition("/")[2] == TIMES_PAGE
+
+
 def figure_files(images: Path, stem: str) -> list[Path]:
     """A tutorial's figures in a gallery's images/, as sphinx-gallery names them: sphx_glr_<stem>_001.png
     and their srcset variants (sphx_glr_<stem>_001_2_00x.png); not those of <stem>_2, nor the thumbnail.

@@ -18,11 +18,8 @@ from pathlib import Path, PurePosixPath
 from babel.messages.mofile import write_mo
 
 from . import catalogs, languages, project, site_tree, translate
-from .layout import BuildTree, figure_files
+from .layout import TIMES_PAGE, BuildTree, figure_files
 
-# sphinx-gallery's page of computation times in a gallery's folder (sphinx_gallery_api.TIMES_PAGE, which core/
-# does not import): no tutorial's.
-TIMES_PAGE = "sg_execution_times"
 # Where a translated language's compiled catalogs are staged (the build passes it as Sphinx's locale_dirs).
 LOCALE = "_locale"
 

@@ -35,6 +35,7 @@ from .. import sphinx_gallery_api as sg
 from ..core import assets, languages
 from ..core.catalogs import is_page_message
 from ..core.gallery_strings import N_, match_gallery_template
+from ..core.layout import is_times_page
 from ..core.tutorial_text import is_wide, join_wide_breaks
 from ..core.versions import published_url
 from .gallery import example_of
@@ -217,7 +218,7 @@ def translation_status_path(app: Sphinx, docname: str) -> Path | None:
 
 def english_passages(app: Sphinx, doctree: nodes.document, docname: str) -> tuple[int, list[str]]:
     """How many passages of the page are shown in English, and which messages (site pages)."""
-    if sg.is_times_page(docname):
+    if is_times_page(docname):
         return 0, []  # sphinx-gallery's table of timings: no text of the site's
     status = translation_status_path(app, docname)
     if status is not None:
