@@ -99,6 +99,9 @@ def test_language_switcher_goes_to_the_same_page_and_is_remembered(page, base_ur
         page.locator(".rst-versions .rst-current-version").click()
     page.locator('.rst-versions a[data-language="ja"]').click()
     page.wait_for_url(f"**/ja/beginner/{tutorial}.html")
+    # The click's write reaches the browser's storage from the page it left; the next page can
+    # ask before it lands (seen once in CI), so wait until this page sees the choice.
+    page.wait_for_function("localStorage.getItem('tutorials-language') === 'ja'", timeout=5000)
     page.goto(f"{base_url}/index.html")
     page.wait_for_url("**/ja/index.html")  # the remembered choice beats the browser's English
     assert_clean(page)
