@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import build, copy_project
+from conftest import build, copy_project, one_line_error
 from tutorials_site.core.checks import page_outputs
 from tutorials_site.core.records import Stamp
 
@@ -201,16 +201,45 @@ def test_warning_is_told_once_at_the_authors_line_and_fails_only_with_strict(pro
 def test_parallel_option_is_refused_before_anything_runs(project_copy: Path) -> None:
     conf = project_copy / "conf.py"
     conf.write_text(conf.read_text().replace('"remove_config_comments": True,', '"remove_config_comments": True,\n'
-                                             '    "parallel": 2,', 1))
+                                             '    "parallel": True,', 1))
+    line = conf.read_text().splitlines().index('    "parallel": True,') + 1
     builddir = project_copy / "_build"
     result = build(project_copy, builddir, env={"LANGUAGES": "en"})
     output = result.stdout + result.stderr
     assert result.returncode != 0
-    refused = [line for line in output.splitlines()
-               if line.startswith("error: conf.py: sphinx_gallery_conf['parallel'] is not supported here: ")]
+    refused = [text for text in output.splitlines()
+               if text.startswith(f"error: conf.py:{line}: sphinx_gallery_conf['parallel'] = True is not supported here: ")]
     assert len(refused) == 1, output
     assert "[execute]" not in output
     assert not (builddir / "runs").exists()
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("old, new, builddir, message", [
+    ('["beginner_source"]', '["beginner_source/../tutorials_site"]', "_build",
+     "sphinx_gallery_conf['examples_dirs']: 'beginner_source/../tutorials_site' is tutorials_site/ (the engine's own "
+     "files)"),
+    ('["beginner"]', '["_static"]', "_build", "sphinx_gallery_conf['gallery_dirs']: '_static' is _static/ "),
+    (None, None, "beginner_source/_build", "sphinx_gallery_conf['examples_dirs']: 'beginner_source' holds "
+     "beginner_source/_build/ (the build folder, BUILDDIR"),
+])
+def test_a_gallery_folder_that_is_not_a_folder_of_its_own_is_refused_before_anything_runs(
+        project_copy: Path, old: str | None, new: str | None, builddir: str, message: str) -> None:
+    conf = project_copy / "conf.py"
+    if old and new:
+        conf.write_text(conf.read_text().replace(old, new, 1))
+    option = "gallery_dirs" if "gallery_dirs" in message else "examples_dirs"
+    line = next(number for number, text in enumerate(conf.read_text().splitlines(), 1) if f'"{option}"' in text)
+
+    def files() -> dict[Path, bytes]:  # the project's, less Python's caches and the build folder
+        return {path: path.read_bytes() for path in sorted(project_copy.rglob("*")) if path.is_file()
+                and "__pycache__" not in path.parts and not path.is_relative_to(project_copy / builddir)}
+
+    before = files()
+    result = build(project_copy, project_copy / builddir, env={"LANGUAGES": "en"})
+    assert one_line_error(result).startswith(f"error: conf.py:{line}: {message}")
+    assert "[execute]" not in result.stdout
+    assert files() == before
 
 
 @pytest.mark.site

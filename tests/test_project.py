@@ -2,6 +2,8 @@
 
 import os
 import sys
+import time
+import unicodedata
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -123,3 +125,128 @@ def test_a_folder_conf_py_was_read_in_by_a_process_that_is_gone_is_removed(tmp_p
         folder.mkdir()
     project.Project.read(site(tmp_path / "s", ""))
     assert not abandoned.exists() and mine.exists()
+
+
+# --- conf.py's gallery folders and options, checked before anything runs or is deleted (core.conf_checks) ---
+
+def conf_error(root: Path) -> str:
+    with pytest.raises(project.ConfError) as raised:
+        project.Project.read(root).tutorials  # noqa: B018
+    return str(raised.value)
+
+
+LAID_OUT = ('sphinx_gallery_conf = {{\n'  # line 1
+            '    "examples_dirs": {src!r},\n'  # line 2
+            '    "gallery_dirs": {out!r},\n'  # line 3
+            '}}\n')
+
+
+def laid_out(tmp_path: Path, src: object, out: object, conf: str = "", **files: str) -> Path:
+    root = site(tmp_path, "", **files)
+    (root / "conf.py").write_text(LAID_OUT.format(src=src, out=out) + conf)
+    return root
+
+
+@pytest.mark.parametrize("src, out, message", [
+    ("src/../../../tutorials_site", "out", "conf.py:2: sphinx_gallery_conf['examples_dirs']: "
+     "'src/../../../tutorials_site' resolves to {outside}/tutorials_site, outside the project"),
+    ("src/../tutorials_site", "out", "conf.py:2: sphinx_gallery_conf['examples_dirs']: 'src/../tutorials_site' is "
+     "tutorials_site/ (the engine's own files)"),
+    (["src"], ["_static"], "conf.py:3: sphinx_gallery_conf['gallery_dirs']: '_static' is _static/ (static files"),
+    (["src"], ["assets/css"], "conf.py:3: sphinx_gallery_conf['gallery_dirs']: 'assets/css' is inside assets/ "
+     "(conf.py's html_static_path"),
+    (["src"], ["locales/ko"], "conf.py:3: sphinx_gallery_conf['gallery_dirs']: 'locales/ko' is inside locales/ "
+     "(the translations' catalogs)"),
+    (["src"], ["_build/x"], "conf.py:3: sphinx_gallery_conf['gallery_dirs']: '_build/x' is inside _build/ "
+     "(the build folder"),
+    (["src"], ["src/out"], "conf.py:2: sphinx_gallery_conf['examples_dirs']: 'src' holds 'src/out' (gallery_dirs): "
+     "each gallery folder"),
+    (["src", "src"], ["a", "b"], "conf.py:2: sphinx_gallery_conf['examples_dirs']: 'src' is 'src' (examples_dirs)"),
+    (["."], ["out"], "conf.py:2: sphinx_gallery_conf['examples_dirs']: '.' is the project's root itself"),
+    (["/tmp"], ["out"], "conf.py:2: sphinx_gallery_conf['examples_dirs']: '/tmp' is an absolute path"),
+])
+def test_a_gallery_folder_must_be_a_folder_of_the_project_of_its_own(tmp_path, src, out, message):
+    root = laid_out(tmp_path, src, out, "html_static_path = ['assets']\n")
+    assert conf_error(root).startswith(message.format(outside=root.parent.parent.resolve()))
+
+
+def test_a_gallery_folder_is_checked_where_its_symbolic_links_lead(tmp_path):
+    root = laid_out(tmp_path, ["linked"], ["out"])
+    (root / "linked").symlink_to(root / "_static", target_is_directory=True)
+    assert conf_error(root).startswith("conf.py:2: sphinx_gallery_conf['examples_dirs']: 'linked' is _static/")
+    (root / "linked").unlink()
+    (root / "linked").symlink_to(tmp_path, target_is_directory=True)  # outside the project
+    assert conf_error(root).startswith(f"conf.py:2: sphinx_gallery_conf['examples_dirs']: 'linked' resolves to "
+                                       f"{tmp_path.resolve()}, outside the project")
+    (root / "linked").unlink()
+    (root / "a" / "deep").mkdir(parents=True)
+    (root / "linked").symlink_to(root / "a" / "deep", target_is_directory=True)
+    (root / "conf.py").write_text(LAID_OUT.format(src=["linked/../src"], out=["out"]))  # .. after a link: a/deep/..
+    assert conf_error(root).startswith("conf.py:2: sphinx_gallery_conf['examples_dirs']: 'linked/../src' resolves "
+                                       "to a/src/ ('..' after a symbolic link), not src/")
+
+
+def test_a_gallery_folder_written_with_an_inner_dot_dot_that_stays_inside_is_named_plainly(tmp_path):
+    root = laid_out(tmp_path, ["other/../src/"], ["out/."])
+    (root / "other").mkdir()
+    assert [(g.examples_dir, g.gallery_dir) for g in project.Project.read(root).galleries] == [("src", "out")]
+
+
+def test_a_build_folder_overlapping_a_gallery_folder_is_refused(tmp_path):
+    site_ = project.Project.read(laid_out(tmp_path, ["src"], ["out"]))
+    builddir = (site_.root / "src" / "build").resolve()
+    with pytest.raises(project.ConfError) as raised:
+        site_.refuse_overlaps({builddir: "the build folder, BUILDDIR"})
+    assert str(raised.value).startswith("conf.py:2: sphinx_gallery_conf['examples_dirs']: 'src' holds src/build/ "
+                                        "(the build folder, BUILDDIR)")
+    site_.refuse_overlaps({(tmp_path / "elsewhere").resolve(): "the build folder, BUILDDIR"})  # apart: fine
+
+
+@pytest.mark.parametrize("value", ["True", "2", "'yes'", "'1'", "1.0", "[2]"])
+def test_a_refused_option_is_refused_in_any_spelling_at_its_line(tmp_path, value):
+    root = site(tmp_path, f"x = 1\nsphinx_gallery_conf['parallel'] = {value}\n")
+    assert conf_error(root).startswith(f"conf.py:3: sphinx_gallery_conf['parallel'] = {value} is not supported here")
+
+
+@pytest.mark.parametrize("option, value", [("parallel", "False"), ("parallel", "1"), ("parallel", "0"),
+                                           ("junit", "''"), ("example_extensions", "{'.py'}"),
+                                           ("filetype_parsers", "{}")])
+def test_an_off_value_of_a_refused_option_passes(tmp_path, option, value):
+    assert project.Project.read(site(tmp_path, f"sphinx_gallery_conf.update({option}={value})\n")).tutorials == ()
+
+
+def test_an_option_s_line_is_found_however_conf_py_sets_it():
+    source = ('sphinx_gallery_conf = dict(examples_dirs=["a"],\n'
+              '    gallery_dirs=["b"])\n'
+              'sphinx_gallery_conf.update({"junit": "x"})\n'
+              'sphinx_gallery_conf["examples_dirs"] = ["c"]\n')
+    assert project.conf_checks.option_lines(source) == {"examples_dirs": 4, "gallery_dirs": 2, "junit": 3}
+
+
+@pytest.mark.parametrize("option", ["ignore_pattern", "filename_pattern"])
+def test_a_pattern_that_backtracks_catastrophically_is_reported_at_its_line(tmp_path, option):
+    root = site(tmp_path, f"\nsphinx_gallery_conf[{option!r}] = r'(\\w+\\w?)+\\.x$'\n",
+                **{"src/a_rather_long_script_name_for_a_tutorial.py": '"""T\n=\n"""\n'})
+    started = time.monotonic()
+    message = conf_error(root)
+    assert time.monotonic() - started < 10
+    assert message.startswith(f"conf.py:3: sphinx_gallery_conf[{option!r}] = '(\\\\w+\\\\w?)+\\\\.x$' took over 1 s to "
+                              "match "), message
+    assert "a_rather_long_script_name_for_a_tutorial.py" in message and "backtracks catastrophically" in message
+
+
+@pytest.mark.parametrize("kind", ["file", "folder"])
+def test_two_names_that_differ_only_by_unicode_normalisation_are_refused_with_both_paths(tmp_path, kind):
+    nfc, nfd = unicodedata.normalize("NFC", "café"), unicodedata.normalize("NFD", "café")
+    assert nfc != nfd
+    root = site(tmp_path, "")
+    for name in (nfc, nfd):
+        if kind == "file":
+            (root / "src" / f"{name}.py").write_text('"""T\n=\n"""\n')
+        else:
+            (root / "src" / "part" / name).mkdir(parents=True)
+    where = "src/" if kind == "file" else "src/part/"
+    suffix = ".py" if kind == "file" else ""
+    first, second = sorted([f"{where}{nfc}{suffix}", f"{where}{nfd}{suffix}"])
+    assert conf_error(root) == (f"{first} and {second}: two names that differ only by Unicode normalisation (NFC and "
+                                "NFD), one name to readers and to some file systems: rename one")

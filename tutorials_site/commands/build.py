@@ -355,9 +355,15 @@ def refuse_unusable(site: project.Project) -> None:
 
 # --- Rendering ---
 
+def made_by_builds(settings: Settings) -> dict[Path, str]:
+    """The folders builds make or change (resolved), with what they are: no gallery folder may overlap one."""
+    return {settings.tree.root.resolve(): "the build folder, BUILDDIR, whose files builds delete and rewrite",
+            settings.pages.resolve(): "the published tree, PAGES", Path(sys.prefix).resolve(): "the virtual environment"}
+
+
 def staging_skip(settings: Settings) -> tuple[Path, ...]:
     """What a staged tree leaves out of the site besides the engine's files: what builds make (core.site_tree)."""
-    return settings.tree.root, settings.pages, Path(sys.prefix)
+    return tuple(made_by_builds(settings))
 
 
 def linked_languages(settings: Settings, site: project.Project) -> list[languages.Language]:
@@ -630,6 +636,7 @@ def _prepare(settings: Settings, executes_nothing: bool) -> _Build:
     renders from the runs there are (TUTORIALS is refused)."""
     log = BuildLog.here(settings.verbose)
     site = project.current()
+    site.refuse_overlaps(made_by_builds(settings))
     catalogs.check_layout(site)
     for merged in site.merged_headers:
         log.line(f"warning: {merged}")

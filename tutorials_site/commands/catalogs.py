@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from babel.messages.catalog import Catalog
@@ -116,11 +116,13 @@ def engine_labels() -> Catalog:
     return ui
 
 
-def update_po(site: project.Project, log: Path, skip: Sequence[Path] = ()) -> None:
+def update_po(site: project.Project, log: Path, made: Mapping[Path, str] | None = None) -> None:
     """`make update-po`: every translated language's catalogs merged with what the sources say now, and the
-    engine's label catalogs with what its code and templates say."""
+    engine's label catalogs with what its code and templates say. MADE: the folders builds make (resolved, with
+    what they are), which no gallery folder may overlap and the staged tree leaves out."""
+    site.refuse_overlaps(made or {})
     catalogs.check_layout(site)
-    pages = page_templates(site, log, skip)
+    pages = page_templates(site, log, tuple(made or ()))
     labels = site_labels(site)
     for lang in site.languages.translated:
         for tutorial in site.tutorials:

@@ -79,7 +79,7 @@ COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], object]] = {
     "publish": lambda s, a: _publish(_htmldir(s, a), s.pages),
     "shard-matrix": lambda s, a: _shard_matrix(a.env),
     "durations": lambda s, a: _durations(a.paths or a.env.get("FROM", "").split() or [s.tree.root]),
-    "update-po": lambda s, a: catalogs.update_po(project.current(), s.tree.logs / "gettext.log", build.staging_skip(s)),
+    "update-po": lambda s, a: catalogs.update_po(project.current(), s.tree.logs / "gettext.log", build.made_by_builds(s)),
     "i18n-status": lambda s, a: _i18n_status(s),
     "lint": lambda s, a: lint.lint(),
     "audit": lambda s, a: audit.run(s),

@@ -27,13 +27,13 @@ import sys
 import tempfile
 import traceback
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from . import languages, site_tree
+from . import conf_checks, languages, site_tree
 from .errors import SiteError, UsageError
 from .layout import ROOT
 
@@ -189,19 +189,11 @@ def read_conf(root: Path = ROOT) -> Conf:
     return Conf(names, tuple(added))
 
 
-def _as_list(value: Any, name: str) -> list[str]:
+def _as_list(value: Any, where: str, name: str) -> list[str]:
     values = [value] if isinstance(value, str) else list(value)
     if not all(isinstance(v, str) for v in values):
-        raise ConfError(f"conf.py: sphinx_gallery_conf[{name!r}] must be a folder name or a list of them")
+        raise ConfError(f"{where}: sphinx_gallery_conf[{name!r}] must be a folder name or a list of them")
     return values
-
-
-def _pattern(options: Mapping[str, Any], name: str, default: str) -> re.Pattern[str]:
-    value = options.get(name, default)
-    try:
-        return re.compile(value)
-    except (re.error, TypeError) as error:
-        raise ConfError(f"conf.py: sphinx_gallery_conf[{name!r}] = {value!r} is not a regular expression: {error}") from None
 
 
 def header(folder: Path) -> Path | None:
@@ -226,14 +218,25 @@ class Project:
         options = conf.get("sphinx_gallery_conf")
         if not isinstance(options, Mapping):
             raise ConfError(f"{Path(root) / 'conf.py'}: no sphinx_gallery_conf dictionary")
-        for name, why in REFUSED.items():
-            if name in options and options[name] not in (False, "", None, {}, 1) and not (
-                    name == "example_extensions" and set(options[name]) == {".py"}):
-                raise ConfError(f"conf.py: sphinx_gallery_conf[{name!r}] is not supported here: {why}")
         site = cls(Path(root), dict(options), {k: v for k, v in conf.items() if not k.startswith("__")},
                    evaluated.sys_path)
+        for name, why in REFUSED.items():
+            if conf_checks.asks_for(name, options.get(name)):
+                raise ConfError(f"{site.where(name)}: sphinx_gallery_conf[{name!r}] = {options[name]!r} is not "
+                                f"supported here: {why}; remove it")
         site.languages  # noqa: B018  (checked now: a wrong language stops every command at once)
+        site.galleries  # noqa: B018  (and a gallery folder that is no folder of its own, before anything is deleted)
         return site
+
+    @cached_property
+    def option_lines(self) -> dict[str, int]:
+        """The line of conf.py that sets each sphinx_gallery_conf option, where conf.py sets it by name."""
+        return conf_checks.option_lines((self.root / site_tree.CONF).read_text(encoding="utf-8"))
+
+    def where(self, option: str) -> str:
+        """Where messages about a sphinx_gallery_conf option point: conf.py and the option's line if known."""
+        line = self.option_lines.get(option)
+        return f"conf.py:{line}" if line else "conf.py"
 
     @cached_property
     def languages(self) -> languages.SiteLanguages:
@@ -268,35 +271,81 @@ class Project:
             raise
 
     @cached_property
-    def galleries(self) -> tuple[Gallery, ...]:
-        """conf.py's galleries, in its order, each checked to exist inside the project with a header."""
-        examples = _as_list(self.options.get("examples_dirs", []), "examples_dirs")
-        pages = _as_list(self.options.get("gallery_dirs", []), "gallery_dirs")
+    def placed(self) -> tuple[conf_checks.Placed, ...]:
+        """conf.py's gallery folders, resolved, each checked to be a folder of the project of its own
+        (core.conf_checks): examples_dirs[0], gallery_dirs[0], examples_dirs[1], ..."""
+        examples = _as_list(self.options.get("examples_dirs", []), self.where("examples_dirs"), "examples_dirs")
+        pages = _as_list(self.options.get("gallery_dirs", []), self.where("gallery_dirs"), "gallery_dirs")
         if len(examples) != len(pages) or not examples:
-            raise ConfError("conf.py: sphinx_gallery_conf needs as many 'gallery_dirs' as 'examples_dirs' "
-                            f"(got {len(examples)} and {len(pages)})")
-        galleries = []
+            raise ConfError(f"{self.where('gallery_dirs')}: sphinx_gallery_conf needs as many 'gallery_dirs' as "
+                            f"'examples_dirs' (got {len(examples)} and {len(pages)})")
+        placed = []
         for src, out in zip(examples, pages):
-            src, out = PurePosixPath(src).as_posix(), PurePosixPath(out).as_posix()
-            if src.startswith(("/", "..")) or out.startswith(("/", "..")):
-                raise ConfError(f"conf.py: gallery {src!r} -> {out!r}: folders must be inside the project")
-            if not (self.root / src).is_dir():
-                raise ConfError(f"conf.py: sphinx_gallery_conf['examples_dirs']: {src}/ does not exist")
-            if header(self.root / src) is None and not self._own_index(self.root / src):
+            for option, written in (("examples_dirs", src), ("gallery_dirs", out)):
+                found = conf_checks.gallery_folder(self.root, written)
+                if isinstance(found, str):
+                    raise ConfError(f"{self.where(option)}: sphinx_gallery_conf[{option!r}]: {written!r} {found}")
+                placed.append(conf_checks.Placed(option, written, found))
+        self.refuse_overlaps(conf_checks.reserved_folders(self.root, self.conf), placed)
+        return tuple(placed)
+
+    def refuse_overlaps(self, reserved: Mapping[Path, str], placed: Sequence[conf_checks.Placed] = ()) -> None:
+        """ConfError where a gallery folder (PLACED, default: conf.py's) is, is inside or holds one of RESERVED
+        (resolved path -> what it is) or another gallery folder: a build folder, for one, whose files builds
+        delete."""
+        problem = conf_checks.overlap_problem(placed or self.placed, reserved, self.root)
+        if problem:
+            folder, how = problem
+            raise ConfError(f"{self.where(folder.option)}: sphinx_gallery_conf[{folder.option!r}]: "
+                            f"{folder.written!r} {how}")
+
+    @cached_property
+    def galleries(self) -> tuple[Gallery, ...]:
+        """conf.py's galleries, in its order, each a folder of its own (placed) with a header, with no two
+        names in it that differ only by Unicode normalisation."""
+        galleries = []
+        for source, pages in zip(self.placed[::2], self.placed[1::2]):
+            src = os.path.normpath(source.written)
+            if not source.path.is_dir():
+                raise ConfError(f"{self.where('examples_dirs')}: sphinx_gallery_conf['examples_dirs']: {src}/ "
+                                "does not exist")
+            if header(source.path) is None and not self._own_index(source.path):
                 raise ConfError(f"{src}/: a gallery needs a header: GALLERY_HEADER.rst or README.txt "
                                 "(reST introducing the gallery)")
-            galleries.append(Gallery(src, out))
+            twins = conf_checks.twin_names(source.path)
+            if twins:
+                first, second = (path.relative_to(source.path.parent).as_posix() for path in twins)
+                raise ConfError(f"{first} and {second}: two names that differ only by Unicode normalisation (NFC "
+                                "and NFD), one name to readers and to some file systems: rename one")
+            galleries.append(Gallery(src, os.path.normpath(pages.written)))
         return tuple(galleries)
 
     @cached_property
     def filename_pattern(self) -> re.Pattern[str]:
         """What a script's path matches to be executed."""
-        return _pattern(self.options, "filename_pattern", DEFAULT_FILENAME_PATTERN)
+        return self._pattern("filename_pattern", DEFAULT_FILENAME_PATTERN, str)
 
     @cached_property
     def ignore_pattern(self) -> re.Pattern[str]:
         """What a script's file name matches to be no tutorial (a helper module)."""
-        return _pattern(self.options, "ignore_pattern", DEFAULT_IGNORE_PATTERN)
+        return self._pattern("ignore_pattern", DEFAULT_IGNORE_PATTERN, lambda path: path.name)
+
+    def _pattern(self, name: str, default: str, text: Callable[[Path], str]) -> re.Pattern[str]:
+        """conf.py's pattern NAME, compiled and timed while it matches TEXT of every script of the galleries."""
+        value = self.options.get(name, default)
+        try:
+            pattern = re.compile(value)
+        except (re.error, TypeError) as error:
+            raise ConfError(f"{self.where(name)}: sphinx_gallery_conf[{name!r}] = {value!r} is not a regular "
+                            f"expression: {error}") from None
+        scripts = [path for gallery in self.galleries for path in sorted((self.root / gallery.examples_dir).rglob("*.py"))]
+        slow = conf_checks.slow_match(pattern, [text(path) for path in scripts])
+        if slow is not None:
+            raise ConfError(f"{self.where(name)}: sphinx_gallery_conf[{name!r}] = {value!r} took over "
+                            f"{conf_checks.PATTERN_SECONDS:g} s to match {slow!r} (of {len(scripts)} scripts): it "
+                            "backtracks catastrophically (a repetition inside a repetition, such as (a+)+); write it "
+                            "without one")
+        return pattern
 
     def scripts(self, folder: Path) -> list[Path]:
         """The gallery scripts of a folder, as sphinx-gallery collects them (helper modules left out)."""
