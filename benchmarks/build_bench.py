@@ -10,6 +10,8 @@
   does (target: <= +0.3 s beyond its own `import torch`), and for each real tutorial;
 - no-op rebuild, and the rebuild after one translation changed (target: executes nothing);
 - peak memory: the largest process of the build, and each run's process tree (its stamp);
+- `make update-po` on a catalog with one translation of 50k, 100k, 200k characters without a blank
+  (benchmarks/catalog_bench.py; target: linear);
 - two CI runs in a row (benchmarks/ci_runs.py: the workflow's shards and assemble, its cache carried
   from the first run to the second) on a generated repository of small tutorials, for each change
   between them: the tutorials the second run executes (targets: the issue's) and what it took.
@@ -32,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import ci_runs  # noqa: E402
+from benchmarks import catalog_bench, ci_runs  # noqa: E402
 from tutorials_site.commands.execute import RunOptions, run_tutorial  # noqa: E402
 from tutorials_site.core import languages, project  # noqa: E402
 from tutorials_site.core.layout import BuildTree  # noqa: E402
@@ -206,6 +208,7 @@ def main():
     print(f"  {'first run, nothing kept':<37} executed {first_run.executed:2d}              {_ci_run(first_run)}")
     for change, run in second_runs:
         print(f"  {'then ' + change.what:<37} executed {run.executed:2d} (target {change.target:2d})  {_ci_run(run)}")
+    print(catalog_bench.line())
 
 
 if __name__ == "__main__":

@@ -112,3 +112,35 @@ def test_a_broken_catalog_fails_the_build_before_anything_is_overwritten(project
     assert result.returncode != 0
     assert f"error: locales/ja/LC_MESSAGES/index.po:{broken_at + 1}: PO syntax error" in result.stderr
     assert (builddir / "html" / "ja" / "index.html").read_bytes() == before
+
+
+def test_a_header_charset_other_than_utf_8_is_reported_at_its_line(tmp_path):
+    po = tmp_path / "sphinx.po"
+    text = (ROOT / "locales" / "ja" / "LC_MESSAGES" / "sphinx.po").read_text(encoding="utf-8")
+    po.write_text(text.replace("charset=utf-8", "charset=ISO-8859-1"), encoding="utf-8")
+    line = text.splitlines().index('"Content-Type: text/plain; charset=utf-8\\n"') + 1
+    with pytest.raises(catalogs.CatalogError) as raised:
+        catalogs.load(po)
+    assert str(raised.value) == (f"{po}:{line}: its header declares charset=ISO-8859-1, but catalogs here are UTF-8 "
+                                 "(and this one is read as UTF-8): write charset=UTF-8 in its Content-Type")
+    po.write_text(text.replace("charset=utf-8", "charset=UTF8"), encoding="utf-8")
+    assert catalogs.load(po).charset.lower() in ("utf8", "utf-8")  # another spelling of UTF-8 is UTF-8
+
+
+@pytest.mark.parametrize("po", ALL_PO, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_catalog_saved_again_is_wrapped_as_babel_wraps_it(po, tmp_path):
+    copy = tmp_path / po.name
+    catalogs.save(catalogs.load(po), copy)
+    assert copy.read_bytes() == po.read_bytes()
+
+
+def test_a_translation_with_a_long_run_without_blanks_is_wrapped_at_its_blanks_and_read_back_whole(tmp_path):
+    long_run = "長い-段落--" * 3000  # 18,000 characters without a blank, hyphens and dashes included
+    text = f"{long_run} then words after a blank {long_run}"
+    catalog = Catalog(locale="ja")
+    catalog.add("A long paragraph.", text)
+    po = tmp_path / "long.po"
+    catalogs.save(catalog, po)
+    assert catalogs.load(po)["A long paragraph."].string == text
+    lines = po.read_text(encoding="utf-8").splitlines()
+    assert lines.count(f'"{long_run}"') == 2  # each run on a line of its own, unbroken

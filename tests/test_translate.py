@@ -157,3 +157,34 @@ def test_injected_markup_reaches_neither_the_page_nor_the_downloads(project_copy
             text = path.read_text(errors="replace")
             assert "onerror=alert(1)" not in text and "alert(2)" not in text, path
     assert "Summary" in (builddir / "html" / "ja" / "beginner" / "data_parallel_tutorial.html").read_text()
+
+
+@pytest.mark.parametrize("placeholder", ["{minutes:2000000}", "{minutes!r}", "{minutes.__class__}", "{minutes[0]}",
+                                         "{minutes:>{seconds}}"])
+def test_a_label_placeholder_with_a_format_width_or_conversion_is_refused_at_its_line(tmp_path, placeholder):
+    from tutorials_site.core import assets, catalogs, languages
+
+    english = "({minutes} minutes {seconds} seconds)"
+    text = assets.label_po(languages.of("ja")).read_text(encoding="utf-8")
+    translated = "（{minutes} 分 {seconds} 秒）"
+    assert f'msgstr "{translated}"' in text
+    po = tmp_path / "sphinx.po"
+    po.write_text(text.replace(translated, translated.replace("{minutes}", placeholder) + " {minutes}"),
+                  encoding="utf-8")
+    line = text.splitlines().index(f'msgid "{english}"') + 1
+    with pytest.raises(catalogs.CatalogError) as raised:
+        translate.usable_site_catalog("sphinx", po)
+    assert str(raised.value).startswith(
+        f"{po}:{line}: msgid {english!r}: the placeholder {placeholder} has a format width, conversion or attribute; "
+        "write it as the English does, bare: {minutes} {seconds}")
+
+
+@pytest.mark.parametrize("msgstr, reason", [
+    ("&#169; <a href=\"%(path)999s\">저작권</a>", "the placeholder %(path)999s has a format width"),
+    ("&#169; <a href=\"%(path)r\">저작권</a>", "the placeholder %(path)r has a format width"),
+    ("&#169; <a href=\"%(path)s\">저작권</a> 100%", "the placeholder %"),
+    ("&#169; <a href=\"%(path)s\">저작권</a> 100%%", None),
+])
+def test_a_percent_placeholder_is_written_bare(msgstr, reason):
+    result = translate.check_label_translation(message('&#169; <a href="%(path)s">Copyright</a>', "t.html"), msgstr)
+    assert result is None if reason is None else result.startswith(reason)

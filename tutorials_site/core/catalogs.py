@@ -13,11 +13,13 @@ Babel reads, writes and merges them. A changed English unit becomes fuzzy (with
 the previous English kept as `#| msgid`) or untranslated: both show English.
 """
 
+import contextlib
 import io
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path, PurePosixPath
 
+from babel.messages import pofile
 from babel.messages.catalog import Catalog, Message
 from babel.messages.pofile import PoFileError, read_po, write_po
 
@@ -29,6 +31,8 @@ from .layout import ROOT
 
 LOCALES = ROOT / "locales"
 LABELS = "sphinx"  # the labels' catalog: Sphinx's own domain for its templates' strings
+# The charset a catalog's header declares; every catalog here is UTF-8.
+_CHARSET = re.compile(r'^"Content-Type:[^"]*?charset=([^"\\;\s]*)', re.M | re.I)
 _PO_LINE = re.compile(
     r'^(?:(?:msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)\s+)?"(?:[^"\\]|\\.)*"\s*$'
     r"|^#.*$|^\s*$"
@@ -67,6 +71,12 @@ def load(path: Path | str) -> Catalog:
     for number, line in enumerate(text.splitlines(), 1):
         if not _PO_LINE.match(line):
             raise CatalogError(f"{display_path(path)}:{number}: PO syntax error: {line.strip()[:60]!r}")
+    header_end = text.find("\nmsgid ", text.find('msgid ""') + 1)  # where the second entry starts
+    declared = _CHARSET.search(text, 0, len(text) if header_end < 0 else header_end)
+    if declared and declared[1].lower().replace("-", "").replace("_", "") != "utf8":
+        number = text.count("\n", 0, declared.start()) + 1
+        raise CatalogError(f"{display_path(path)}:{number}: its header declares charset={declared[1]}, but catalogs "
+                           "here are UTF-8 (and this one is read as UTF-8): write charset=UTF-8 in its Content-Type")
     _check_duplicates(path, text)
     try:
         with open(path, "rb") as f:
@@ -99,6 +109,34 @@ def _check_duplicates(path: Path | str, text: str) -> None:
             parts, field = ({} if word.startswith("msgstr") else parts), None
 
 
+# Babel wraps a long line where its WORD_SEP splits it: a regular expression whose time is quadratic in the length
+# of a run without blanks (a Chinese or Japanese paragraph has none: 100,000 characters took minutes). A line with
+# a run longer than this is split at its blanks only, in linear time; every other line as Babel splits it.
+LONG_RUN = 400
+_LONG_RUN = re.compile(rf"\S{{{LONG_RUN}}}")
+_BLANKS = re.compile(r"(\s+)")
+
+
+class _WordSeparator:
+    """What normalize() asks of Babel's WORD_SEP (split), in time linear in a line's length."""
+
+    def __init__(self, babel: re.Pattern[str]) -> None:
+        self.babel = babel
+
+    def split(self, line: str) -> list[str]:
+        return (_BLANKS if _LONG_RUN.search(line) else self.babel).split(line)
+
+
+@contextlib.contextmanager
+def _linear_wrapping() -> Iterator[None]:
+    babel = pofile.WORD_SEP
+    pofile.WORD_SEP = _WordSeparator(babel)  # type: ignore[assignment]  # normalize() calls its split() only
+    try:
+        yield
+    finally:
+        pofile.WORD_SEP = babel
+
+
 _CREATED = re.compile(rb'^"POT-Creation-Date: [^"]*"\n', re.M)
 
 
@@ -106,7 +144,8 @@ def save(catalog: Catalog, path: Path | str) -> None:
     """Write atomically: an interrupted update never leaves half a catalog. A catalog whose content is unchanged
     (its template's creation date aside) is left as it is: an update rewrites no catalog it did not change."""
     data = io.BytesIO()
-    write_po(data, catalog, width=79, include_previous=True, sort_output=False)
+    with _linear_wrapping():
+        write_po(data, catalog, width=79, include_previous=True, sort_output=False)
     path = Path(path)
     if path.is_file() and _CREATED.sub(b"", path.read_bytes()) == _CREATED.sub(b"", data.getvalue()):
         return

@@ -15,6 +15,7 @@ import collections
 import functools
 import json
 import re
+import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -263,6 +264,8 @@ MYST_ROLE = re.compile(r"\{[\w:.-]+\}`")
 MYST_BLOCK = re.compile(r"^\s*(```|:::|\{)", re.M)
 UNSAFE_URI = re.compile(r"(?i)\b(?:javascript|data|vbscript)\s*:")
 PLACEHOLDER = re.compile(r"\{\w*\}|%\(\w+\)[sdr]|%[sdr]")
+# A %-conversion as Python's % operator reads it: flags, width, precision and all.
+PERCENT_FIELD = re.compile(r"%(?:\([^)]*\))?[#0 +-]*(?:\*|\d+)?(?:\.(?:\*|\d*))?[hlL]?.?", re.S)
 TAG = re.compile(r"<[^<>]*>")
 CHARACTER_REFERENCE = re.compile(r"&(?:#\d+|#[xX][\da-fA-F]+|[A-Za-z]\w*);")
 # What HTML (or a script's template string) reads as markup: a label has none beyond its English's markup.
@@ -304,6 +307,9 @@ def check_label_translation(message: Message, msgstr: str) -> str | None:
     too_long = size_problem(english, msgstr)
     if too_long:
         return too_long
+    formatted = format_problem(english, msgstr)
+    if formatted:
+        return formatted
     if sorted(PLACEHOLDER.findall(msgstr)) != sorted(PLACEHOLDER.findall(english)):
         wanted = " ".join(PLACEHOLDER.findall(english)) or "none"
         return f"placeholders differ from the English ones ({wanted}); keep them as they are"
@@ -317,6 +323,30 @@ def check_label_translation(message: Message, msgstr: str) -> str | None:
     if found:
         return (f"not plain text: it has {', '.join(map(repr, found))}, which HTML reads as markup; write it "
                 "without < > & \" ' ` (typographic quotes and apostrophes such as “ ” ’ 「 」 are fine)")
+    return None
+
+
+def format_problem(english: str, msgstr: str) -> str | None:
+    """Why a label's placeholders would not be filled in as the English ones are: a label whose English has
+    placeholders is formatted (str.format, or %), and a width, precision, conversion or attribute in a placeholder
+    (`{minutes:2000000}`, `{title!r}`, `{x.__class__}`, `%(x)999s`) would make the page as long or show what it
+    says, not the value. None when each placeholder is written as a bare one."""
+    if re.search(r"\{\w*\}", english):
+        try:
+            fields = [(name, spec, conversion) for _, name, spec, conversion in string.Formatter().parse(msgstr)
+                      if name is not None]
+        except ValueError as error:
+            return f"a brace that is no placeholder ({error}): write {{{{ and }}}} for a brace itself"
+        for name, spec, conversion in fields:
+            if spec or conversion or not re.fullmatch(r"\w*", name):
+                written = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+                return (f"the placeholder {written} has a format width, conversion or attribute; write it as the "
+                        "English does, bare: " + (" ".join(sorted(set(re.findall(r"\{\w*\}", english))))))
+    if re.search(r"%\(\w+\)[sdr]|%[sdr]", english):
+        for field in PERCENT_FIELD.findall(msgstr):
+            if field != "%%" and field not in PLACEHOLDER.findall(english):
+                return (f"the placeholder {field} has a format width, precision or conversion; write it as the English "
+                        "does, bare: " + " ".join(sorted(set(PLACEHOLDER.findall(english)))))
     return None
 
 
