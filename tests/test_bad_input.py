@@ -1,6 +1,7 @@
 """Bad input and faults: a one-line error naming the file (and line) and what to do, a non-zero exit,
 and nothing already built or published changed; or, where the input is harmless, it is handled."""
 
+import base64
 import json
 import os
 import re
@@ -8,6 +9,7 @@ import secrets
 import subprocess
 import sys
 import textwrap
+import urllib.parse
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
@@ -18,6 +20,7 @@ from conftest import KEPT_TUTORIAL, VENV, build, executed, make, one_line_error,
 from conftest import _stub as stub
 from tutorials_site.core import checks, fingerprint, isolation, languages, translate, tutorial_text
 from tutorials_site.core.layout import ROOT
+from tutorials_site.core.records import RunRecord
 
 KO_PO = "locales/ko/LC_MESSAGES/beginner_source/data_parallel_tutorial.po"
 JA_SITE_PO = "locales/ja/LC_MESSAGES/index.po"  # the landing page's catalog
@@ -661,6 +664,42 @@ def test_the_values_looked_for_in_output_are_those_of_secrets_not_of_ci_or_shell
     given = isolation.tutorial_environment(builder)
     assert sorted(isolation.withheld(builder, given)) == [
         "AWS_SECRET_ACCESS_KEY", "DATABASE", "DB_PASSWORD", "GITHUB_TOKEN", "WANDB_ORG_ID"]
+
+
+def _printed(*texts, error=None):
+    from tutorials_site.core.records import BlockRecord, RunError
+
+    blocks = tuple(BlockRecord(line=10 + index, texts=(text,), images=(), rst="") for index, text in enumerate(texts))
+    return RunRecord(blocks=blocks, error=error and RunError(line=40, block_line=30, message=error), hardware=None)
+
+
+@pytest.mark.parametrize("shown, what", [
+    (lambda v: v[::-1], "reversed"),
+    (lambda v: base64.b64encode(v.encode()).decode(), "base64"),
+    (lambda v: base64.b64encode(b"token=" + v.encode() + b"\n").decode(), "base64"),  # inside a longer text
+    (lambda v: base64.b64encode(b"x" + v.encode()).decode(), "base64"),  # at another offset
+    (lambda v: base64.urlsafe_b64encode(b"xy" + v.encode()).decode(), "base64"),
+    (lambda v: v.encode().hex(), "hex"),
+    (lambda v: v.encode().hex().upper(), "hex"),
+    (lambda v: urllib.parse.quote(v, safe=""), "URL-encoded"),
+])
+def test_a_withheld_secret_is_found_reversed_and_encoded_and_redacted_in_that_form(tmp_path, shown, what):
+    value = "pw+/?ghp_0123456789&abc def~~~"  # characters that each encoding writes differently
+    secrets_ = {"GITHUB_TOKEN": value}
+    result = _printed("nothing here", f"printed: {shown(value)} (end)")
+    assert isolation.leaks(result, secrets_) == [(11, f"GITHUB_TOKEN ({what})")]
+    assert isolation.leaks(_printed("nothing here", error=f"ValueError: {shown(value)}"), secrets_) == [
+        (40, f"GITHUB_TOKEN ({what})")]
+    result.write(tmp_path / "result.json")
+    isolation.redact(tmp_path, secrets_)
+    assert isolation.leaks(RunRecord.read(tmp_path / "result.json"), secrets_) == []
+    assert "[GITHUB_TOKEN withheld]" in (tmp_path / "result.json").read_text()
+
+
+def test_a_secret_s_value_as_it_is_is_named_plainly_and_short_values_are_not_looked_for():
+    assert isolation.leaks(_printed("ghp_0123456789abcdef"), {"T": "ghp_0123456789abcdef"}) == [(10, "T")]
+    assert isolation.withheld({"API_KEY": "a" * (isolation.SECRET_MIN_LENGTH - 1)}, {}) == {}  # see the README
+    assert all(len(form) >= isolation.SECRET_MIN_LENGTH for form in isolation.shown_forms("abcdefgh"))
 # --- issue 17: labels are text, a changed label reaches the pages, a translation's size is limited -----------
 
 # The issue's three payloads: out of an attribute, a tag left open, a tag.

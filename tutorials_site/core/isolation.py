@@ -5,14 +5,17 @@
   from the builder's: a token the build holds does not reach the tutorial.
 - **Withheld secrets stay out of the pages.** A tutorial can still read an
   ancestor's `/proc/<pid>/environ` (same user): a run whose output shows the
-  value of a secret it was not given (`withheld`) is refused (`leaks`) and its
-  record redacted (`redact`).
+  value of a secret it was not given (`withheld`), as it is or in a form a print
+  shows it in (`shown_forms`: reversed, base64, hex, URL-encoded), is refused
+  (`leaks`) and its record redacted (`redact`). A value shorter than
+  SECRET_MIN_LENGTH is not looked for: it would be found where no secret is.
 - **It writes only into its working folder and temporary folders.** The
   project tree and the top level of each site-packages folder (where a `.pth`
   file or a `sitecustomize` would run at every later Python start-up) are
   recorded by `lstat` before the run and compared after (`Snapshot`).
 """
 
+import base64
 import json
 import os
 import re
@@ -23,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
+from urllib.parse import quote, quote_plus
 
 from .errors import SiteError
 from .records import RunRecord
@@ -102,19 +106,50 @@ def withheld(builder: Mapping[str, str], given: Mapping[str, str]) -> dict[str, 
     return secrets
 
 
+def _base64_cores(data: bytes, alphabet: bytes) -> list[str]:
+    """What base64 (with ALPHABET's last two characters) of any text holding DATA shows of it, whatever DATA's
+    offset in that text: for each of the three offsets, the characters made of DATA's bits alone."""
+    cores = []
+    for offset in range(3):
+        encoded = base64.b64encode(bytes(offset) + data, altchars=alphabet)
+        first, end = -(-8 * offset // 6), 8 * (offset + len(data)) // 6
+        cores.append(encoded[first:end].decode("ascii"))
+    return cores
+
+
+def shown_forms(value: str) -> dict[str, str]:
+    """The forms a print shows a secret's VALUE in (form -> what it is, "" as it is): reversed, base64
+    (standard and URL-safe, at any offset in a longer text), hex and URL-encoded; those shorter than
+    SECRET_MIN_LENGTH left out, as they would be found where no secret is."""
+    data = value.encode()
+    forms = [(value, ""), (value[::-1], "reversed"), (data.hex(), "hex"), (data.hex().upper(), "hex"),
+             (quote(value, safe=""), "URL-encoded"), (quote_plus(value, safe=""), "URL-encoded")]
+    forms += [(core, "base64") for alphabet in (b"+/", b"-_") for core in _base64_cores(data, alphabet)]
+    shown: dict[str, str] = {}
+    for form, what in forms:
+        if len(form) >= SECRET_MIN_LENGTH:
+            shown.setdefault(form, what)
+    return shown
+
+
 def leaks(result: RunRecord, secrets: Mapping[str, str]) -> list[tuple[int, str]]:
-    """(line of the block, variable name) for each output block of a run's result that shows a secret's value."""
+    """(line of the block, variable name) for each output block of a run's result that shows a secret's value
+    in one of its shown_forms: the name, then the form in parentheses where it is not the value as it is."""
     found = []
     shown = [(block.line, "\n".join(block.texts)) for block in result.blocks]
     if result.error:
         shown.append((result.error.line, result.error.message))
     for line, text in shown:
-        found += [(line, name) for name, value in secrets.items() if value in text and (line, name) not in found]
+        for name, value in secrets.items():
+            what = next((what for form, what in shown_forms(value).items() if form in text), None)
+            if what is not None:
+                found.append((line, f"{name} ({what})" if what else name))
     return found
 
 
 def redact(run_dir: Path, secrets: Mapping[str, str]) -> None:
-    """Replace each secret's value in every text the run recorded (result.json, output files, log) by its name.
+    """Replace each secret's value, in each of its shown_forms, in every text the run recorded (result.json,
+    output files, log) by its name.
 
     The figures (page/) are left: a value drawn into pixels cannot be found.
     """
@@ -124,9 +159,10 @@ def redact(run_dir: Path, secrets: Mapping[str, str]) -> None:
         data = original = path.read_bytes()
         for name, value in secrets.items():
             marker = f"[{name} withheld]".encode()
-            # as written, and as JSON writes it inside a string (result.json, with ensure_ascii)
-            for form in {value.encode(), json.dumps(value)[1:-1].encode()}:
-                data = data.replace(form, marker)
+            for shown in shown_forms(value):
+                # as written, and as JSON writes it inside a string (result.json, with ensure_ascii)
+                for form in {shown.encode(), json.dumps(shown)[1:-1].encode()}:
+                    data = data.replace(form, marker)
         if data != original:
             path.write_bytes(data)
 
