@@ -225,13 +225,14 @@ class Project:
                 raise ConfError(f"{site.where(name)}: sphinx_gallery_conf[{name!r}] = {options[name]!r} is not "
                                 f"supported here: {why}; remove it")
         site.languages  # noqa: B018  (checked now: a wrong language stops every command at once)
-        site.galleries  # noqa: B018  (and a gallery folder that is no folder of its own, before anything is deleted)
         return site
 
     @cached_property
     def option_lines(self) -> dict[str, int]:
-        """The line of conf.py that sets each sphinx_gallery_conf option, where conf.py sets it by name."""
-        return conf_checks.option_lines((self.root / site_tree.CONF).read_text(encoding="utf-8"))
+        """The line of conf.py that sets each sphinx_gallery_conf option, where conf.py sets it by name (none for
+        a project made in memory, without its conf.py)."""
+        conf = self.root / site_tree.CONF
+        return conf_checks.option_lines(conf.read_text(encoding="utf-8")) if conf.is_file() else {}
 
     def where(self, option: str) -> str:
         """Where messages about a sphinx_gallery_conf option point: conf.py and the option's line if known."""
