@@ -1,6 +1,7 @@
 """conf.py read as Sphinx reads it, from a folder standing for the site root; the site's languages; the site tree."""
 
 import os
+import re
 import sys
 import time
 import unicodedata
@@ -250,3 +251,15 @@ def test_two_names_that_differ_only_by_unicode_normalisation_are_refused_with_bo
     first, second = sorted([f"{where}{nfc}{suffix}", f"{where}{nfd}{suffix}"])
     assert conf_error(root) == (f"{first} and {second}: two names that differ only by Unicode normalisation (NFC and "
                                 "NFD), one name to readers and to some file systems: rename one")
+
+
+def test_a_slow_pattern_is_stopped_in_the_main_thread_and_timed_elsewhere():
+    from concurrent.futures import ThreadPoolExecutor
+
+    slow, texts = re.compile(r"(a+)+$"), ["ok.py", "a" * 60 + "b", "never_reached.py"]
+    started = time.monotonic()
+    assert project.conf_checks.slow_match(slow, texts, 0.2) == texts[1]  # would take years: stopped
+    assert time.monotonic() - started < 5
+    with ThreadPoolExecutor(1) as pool:  # no signal reaches another thread: the whole search is timed
+        assert pool.submit(project.conf_checks.slow_match, slow, ["a" * 20 + "b"], 0.01).result() == "a" * 20 + "b"
+    assert project.conf_checks.slow_match(re.compile(r"\.py$"), ["ok.py"] * 1000, 0.2) is None

@@ -197,8 +197,9 @@ class _TooSlow(Exception):
 @contextlib.contextmanager
 def _interrupted_after(seconds: float) -> Iterator[None]:
     """Raise _TooSlow in the code run inside once SECONDS have passed (the regular expression engine checks
-    for signals while it backtracks); only the main thread gets signals: elsewhere, nothing is interrupted."""
-    if threading.current_thread() is not threading.main_thread():
+    for signals while it backtracks). Only the main thread gets signals, and a timer already set (a test
+    runner's) is left alone: there, nothing is interrupted."""
+    if threading.current_thread() is not threading.main_thread() or signal.getitimer(signal.ITIMER_REAL)[0]:
         yield
         return
 

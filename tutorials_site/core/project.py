@@ -315,7 +315,7 @@ class Project:
                                 "(reST introducing the gallery)")
             twins = conf_checks.twin_names(source.path)
             if twins:
-                first, second = (path.relative_to(source.path.parent).as_posix() for path in twins)
+                first, second = (f"{src}/{path.relative_to(source.path).as_posix()}" for path in twins)
                 raise ConfError(f"{first} and {second}: two names that differ only by Unicode normalisation (NFC "
                                 "and NFD), one name to readers and to some file systems: rename one")
             galleries.append(Gallery(src, os.path.normpath(pages.written)))
