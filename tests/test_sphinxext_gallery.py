@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 from sphinx.errors import ExtensionError
 
+from tutorials_site.core import seal
 from tutorials_site.core.records import BlockRecord, Hardware, RunRecord, Stamp
 from tutorials_site.core.runs import RESULT, STAMP
 from tutorials_site.core.stamps import stamp_path
@@ -133,7 +134,8 @@ def record_run(runs, text, seconds=1.25):
     RunRecord(blocks=(BlockRecord(line=8, texts=(text,), images=(), rst=output_rst(text)),), error=None,
               hardware=HARDWARE, seconds=seconds).write(run_dir / RESULT)
     stamp = Stamp(source="s" * 64, environment="e" * 64, outputs="o" * 64, seconds=seconds, failed=False,
-                  peak_rss_mb=50.0, gpu_peak_mb=(), hardware=HARDWARE, commit="abc", date="2025-06-01 12:00 UTC")
+                  peak_rss_mb=50.0, gpu_peak_mb=(), hardware=HARDWARE, commit="abc", date="2025-06-01 12:00 UTC",
+                  files=seal.seal(runs, KEY))
     stamp.write(run_dir / STAMP)
     return stamp
 
