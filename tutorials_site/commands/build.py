@@ -179,16 +179,16 @@ def _run_isolated(settings: Settings, site: project.Project, tutorial: project.T
             f"tutorials need goes in conf.py's {isolation.SETTING}")
 
 
-def _current(tree: BuildTree, key: str, digest: str, environment: str, output_limits: OutputLimits,
+def _current(tree: BuildTree, tutorial: project.Tutorial, digest: str, environment: str, output_limits: OutputLimits,
              log: BuildLog | None = None) -> bool:
-    """Whether the run KEY in TREE is the one its stamp sealed, stands for source DIGEST in ENVIRONMENT and
+    """Whether TUTORIAL's run in TREE is the one its stamp sealed, stands for source DIGEST in ENVIRONMENT and
     shows what OUTPUT_LIMITS ask for. LOG, where given, is told of a run whose files are not those sealed."""
-    problems = runs.problems(tree.runs, key, digest, environment)
+    problems = runs.problems(tree.runs, tutorial.key, digest, environment)
     unsealed = [problem for problem in problems if problem.startswith(str(tree.runs))]  # core.seal's: by path
     if log and unsealed:
-        log.line(f"[execute] {key}: its run is not the one its stamp sealed, not taken: " + "; ".join(unsealed))
+        log.line(f"[execute] {tutorial.label}: its run is not the one its stamp sealed, not taken: " + "; ".join(unsealed))
     # A run recorded under other output limits shows more or less than they now ask for.
-    return not problems and execute.recorded_limits(tree.run_dir(key)) == output_limits
+    return not problems and execute.recorded_limits(tree.run_dir(tutorial.key)) == output_limits
 
 
 def _usable(settings: Settings, tree: BuildTree, item: _Pending, environment: str, log: BuildLog | None = None) -> bool:
@@ -196,14 +196,14 @@ def _usable(settings: Settings, tree: BuildTree, item: _Pending, environment: st
     under RETRY_FAILED did not fail (a failed run is kept like a successful one, its failure told again)."""
     run_dir = tree.run_dir(item.tutorial.key)
     stamp = stamping.stamp_of(run_dir)
-    return (stamp is not None and _current(tree, item.tutorial.key, item.digest, environment, settings.output_limits, log)
+    return (stamp is not None and _current(tree, item.tutorial, item.digest, environment, settings.output_limits, log)
             and not (settings.enforce_needs and stamping.ran_on_fewer_gpus(run_dir, item.need.gpus))
             and not (settings.retry_failed and stamp.failed))
 
 
 def run_is_current(settings: Settings, tutorial: project.Tutorial, environment: str) -> bool:
     """Whether TUTORIAL's recorded run stands for its current source, in this environment, under these limits."""
-    return _current(settings.tree, tutorial.key, source_digest(tutorial.path), environment, settings.output_limits)
+    return _current(settings.tree, tutorial, source_digest(tutorial.path), environment, settings.output_limits)
 
 
 def _reuse(settings: Settings, log: BuildLog) -> BuildTree | None:
@@ -616,10 +616,10 @@ def _render_site(build: _Build, failed: Sequence[str], *, noplot: bool, what: st
     output; UNRUN: the tutorials whose pages show none (sphinx_args); WHAT: the tutorials' part of the last line.
     """
     settings, tree, log = build.settings, build.settings.tree, build.log
-    # Until this build is done, nothing in its folder claims a site (build.json is check's and publish's input):
-    # a build that fails (STRICT=1 and a language that failed included) leaves none beside its pages.
-    Path(tree.html, BUILD_RECORD).unlink(missing_ok=True)
     todo, current, unstaged = _to_render(build, noplot, unrun)
+    # From the first page written until this build is done, nothing in its folder claims a site (build.json is
+    # check's and publish's input): one that fails (STRICT=1 and a language that failed included) leaves none.
+    Path(tree.html, BUILD_RECORD).unlink(missing_ok=True)
     failed = [*failed, *unstaged]
     if todo:
         failed += _render(settings, build.site, todo, noplot, log)

@@ -187,7 +187,7 @@ class Stamp(Record):
     hardware: Hardware
     commit: str  # the commit it ran from, +changes when the work tree differed
     date: str  # "YYYY-MM-DD HH:MM UTC"
-    files: tuple[RunFile, ...]  # every file of the run but this stamp, sealed (core.seal)
+    files: tuple[RunFile, ...]  # every file of the run but this stamp, sealed (core.seal); none in a page's copy
     needs_gpus: int = 0  # the GPUs it declares it needs (core.needs); more than hardware.gpus: run on less
     # Failed without raising: timed out, killed, or exited before its end (no expected_failing_examples excuses it).
     unfinished: bool = False

@@ -55,9 +55,10 @@ def _walk(folder: int, prefix: str, where: Path, found: dict[str, RunFile], odd:
                 odd.append(f"{where / path}: {error.strerror}; a run holds folders and regular files only")
 
 
-def _files(runs_root: Path, key: str) -> tuple[dict[str, RunFile], list[str]]:
-    """Every regular file of the run KEY under RUNS_ROOT (its stamp included), by its path in the run, and
-    the problems of what is not one: a link, a FIFO, a device, or a run folder (or a folder of KEY) that is a link."""
+def _files(runs_root: Path, key: str) -> tuple[dict[str, RunFile] | None, list[str]]:
+    """Every regular file of the run KEY under RUNS_ROOT (its stamp included), by its path in the run, and the
+    problems of what is not one: a link, a FIFO, a device. None and why, for a run folder (or a folder of KEY)
+    that is a link, or none."""
     found: dict[str, RunFile] = {}
     odd: list[str] = []
     step, folder = runs_root, -1
@@ -71,6 +72,7 @@ def _files(runs_root: Path, key: str) -> tuple[dict[str, RunFile], list[str]]:
     except OSError as error:
         odd.append(f"{step}: {'a symbolic link, never followed' if os.path.islink(step) else error.strerror}; "
                    "a run's folder is a folder of its own")
+        return None, odd
     else:
         _walk(folder, "", runs_root / key, found, odd)
     finally:
@@ -83,7 +85,7 @@ def seal(runs_root: Path, key: str) -> tuple[RunFile, ...]:
     """The seal of the run KEY under RUNS_ROOT, for its stamp: each of its files but the stamp, in order.
     SealError naming each link or other entry that is no folder or regular file."""
     found, odd = _files(runs_root, key)
-    if odd:
+    if found is None or odd:
         raise SealError("; ".join(odd))
     return tuple(found[path] for path in sorted(found) if path != STAMP)
 
@@ -93,6 +95,8 @@ def verify(runs_root: Path, key: str, sealed: Sequence[RunFile]) -> list[str]:
     and what differs: one missing, changed or added, a link or anything else than a folder or regular file.
     The one rule every reader of a kept, reused, shard's or published run applies (core.runs.problems)."""
     found, problems = _files(runs_root, key)
+    if found is None:
+        return problems
     where = runs_root / key
     expected = {item.path: item for item in sealed}
     for path in sorted(set(expected) | set(found) - {STAMP}):

@@ -37,7 +37,7 @@ from ..core import languages, notebook_text, project, runs, seal, tutorial_text
 from ..core.files import read_regular, write_atomically
 from ..core.layout import ROOT, figure_files
 from ..core.records import RecordError, RunFile, RunRecord, Stamp
-from ..core.stamps import stamp_path
+from ..core.stamps import page_copy, stamp_path
 
 logger = logging.getLogger(__name__)
 
@@ -189,7 +189,7 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
     sg.write_cost(target, seconds, memory)
     sg.write_md5(target)
     if stamp is not None:
-        stamp.write(stamp_path(target))
+        page_copy(stamp).write(stamp_path(target))
     else:
         stamp_path(target).unlink(missing_ok=True)
     runs.write_json(marker, {"key": key, "rendered": _rendered(target)})
