@@ -133,7 +133,9 @@ def check_stamps(htmldir: Path | str, langs: Sequence[languages.Language]) -> li
             problems += [f"{where}: {problem}" for problem in
                          stamp_problems(stamp, source_digest(source, tutorial.label), environment, shown)]
             if runs_root.is_dir():
-                run = kept.setdefault(tutorial.key, _sealed_run(runs_root, tutorial.key))
+                if tutorial.key not in kept:
+                    kept[tutorial.key] = _sealed_run(runs_root, tutorial.key)
+                run = kept[tutorial.key]
                 problems += [f"{where}: {problem}" for problem in
                              (run if isinstance(run, list) else _shown_run(runs_root, tutorial.key, run, stamp))]
     return problems
