@@ -1,5 +1,6 @@
 """sphinxext.gallery: every tutorial's page rendered from its one run, and sphinx-gallery kept from executing."""
 
+import dataclasses
 import gc
 import hashlib
 import json
@@ -11,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 from sphinx.errors import ExtensionError
 
+from tutorials_site.core import seal
 from tutorials_site.core.records import BlockRecord, Hardware, RunRecord, Stamp
 from tutorials_site.core.runs import RESULT, STAMP
 from tutorials_site.core.stamps import stamp_path
@@ -133,7 +135,8 @@ def record_run(runs, text, seconds=1.25):
     RunRecord(blocks=(BlockRecord(line=8, texts=(text,), images=(), rst=output_rst(text)),), error=None,
               hardware=HARDWARE, seconds=seconds).write(run_dir / RESULT)
     stamp = Stamp(source="s" * 64, environment="e" * 64, outputs="o" * 64, seconds=seconds, failed=False,
-                  peak_rss_mb=50.0, gpu_peak_mb=(), hardware=HARDWARE, commit="abc", date="2025-06-01 12:00 UTC")
+                  peak_rss_mb=50.0, gpu_peak_mb=(), hardware=HARDWARE, commit="abc", date="2025-06-01 12:00 UTC",
+                  files=seal.seal(runs, KEY))
     stamp.write(run_dir / STAMP)
     return stamp
 
@@ -149,7 +152,7 @@ def test_a_run_becomes_the_page_sphinx_gallery_keeps_and_is_not_rendered_again(s
     assert "sphx-glr-script-out" in rst and "    hello from the run" in rst and "(0 minutes 1.250 seconds)" in rst
     assert target.read_text() == SCRIPT
     assert Path(f"{target}.md5").read_text() == hashlib.md5(SCRIPT.encode()).hexdigest()  # sphinx-gallery skips it
-    assert Stamp.read(stamp_path(target)) == stamp
+    assert Stamp.read(stamp_path(target)) == dataclasses.replace(stamp, files=())  # the page's copy, without the seal
     notebook = json.loads(target.with_suffix(".ipynb").read_text())
     assert any('print("hello from the run")' in "".join(cell["source"]) for cell in notebook["cells"])
     with zipfile.ZipFile(target.with_suffix(".zip")) as archive:
@@ -183,6 +186,17 @@ def test_a_tutorial_without_its_run_or_with_a_damaged_one_stops_the_build(sphinx
     record_run(tmp_path / "runs", "hello\n")
     (tmp_path / "runs" / KEY / RESULT).write_text("{")
     with pytest.raises(ExtensionError, match=f"{KEY}.py: .*damaged, not JSON.*build again with"):
+        sphinx_app(files, tutorials_runs=str(tmp_path / "runs"), tutorials_unrun=UNRUN)
+
+
+def test_a_page_is_never_rendered_from_a_run_that_is_not_as_sealed(sphinx_app, tmp_path):
+    files = {"beginner_source/data_parallel_tutorial.py": SCRIPT}
+    record_run(tmp_path / "runs", "hello\n")
+    forged = tmp_path / "runs" / KEY / "page" / "beginner" / "images" / "forged.js"
+    forged.parent.mkdir(parents=True)
+    forged.write_text("forged()")
+    with pytest.raises(ExtensionError, match=f"^{KEY}.py: its run is not the one its stamp sealed: {forged}: not in "
+                                             "its stamp's seal \\(added after the run\\?\\); build again with"):
         sphinx_app(files, tutorials_runs=str(tmp_path / "runs"), tutorials_unrun=UNRUN)
 
 

@@ -20,7 +20,7 @@ def stamp(hardware=CPU, needs_gpus=0, source=None):
     return Stamp(source=source or source_digest(SCRIPT, "beginner_source/data_parallel_tutorial.py"),
                  environment="e" * 64, outputs="o" * 64, seconds=1.5, failed=False, peak_rss_mb=100.0,
                  gpu_peak_mb=(), hardware=hardware, commit="0123abc", date="2025-06-01 12:00 UTC",
-                 needs_gpus=needs_gpus)
+                 needs_gpus=needs_gpus, files=())  # a page's copy: without the seal
 
 
 def generated_page(docname):

@@ -7,7 +7,7 @@ from tutorials_site.core import runs
 from tutorials_site.core.layout import BuildTree
 from tutorials_site.core.needs import Needs
 from tutorials_site.core.project import Project
-from tutorials_site.core.records import BlockRecord, Hardware, RunError, RunRecord, Stamp
+from tutorials_site.core.records import BlockRecord, Hardware, RunError, RunFile, RunRecord, Stamp
 from tutorials_site.core.stamping import (
     MB,
     excused,
@@ -23,20 +23,21 @@ CPU = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0+cpu", cuda=
 TWO_GPUS = Hardware(device="NVIDIA H100", gpus=2, machine="x86_64", torch="2.13.0", cuda="13.0")
 ORIGIN = {"commit": "0123456789ab+changes", "date": "2026-01-01 00:00 UTC"}
 LABEL = "beginner_source/data_parallel_tutorial.py"
+FILES = (RunFile(path="result.json", sha256="r" * 64, size=120),)
 
 
 def _stamp(hardware=CPU, gpu_peak_bytes=(), failed=False, peak_rss_bytes=292 * MB, raised=True):
     error = RunError(line=13, block_line=13, message="ValueError: no") if failed else None
     result = RunRecord(blocks=(), error=error, hardware=hardware, gpu_peak_bytes=gpu_peak_bytes, seconds=4.8)
     return run_stamp(result, hardware=hardware, raised=raised, source="s" * 64, environment="e" * 64,
-                     outputs="o" * 64, seconds=4.93, peak_rss_bytes=peak_rss_bytes, needs_gpus=2, origin=ORIGIN)
+                     outputs="o" * 64, files=FILES, seconds=4.93, peak_rss_bytes=peak_rss_bytes, needs_gpus=2, origin=ORIGIN)
 
 
 def test_a_finished_run_is_stamped_with_what_it_ran_cost_and_ran_on():
     stamp = _stamp(TWO_GPUS, gpu_peak_bytes=(int(1.26 * MB), 3 * MB), peak_rss_bytes=int(291.96 * MB))
     assert stamp == Stamp(source="s" * 64, environment="e" * 64, outputs="o" * 64, seconds=4.93, failed=False,
                           peak_rss_mb=292.0, gpu_peak_mb=(1.3, 3.0), hardware=TWO_GPUS, commit="0123456789ab+changes",
-                          date="2026-01-01 00:00 UTC", needs_gpus=2)
+                          date="2026-01-01 00:00 UTC", needs_gpus=2, files=FILES)
     # A failed run is stamped and kept too; one that did not finish (timed out, killed) is told apart.
     assert _stamp(failed=True).failed and not _stamp(failed=True).unfinished
     assert _stamp(failed=True, raised=False).unfinished

@@ -29,7 +29,8 @@ from ..core.build_cache import UpToDate
 from ..core.errors import Failed, SiteError, UsageError
 from ..core.fingerprint import declared_reads, environment_fingerprint, installed_version, source_digest
 from ..core.layout import ROOT, BuildTree
-from ..core.records import BuildInfo, Hardware, ShardRecord, Stamp
+from ..core.records import BUILD_RECORD, BuildInfo, Hardware, RunFile, ShardRecord, Stamp
+from ..core.seal import SealError
 from ..core.settings import Settings
 from ..core.site_pages import chooser_page
 from ..core.staging import LOCALE, stage, working_folder
@@ -97,13 +98,13 @@ def _build_failed(errors: Sequence[str]) -> Failed:
 
 # --- Execution ---
 
-def _stamp(item: _Pending, outcome: execute.Outcome, environment: str, run_dir: Path, machine: Callable[[], needs.Machine],
-           log: BuildLog) -> Stamp:
-    """Stamp the run of ITEM that ended (OUTCOME), failed or not; MACHINE: the GPUs here, asked only for a
-    run that did not finish, whose runner could not record them."""
+def _stamp(item: _Pending, outcome: execute.Outcome, environment: str, files: tuple[RunFile, ...], run_dir: Path,
+           machine: Callable[[], needs.Machine], log: BuildLog) -> Stamp:
+    """Stamp the run of ITEM that ended (OUTCOME), failed or not, sealing its FILES; MACHINE: the GPUs here,
+    asked only for a run that did not finish, whose runner could not record them."""
     stamp = stamping.run_stamp(outcome.result, hardware=outcome.result.hardware or _hardware(machine()),
                                raised=outcome.raised, source=item.digest, environment=environment,
-                               outputs=runs.outputs(run_dir, outcome.result), seconds=outcome.seconds,
+                               outputs=runs.outputs(run_dir, outcome.result), files=files, seconds=outcome.seconds,
                                peak_rss_bytes=outcome.peak_rss_bytes, needs_gpus=item.need.gpus,
                                origin=stamping.origin(ROOT))
     stamp.write(run_dir / runs.STAMP)
@@ -159,6 +160,7 @@ def _run_isolated(settings: Settings, site: project.Project, tutorial: project.T
     """
     env = _tutorial_env(site)
     workdir = working_folder(settings.tree, tutorial)
+    runs.clear(settings.tree.runs, tutorial.key)  # a link in its place is removed, never followed
     run_dir.mkdir(parents=True, exist_ok=True)  # its parents are no change of the run's
     project_before = isolation.Snapshot.take(site.root, (settings.tree.root, settings.pages))
     build_before = _build_state(settings.tree, tutorial)
@@ -177,25 +179,31 @@ def _run_isolated(settings: Settings, site: project.Project, tutorial: project.T
             f"tutorials need goes in conf.py's {isolation.SETTING}")
 
 
-def _current(run_dir: Path, digest: str, environment: str, output_limits: OutputLimits) -> bool:
-    """Whether the run in RUN_DIR stands for source DIGEST in ENVIRONMENT and shows what OUTPUT_LIMITS ask for."""
+def _current(tree: BuildTree, tutorial: project.Tutorial, digest: str, environment: str, output_limits: OutputLimits,
+             log: BuildLog | None = None) -> bool:
+    """Whether TUTORIAL's run in TREE is the one its stamp sealed, stands for source DIGEST in ENVIRONMENT and
+    shows what OUTPUT_LIMITS ask for. LOG, where given, is told of a run whose files are not those sealed."""
+    problems = runs.problems(tree.runs, tutorial.key, digest, environment)
+    unsealed = [problem for problem in problems if problem.startswith(str(tree.runs))]  # core.seal's: by path
+    if log and unsealed:
+        log.line(f"[execute] {tutorial.label}: its run is not the one its stamp sealed, not taken: " + "; ".join(unsealed))
     # A run recorded under other output limits shows more or less than they now ask for.
-    return execute.recorded_limits(run_dir) == output_limits and not runs.problems(run_dir, digest, environment)
+    return not problems and execute.recorded_limits(tree.run_dir(tutorial.key)) == output_limits
 
 
-def _usable(settings: Settings, run_dir: Path, item: _Pending, environment: str) -> bool:
-    """Whether the run in RUN_DIR is current for ITEM, under NEEDS=strict ran on the GPUs it declares, and
+def _usable(settings: Settings, tree: BuildTree, item: _Pending, environment: str, log: BuildLog | None = None) -> bool:
+    """Whether ITEM's run in TREE is current for it, under NEEDS=strict ran on the GPUs it declares, and
     under RETRY_FAILED did not fail (a failed run is kept like a successful one, its failure told again)."""
+    run_dir = tree.run_dir(item.tutorial.key)
     stamp = stamping.stamp_of(run_dir)
-    return (stamp is not None and _current(run_dir, item.digest, environment, settings.output_limits)
+    return (stamp is not None and _current(tree, item.tutorial, item.digest, environment, settings.output_limits, log)
             and not (settings.enforce_needs and stamping.ran_on_fewer_gpus(run_dir, item.need.gpus))
             and not (settings.retry_failed and stamp.failed))
 
 
 def run_is_current(settings: Settings, tutorial: project.Tutorial, environment: str) -> bool:
     """Whether TUTORIAL's recorded run stands for its current source, in this environment, under these limits."""
-    return _current(settings.tree.run_dir(tutorial.key), source_digest(tutorial.path), environment,
-                    settings.output_limits)
+    return _current(settings.tree, tutorial, source_digest(tutorial.path), environment, settings.output_limits)
 
 
 def _reuse(settings: Settings, log: BuildLog) -> BuildTree | None:
@@ -207,22 +215,22 @@ def _reuse(settings: Settings, log: BuildLog) -> BuildTree | None:
 
 
 def _pending(settings: Settings, site: project.Project, tutorials: Sequence[project.Tutorial], environment: str,
-             reuse: BuildTree | None) -> tuple[list[_Pending], int]:
+             reuse: BuildTree | None, log: BuildLog) -> tuple[list[_Pending], int]:
     """The tutorials whose run is not current, here or in REUSE, and how many current runs REUSE gave (copied
-    here). What is run is known before anything runs: the live line counts it."""
+    here); LOG is told of a run whose files are not those its stamp sealed. What is run is known before
+    anything runs: the live line counts it."""
     rerun = site.flag("run_stale_examples")
     pending, taken = [], 0
     for tutorial in tutorials:
-        run_dir = settings.tree.run_dir(tutorial.key)
         item = _Pending(tutorial, source_digest(tutorial.path, tutorial.label),
                         needs.of(site, tutorial))  # checked by refuse_unusable
-        if not rerun and _usable(settings, run_dir, item, environment):
+        if not rerun and _usable(settings, settings.tree, item, environment, log):
             continue
-        kept = reuse.run_dir(tutorial.key) if reuse else None
-        if not rerun and kept and _usable(settings, kept, item, environment):
-            runs.restore(kept, run_dir)
-            taken += 1
-            continue
+        if not rerun and reuse and _usable(settings, reuse, item, environment, log):
+            runs.restore(reuse.runs, settings.tree.runs, tutorial.key)
+            if _usable(settings, settings.tree, item, environment, log):  # the copy, as sealed too
+                taken += 1
+                continue
         pending.append(item)
     return pending, taken
 
@@ -239,7 +247,12 @@ def _execute_one(settings: Settings, site: project.Project, item: _Pending, envi
     progress.done()
     if isinstance(outcome, str):
         return [outcome]
-    if stamping.excused(site, tutorial, _stamp(item, outcome, environment, run_dir, machine, log)):
+    try:
+        files = runs.sealed(settings.tree.runs, tutorial)
+    except SealError as error:
+        return [f"{tutorial.label}:1: ERROR: its run cannot be sealed: {error}; the run is not stamped (the next "
+                "build runs it again)"]
+    if stamping.excused(site, tutorial, _stamp(item, outcome, environment, files, run_dir, machine, log)):
         log.line(f"[execute] {tutorial.label}: failed, as conf.py's expected_failing_examples expects")
     return stamping.unexpected_failure(run_dir, site, tutorial)
 
@@ -296,7 +309,7 @@ def run_tutorials(settings: Settings, site: project.Project, tutorials: Sequence
     this machine has too few GPUs for is not run, and the build stops once the others ran (Executed.stops).
     """
     reuse = _reuse(settings, log)
-    pending, taken = _pending(settings, site, tutorials, environment, reuse)
+    pending, taken = _pending(settings, site, tutorials, environment, reuse, log)
     waiting = {item.tutorial.key for item in pending}
     kept = _kept_failures(settings.tree, site, [t for t in tutorials if t.key not in waiting], log)
     abort = site.flag("abort_on_example_error")
@@ -609,10 +622,10 @@ def _render_site(build: _Build, failed: Sequence[str], *, noplot: bool, what: st
     output; UNRUN: the tutorials whose pages show none (sphinx_args); WHAT: the tutorials' part of the last line.
     """
     settings, tree, log = build.settings, build.settings.tree, build.log
-    if settings.tutorials:
-        # Until this build is done, nothing in its folder claims a whole site (build.json is publish's input).
-        Path(tree.html, "build.json").unlink(missing_ok=True)
     todo, current, unstaged = _to_render(build, noplot, unrun)
+    # From the first page written until this build is done, nothing in its folder claims a site (build.json is
+    # check's and publish's input): one that fails (STRICT=1 and a language that failed included) leaves none.
+    Path(tree.html, BUILD_RECORD).unlink(missing_ok=True)
     failed = [*failed, *unstaged]
     if todo:
         failed += _render(settings, build.site, todo, noplot, log)
@@ -715,8 +728,9 @@ def _render_assembled(settings: Settings) -> None:
     if build.without_output:
         _render_without_output(build)
         return
-    missing = [t.key for t in build.selected if t.executed
-               and runs.problems(settings.tree.run_dir(t.key), source_digest(t.path, t.label), build.environment)]
+    missing = [f"{t.key}: " + "; ".join(problems) for t in build.selected if t.executed
+               for problems in [runs.problems(settings.tree.runs, t.key, source_digest(t.path, t.label), build.environment)]
+               if problems]
     if missing:
         raise Failed("[assemble] refusing to execute anything here; no current shard output for:\n  "
                      + "\n  ".join(missing))
@@ -771,4 +785,4 @@ def write_build_info(htmldir: Path, name: str, langs: Sequence[languages.Languag
     it executed alone (`make check` and `make publish` refuse such a build)."""
     BuildInfo(name=name, label=name, release=versions.is_release(name), torch=installed_version("torch"),
               languages=tuple(lang.seg for lang in langs), built=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-              path=f"{name}/", executed=executed, partial=partial).write(Path(htmldir, "build.json"))
+              path=f"{name}/", executed=executed, partial=partial).write(Path(htmldir, BUILD_RECORD))

@@ -45,7 +45,7 @@ from ..core.isolation import tutorial_environment
 from ..core.needs import Machine
 from ..core.project import Project, Tutorial
 from ..core.records import BlockRecord, RecordError, RunError, RunRecord
-from ..core.runs import RESULT, error_line, first_code_line, parse_timeout, read_json, setting, unfinished_reason
+from ..core.runs import RESULT, error_line, figures_folder, first_code_line, parse_timeout, read_json, setting, unfinished_reason
 from ..core.terminal import DEFAULT_LIMITS, OutputLimits, RunOutput
 from ..sphinx_gallery_api import error_rst, output_rst, split_code_and_text_blocks
 from .runner import recorded_sizes
@@ -99,7 +99,7 @@ class RunOptions:
                or "reset_argv" in options
                or any(not isinstance(m, str) or m not in ("matplotlib", "seaborn")
                       for m in options.get("reset_modules", ())))
-        images = (Path(tutorial.gallery.gallery_dir) / tutorial.section / "images").as_posix()
+        images = figures_folder(tutorial).as_posix()  # the one folder of page/ a page takes files from
         return cls(str(project.root), images, (capture,) if isinstance(capture, str) else tuple(capture),
                    options.get("ignore_repr_types", ""), own, project.flag("inspect_global_variables", True),
                    project.conf.get("default_role") or "", output_limits,

@@ -4,6 +4,9 @@
   a run of the current English source (every language shows that one run) in
   the current environment, with a non-zero run time: a `plot_gallery=0` build, a skipped file or a stale output
   cannot pass for an executed one; a run that failed passes only where conf.py expects it to;
+- where the build folder holds the runs beside the pages (not in a copy of the
+  pages alone), each page's run is the one its stamp sealed (core.seal) and the
+  one the page shows (the same stamp);
 - every internal link and anchor resolves.
 """
 
@@ -13,10 +16,11 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from . import languages, project, stamping
+from . import languages, project, runs, stamping
 from .fingerprint import environment_fingerprint, source_digest
-from .records import BuildInfo, RecordError, Stamp
-from .stamps import STAMP_META, outputs_digest, stamp_problems
+from .layout import BuildTree
+from .records import BUILD_RECORD, BuildInfo, RecordError, Stamp
+from .stamps import STAMP_META, outputs_digest, page_copy, stamp_problems
 
 
 class _OutputBlocks(HTMLParser):
@@ -102,6 +106,8 @@ def check_stamps(htmldir: Path | str, langs: Sequence[languages.Language]) -> li
     problems = []
     environment = environment_fingerprint()
     site = project.current()
+    runs_root = BuildTree(Path(htmldir).parent).runs
+    kept: dict[str, Stamp | list[str]] = {}  # each tutorial's run, read and verified once for every language
     for lang in langs:
         for tutorial in (t for t in site.tutorials if t.executed):
             source = tutorial.path
@@ -126,17 +132,49 @@ def check_stamps(htmldir: Path | str, langs: Sequence[languages.Language]) -> li
             shown = shown_outputs(page, parsed, source.stem)
             problems += [f"{where}: {problem}" for problem in
                          stamp_problems(stamp, source_digest(source, tutorial.label), environment, shown)]
+            if runs_root.is_dir():
+                if tutorial.key not in kept:
+                    kept[tutorial.key] = _sealed_run(runs_root, tutorial.key)
+                run = kept[tutorial.key]
+                problems += [f"{where}: {problem}" for problem in
+                             (run if isinstance(run, list) else _shown_run(runs_root, tutorial.key, run, stamp))]
     return problems
 
 
-def partial_build(htmldir: Path | str) -> str | None:
-    """Why a build is not the whole site, in one line: a TUTORIALS build (its build.json names the selection)
-    executed only those tutorials; None for any other build."""
+def _sealed_run(runs_root: Path, key: str) -> Stamp | list[str]:
+    """The stamp of the run KEY under RUNS_ROOT where it is the run its stamp sealed; else why not."""
     try:
-        info = BuildInfo.read(Path(htmldir, "build.json"))
+        stamp = Stamp.read(runs_root / key / runs.STAMP)
+    except RecordError as error:
+        return [f"its run cannot be read: {error}"]
+    if stamp is None:
+        return [f"its run is not in {runs_root / key} (a build folder holds the runs its pages show)"]
+    return runs.unsealed(runs_root, key) or stamp
+
+
+def _shown_run(runs_root: Path, key: str, run: Stamp, shown: Stamp) -> list[str]:
+    """Whether the page that carries the stamp SHOWN shows the run KEY, whose stamp is RUN."""
+    if page_copy(run) == shown:
+        return []
+    return [f"its page shows another run than the one in {runs_root / key} (its stamp differs): build it again"]
+
+
+def missing_build(htmldir: Path | str) -> str:
+    """What check and publish say of a folder of pages without its build record."""
+    return (f"{htmldir}: no {BUILD_RECORD}: its last build failed or did not finish (a build writes it last, once "
+            "every language succeeded, so that pages of two builds are never taken for one); build it with `make html`")
+
+
+def partial_build(htmldir: Path | str) -> str | None:
+    """Why a build is not the whole site, in one line: it has no build.json (it failed, or did not finish), or a
+    TUTORIALS build (its build.json names the selection) executed only those tutorials; None for any other build."""
+    try:
+        info = BuildInfo.read(Path(htmldir, BUILD_RECORD))
     except RecordError as error:
         return f"{error}: build it again with `make html`"
-    if info is None or not info.partial:
+    if info is None:
+        return missing_build(htmldir)
+    if not info.partial:
         return None
     return (f"{htmldir}: built with TUTORIALS={info.partial}, the other tutorials not executed; "
             "build the whole site with `make html` (no TUTORIALS), then check or publish it")

@@ -1,7 +1,9 @@
 """Files replaced whole: whoever reads one sees the old contents or the new, never part of either."""
 
+import errno
 import os
 import secrets
+import stat
 from pathlib import Path
 
 # What a writer killed before its rename leaves beside the file (see write_atomically).
@@ -30,3 +32,25 @@ def write_atomically(path: Path | str, data: str | bytes, *, durable: bool = Fal
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def open_regular(name: Path | str, dir_fd: int | None = None) -> int:
+    """A read-only descriptor of the regular file NAME (in the folder DIR_FD where given), never through a
+    symbolic link at its last step; OSError saying so for a link, and for a FIFO, device or folder, which a
+    record or a run never holds (opened without waiting: a FIFO cannot hang the reader)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, "a symbolic link, never followed", str(name)) from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(name))
+    return fd
+
+
+def read_regular(path: Path | str) -> bytes:
+    """The bytes of the regular file at PATH, never read through a symbolic link (open_regular)."""
+    with os.fdopen(open_regular(path), "rb") as file:
+        return file.read()

@@ -30,7 +30,7 @@ from . import checks, languages, project, versions
 from .errors import SiteError
 from .files import LEFTOVERS, write_atomically
 from .layout import ROOT
-from .records import BuildInfo, RecordError
+from .records import BUILD_RECORD, BuildInfo, RecordError
 from .site_pages import chooser_page, not_found_page
 
 STAGING = ".publish-"
@@ -43,11 +43,11 @@ class PublishError(SiteError):
 def validate(htmldir: Path) -> BuildInfo:
     """The build.json of a build that may be published; PublishError saying why not otherwise."""
     try:
-        info = BuildInfo.read(Path(htmldir, "build.json"))
+        info = BuildInfo.read(Path(htmldir, BUILD_RECORD))
     except RecordError as error:
         raise PublishError(f"{error}: build it again with `make html`") from None
     if info is None:
-        raise PublishError(f"{htmldir}: no build.json: not a complete `make html` output")
+        raise PublishError(f"refusing to publish {checks.missing_build(htmldir)}")
     versions.check_name(info.name)
     partial = checks.partial_build(htmldir)
     if partial:

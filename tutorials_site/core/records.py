@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 from .errors import SiteError
-from .files import write_atomically
+from .files import read_regular, write_atomically
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance  # what dataclasses.fields() takes: a dataclass
@@ -103,7 +103,7 @@ class Record:
         """The record at PATH; None when there is none. Raises RecordError when it is damaged or of
         another format."""
         try:
-            text = Path(path).read_bytes()
+            text = read_regular(path)
         except FileNotFoundError:
             return None
         except OSError as error:
@@ -137,6 +137,15 @@ class BlockRecord:
 
 
 @dataclasses.dataclass(frozen=True)
+class RunFile:
+    """One file of a run as its stamp seals it (core.seal): whatever of the run reaches a page is one of these."""
+
+    path: str  # relative to the run folder, with /
+    sha256: str
+    size: int
+
+
+@dataclasses.dataclass(frozen=True)
 class RunError:
     """Where and how a run failed."""
 
@@ -165,7 +174,7 @@ class RunRecord(Record):
 class Stamp(Record):
     """stamp.json: that a run of `source` in `environment` showed `outputs` (core.stamps)."""
 
-    FORMAT: ClassVar[int] = 1
+    FORMAT: ClassVar[int] = 2
     NAME: ClassVar[str] = "execution stamp (stamp.json)"
 
     source: str  # core.fingerprint.source_digest: the script, the files it reads, its helper modules
@@ -178,9 +187,14 @@ class Stamp(Record):
     hardware: Hardware
     commit: str  # the commit it ran from, +changes when the work tree differed
     date: str  # "YYYY-MM-DD HH:MM UTC"
+    files: tuple[RunFile, ...]  # every file of the run but this stamp, sealed (core.seal); none in a page's copy
     needs_gpus: int = 0  # the GPUs it declares it needs (core.needs); more than hardware.gpus: run on less
     # Failed without raising: timed out, killed, or exited before its end (no expected_failing_examples excuses it).
     unfinished: bool = False
+
+
+# A build's record beside its pages (BuildInfo): written last, by a build that succeeded.
+BUILD_RECORD = "build.json"
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

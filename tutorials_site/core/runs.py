@@ -6,9 +6,10 @@ figures, where the page shows them), and,
 after a run that ended, stamp.json: the digest of the source that ran, the
 environment fingerprint, what the run cost, where it ran and whether it failed.
 A failed run is kept like a successful one: its page shows its error, and the
-build reports it again without running it. A run without a stamp, or whose
-stamp does not match the current source and environment, is not current: the
-build runs the tutorial again (or `make assemble` refuses).
+build reports it again without running it. A run without a stamp, whose
+files are not those its stamp sealed (core.seal), or whose stamp does not match
+the current source and environment, is not current: the build runs the
+tutorial again (or `make assemble` refuses).
 """
 
 import io
@@ -17,17 +18,20 @@ import re
 import shutil
 import signal
 import tokenize
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Iterable
+from pathlib import Path, PurePosixPath
 from typing import Any, Protocol, TypeVar
 
+from . import seal
 from .files import write_atomically
 from .layout import BuildTree
-from .records import RecordError, RunError, RunRecord, Stamp
+from .project import Tutorial
+from .records import RecordError, RunError, RunFile, RunRecord, Stamp
 from .stamps import outputs_digest, stamp_problems
 
 RESULT = "result.json"
-STAMP = "stamp.json"
+STAMP = seal.STAMP
+PAGE = "page"  # the run's files its page shows, as the staged tree holds them: its figures (figures_folder)
 T = TypeVar("T")
 # A tutorial's own settings, each a comment line of its own in its source: `# tutorials-timeout: 120` (seconds),
 # `# tutorials-needs: gpus=2` (core.needs), `# tutorials-reads: data/*.csv extra.json` (files whose changes make it
@@ -145,19 +149,48 @@ def write_json(path: Path | str, data: Any) -> None:
 
 def outputs(run_dir: Path, result: RunRecord) -> str:
     """The outputs digest of a run: its blocks' text and its figures' bytes, in order."""
-    images = [Path(run_dir, "page", name).read_bytes() for block in result.blocks for name in block.images]
+    images = [Path(run_dir, PAGE, name).read_bytes() for block in result.blocks for name in block.images]
     return outputs_digest([text for block in result.blocks for text in block.texts], images)
 
 
-def problems(run_dir: Path, source_digest: str, environment: str) -> list[str]:
-    """Why the run in `run_dir` does not stand for `source_digest` in `environment` (empty: it does).
+def figures_folder(tutorial: Tutorial) -> PurePosixPath:
+    """Where TUTORIAL's figures go, relative to its run's page/ folder and to a staged tree alike."""
+    return PurePosixPath(tutorial.gallery.gallery_dir, tutorial.section, "images")
+
+
+def figures(files: Iterable[RunFile], tutorial: Tutorial) -> list[RunFile]:
+    """Those of a run's FILES that TUTORIAL's page shows: the files of its figures folder."""
+    folder = f"{PAGE}/{figures_folder(tutorial)}/"
+    return [file for file in files if file.path.startswith(folder)]
+
+
+def sealed(runs_root: Path, tutorial: Tutorial) -> tuple[RunFile, ...]:
+    """The seal of TUTORIAL's run under RUNS_ROOT, for its stamp (core.seal.seal). SealError where it holds
+    a link, or where its page/ holds a file outside its figures folder: a run hands its page its figures only."""
+    files = seal.seal(runs_root, tutorial.key)
+    shown = set(figures(files, tutorial))
+    foreign = [file.path for file in files if file.path.startswith(f"{PAGE}/") and file not in shown]
+    if foreign:
+        raise seal.SealError(f"{Path(runs_root, tutorial.key, foreign[0])}: outside {PAGE}/{figures_folder(tutorial)}/, "
+                             "the one folder of a run its page takes files from (its figures)")
+    return files
+
+
+def problems(runs_root: Path, key: str, source_digest: str, environment: str) -> list[str]:
+    """Why the run KEY under RUNS_ROOT does not stand for `source_digest` in `environment` (empty: it does):
+    its files are not those its stamp sealed (core.seal.verify, each problem naming the file), or its stamp
+    is of another source or environment.
 
     A record that is damaged or of another format does not: the tutorial runs again.
     """
+    run_dir = Path(runs_root, key)
     try:
-        stamp, result = Stamp.read(Path(run_dir, STAMP)), RunRecord.read(Path(run_dir, RESULT))
+        stamp, result = Stamp.read(run_dir / STAMP), RunRecord.read(run_dir / RESULT)
         if stamp is None or result is None:
             return ["not executed"]
+        problems = seal.verify(Path(runs_root), key, stamp.files)
+        if problems:
+            return problems
         if stamp.failed != (result.error is not None):
             return ["its record and its stamp disagree on whether it failed (edited after the run?)"]
         shown = outputs(run_dir, result)
@@ -166,6 +199,28 @@ def problems(run_dir: Path, source_digest: str, environment: str) -> list[str]:
     except OSError:
         return ["the run's record is damaged (a figure is missing)"]
     return stamp_problems(stamp, source_digest, environment, shown)
+
+
+def unsealed(runs_root: Path, key: str) -> list[str]:
+    """Why the stamped run KEY under RUNS_ROOT is not the one its stamp sealed (core.seal.verify); nothing
+    for a run without a stamp this build reads (never taken as current anyway)."""
+    try:
+        stamp = Stamp.read(Path(runs_root, key, STAMP))
+    except RecordError:
+        return []
+    return seal.verify(Path(runs_root), key, stamp.files) if stamp else []
+
+
+def clear(runs_root: Path, key: str) -> None:
+    """Remove the run KEY under RUNS_ROOT, whatever it is: a link in its place (or in place of a folder of KEY)
+    is removed itself, never followed, and nothing outside RUNS_ROOT is touched."""
+    step = Path(runs_root)
+    for part in PurePosixPath(key).parts:
+        step = step / part
+        if step.is_symlink() or (step.exists() and not step.is_dir()):
+            step.unlink()
+            return
+    shutil.rmtree(step, ignore_errors=True)  # a link inside is removed, not followed
 
 
 def discard(tree: BuildTree, keys: list[str], changed: list[Path]) -> None:
@@ -189,11 +244,13 @@ def discard(tree: BuildTree, keys: list[str], changed: list[Path]) -> None:
         shutil.rmtree(tree.root / "doctrees", ignore_errors=True)  # every language's
 
 
-def restore(kept: Path, run_dir: Path) -> None:
-    """Put a copy of the run in KEPT (another build folder's) in place of RUN_DIR's.
+def restore(kept_runs: Path, runs_root: Path, key: str) -> None:
+    """Put a copy of the run KEY in KEPT_RUNS (another build folder's runs) in place of RUNS_ROOT's; a link in
+    it is copied as a link, never followed (the copy's seal check then refuses it).
 
     The stamp goes last: a copy cut short has none, so it is never taken for current.
     """
-    shutil.rmtree(run_dir, ignore_errors=True)
-    shutil.copytree(kept, run_dir, ignore=lambda folder, names: [STAMP] if Path(folder) == Path(kept) else [])
-    shutil.copy2(Path(kept, STAMP), run_dir / STAMP)
+    kept, run_dir = Path(kept_runs, key), Path(runs_root, key)
+    clear(runs_root, key)
+    shutil.copytree(kept, run_dir, symlinks=True, ignore=lambda folder, names: [STAMP] if Path(folder) == kept else [])
+    shutil.copy2(kept / STAMP, run_dir / STAMP, follow_symlinks=False)

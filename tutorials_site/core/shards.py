@@ -19,6 +19,7 @@ the same whatever cache entry each one restored.
 
 
 import json
+import os
 import re
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
@@ -135,8 +136,8 @@ def merge(shard_builddirs: Sequence[Path | str], tree: BuildTree) -> dict[str, s
     """Copy the runs the shards made into `tree`; returns {tutorial key: shard folder it came from}.
 
     From each shard, only the runs of the tutorials its shard.json lists, each tutorial from one shard:
-    a run in a shard that did not execute it, or one executed by two shards, is refused before
-    anything is copied.
+    a run in a shard that did not execute it, one executed by two shards, or one whose files are not
+    those its stamp sealed (core.seal) is refused before anything is copied.
     """
     if not shard_builddirs:
         raise UsageError('SHARDS: no build folder given (make assemble SHARDS="dir ...")')
@@ -150,15 +151,16 @@ def merge(shard_builddirs: Sequence[Path | str], tree: BuildTree) -> dict[str, s
                 raise UsageError(f"SHARDS: {shard.shard_record}: lists {key}, which {executed_by[key].shard_record} "
                                  "lists too; give each shard of one SHARD=i/N split once")
             executed_by[key] = shard
-    merged: dict[str, str] = {}
+    taken = {t.key: executed_by[t.key] for t in project.current().tutorials if t.key in executed_by
+             and os.path.lexists(executed_by[t.key].run_dir(t.key) / runs.STAMP)}  # else not kept there: named later
+    unsealed = [problem for key, source in taken.items() for problem in runs.unsealed(source.runs, key)]
+    if unsealed:
+        raise UsageError("SHARDS: a shard's run is not the one its stamp sealed (changed since it ran), nothing "
+                         "copied; give the shards' build folders as their builds left them:\n  " + "\n  ".join(unsealed))
     shutil.rmtree(tree.runs, ignore_errors=True)  # the site shows the shards' runs, none left from before
-    for tutorial in project.current().tutorials:
-        source = executed_by.get(tutorial.key)
-        if source is None or not (source.run_dir(tutorial.key) / runs.STAMP).exists():
-            continue  # listed by no shard, or its run there not kept (not run, or it showed a secret): named later
-        shutil.copytree(source.run_dir(tutorial.key), tree.run_dir(tutorial.key))
-        merged[tutorial.key] = str(source.root)
-    return merged
+    for key, source in taken.items():
+        shutil.copytree(source.run_dir(key), tree.run_dir(key), symlinks=True)  # verified: no link in it
+    return {key: str(source.root) for key, source in taken.items()}
 
 
 def record(builddirs: Iterable[Path | str]) -> dict[str, float]:

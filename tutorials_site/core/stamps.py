@@ -1,5 +1,6 @@
 """Execution stamps: what vouches that a page's output comes from a run of its current source."""
 
+import dataclasses
 import hashlib
 from collections.abc import Iterable
 from pathlib import Path
@@ -22,6 +23,12 @@ def read_stamp(target_file: Path | str) -> Stamp | None:
         return Stamp.read(stamp_path(target_file))
     except RecordError:
         return None
+
+
+def page_copy(stamp: Stamp) -> Stamp:
+    """The stamp as a page carries it: without the seal, whose digests of the run's own files (its logs, its
+    timed record) would make every page of two runs differ; `make check` holds the run beside the page to it."""
+    return dataclasses.replace(stamp, files=())
 
 
 def shown_text(output: str) -> str:

@@ -20,8 +20,8 @@ import os
 import shutil
 import weakref
 import zipfile
-from collections.abc import Iterator, Mapping
-from pathlib import Path
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from docutils import nodes
@@ -33,11 +33,11 @@ from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_api as sg
-from ..core import languages, notebook_text, project, runs, tutorial_text
-from ..core.files import write_atomically
+from ..core import languages, notebook_text, project, runs, seal, tutorial_text
+from ..core.files import read_regular, write_atomically
 from ..core.layout import ROOT, figure_files
-from ..core.records import RecordError, RunRecord, Stamp
-from ..core.stamps import stamp_path
+from ..core.records import RecordError, RunFile, RunRecord, Stamp
+from ..core.stamps import page_copy, stamp_path
 
 logger = logging.getLogger(__name__)
 
@@ -98,18 +98,31 @@ def render_galleries(app: Sphinx) -> None:
             _forget_rendering(Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.rel))  # shown without output
     for tutorial in from_runs:
         run_dir = runs_root / tutorial.key
-        try:
-            result = RunRecord.read(run_dir / runs.RESULT)
-            stamp = Stamp.read(run_dir / runs.STAMP)
-        except RecordError as error:
-            raise ExtensionError(f"{tutorial.label}: {error}; build again with `python -m tutorials_site html`, "
-                                 "which runs it again") from None
+        result, stamp, figures = _read_run(runs_root, tutorial)
+        src_file = Path(app.srcdir, tutorial.gallery.examples_dir, tutorial.rel)
+        render(src_file, Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.section), result, stamp, run_dir,
+               figures, conf)
+
+
+def _read_run(runs_root: Path, tutorial: project.Tutorial) -> tuple[RunRecord, Stamp | None, list[RunFile]]:
+    """The record, the stamp and the figures of TUTORIAL's run, which must be the run its stamp sealed (the build
+    checked it is; checked again here, where its files are read into a page: core.seal). A run without a stamp
+    (one the build refused to stamp, and fails for) hands over its figures, never a link."""
+    run_dir = runs_root / tutorial.key
+    again = "build again with `python -m tutorials_site html`, which runs it again"
+    try:
+        result = RunRecord.read(run_dir / runs.RESULT)
+        stamp = Stamp.read(run_dir / runs.STAMP)
         if result is None:
             raise ExtensionError(f"{tutorial.label}: no run in {run_dir}; "
                                  "tutorials are executed by `python -m tutorials_site html`, never inside Sphinx")
-        src_file = Path(app.srcdir, tutorial.gallery.examples_dir, tutorial.rel)
-        render(src_file, Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.section), result, stamp, run_dir,
-               conf)
+        problems = seal.verify(runs_root, tutorial.key, stamp.files) if stamp else []
+        files = stamp.files if stamp else seal.seal(runs_root, tutorial.key)
+    except (RecordError, seal.SealError) as error:
+        raise ExtensionError(f"{tutorial.label}: {error}; {again}") from None
+    if problems:
+        raise ExtensionError(f"{tutorial.label}: its run is not the one its stamp sealed: {'; '.join(problems)}; {again}")
+    return result, stamp, runs.figures(files, tutorial)
 
 
 def _without_lines(block: Any, lines: set[int]) -> Any:
@@ -137,8 +150,9 @@ def _shown_blocks(src_file: Path, conf: Mapping[str, Any],
 
 
 def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | None, run_dir: Path,
-           conf: Mapping[str, Any]) -> None:
-    """Write the page's reST and thumbnail of one tutorial from its run, with sphinx-gallery's functions."""
+           figures: Sequence[RunFile], conf: Mapping[str, Any]) -> None:
+    """Write the page's reST and thumbnail of one tutorial from its run, with sphinx-gallery's functions; its
+    FIGURES (runs.figures: the files of its figures folder) are copied where the reST wants them."""
     target = target_dir / src_file.name
     key = hashlib.sha256(src_file.read_bytes() + b"\0" + result.to_json().encode() + b"\0"
                          + (stamp.to_json() if stamp else "").encode()).hexdigest()
@@ -150,11 +164,9 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
     images.mkdir(parents=True, exist_ok=True)
     for old in figure_files(images, target.stem):
         old.unlink()
-    for produced in (run_dir / "page").rglob("*"):
-        if produced.is_file():  # the figures, with their srcset variants and animations, where the reST wants them
-            destination = Path(conf["src_dir"], produced.relative_to(run_dir / "page"))
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(produced, destination)
+    for figure in figures:  # with their srcset variants and animations; never read through a link nor written through one
+        destination = Path(conf["src_dir"], PurePosixPath(figure.path).relative_to(runs.PAGE))
+        write_atomically(destination, read_regular(run_dir / figure.path))
     shutil.copyfile(src_file, target)
 
     file_conf, blocks, outputs = _shown_blocks(src_file, conf, result)
@@ -177,7 +189,7 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
     sg.write_cost(target, seconds, memory)
     sg.write_md5(target)
     if stamp is not None:
-        stamp.write(stamp_path(target))
+        page_copy(stamp).write(stamp_path(target))
     else:
         stamp_path(target).unlink(missing_ok=True)
     runs.write_json(marker, {"key": key, "rendered": _rendered(target)})
