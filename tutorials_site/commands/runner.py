@@ -63,6 +63,7 @@ from .. import sphinx_gallery_api as sg
 from ..core.records import BlockRecord, Hardware, RunError, RunRecord
 from ..core.runs import CodeBlock, first_code_line, read_json, write_json
 from ..core.terminal import BlockOutput, OutputLimits, RunOutput, render
+from .child_site import tutorials_site_used
 
 # How long finished children get to be reaped before their output is read.
 _CHILDREN_GRACE_S = 1.0
@@ -452,6 +453,8 @@ def main(argv: list[str]) -> None:
     limits = OutputLimits(**options["output_limits"])
     out = rundir / "out"
     out.mkdir(parents=True, exist_ok=True)
+    # What the tutorial's processes open and import, in out/used/ (the venv and the engine are the environment's).
+    tutorials_site_used.install(str(out / "used"), options["root"], [sys.prefix, str(Path(__file__).resolve().parents[1])])
 
     signal.signal(signal.SIGTERM, _kill_own_group)
     guard = _start_guard(out, limits)  # before the fork handlers: they are the tutorial's
@@ -471,6 +474,7 @@ def main(argv: list[str]) -> None:
     # A line, not the end of the pipe: a forked worker still running holds the pipe open too.
     guard.communicate(b"done\n")
     hardware, gpu_peaks = _hardware()
+    tutorials_site_used.finish()
     RunRecord(blocks=_block_records(ran, out, limits), error=error, hardware=hardware, gpu_peak_bytes=tuple(gpu_peaks),
               code_objects=_code_objects(options, blocks, tree, namespace),
               images_total=len(gallery.vars["image_path_iterator"])).write(rundir / "result.json")

@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from . import languages, project, stamping
-from .fingerprint import environment_fingerprint, source_digest
+from .fingerprint import present, source_digest
 from .records import BuildInfo, RecordError, Stamp
 from .stamps import STAMP_META, outputs_digest, stamp_problems
 
@@ -100,8 +100,8 @@ def check_stamps(htmldir: Path | str, langs: Sequence[languages.Language]) -> li
     """Problems of the tutorial pages; a tutorial conf.py's filename_pattern does not execute is listed by
     not_executed(), not here."""
     problems = []
-    environment = environment_fingerprint()
     site = project.current()
+    now = present(site.root)
     for lang in langs:
         for tutorial in (t for t in site.tutorials if t.executed):
             source = tutorial.path
@@ -125,7 +125,7 @@ def check_stamps(htmldir: Path | str, langs: Sequence[languages.Language]) -> li
                                 "fix the tutorial, or list it in expected_failing_examples")
             shown = shown_outputs(page, parsed, source.stem)
             problems += [f"{where}: {problem}" for problem in
-                         stamp_problems(stamp, source_digest(source, tutorial.label), environment, shown)]
+                         stamp_problems(stamp, source_digest(source, tutorial.label, site.root), now, shown)]
     return problems
 
 

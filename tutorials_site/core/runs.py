@@ -25,6 +25,7 @@ from .files import write_atomically
 from .layout import BuildTree
 from .records import RecordError, RunError, RunRecord, Stamp
 from .stamps import outputs_digest, stamp_problems
+from .used import Present
 
 RESULT = "result.json"
 STAMP = "stamp.json"
@@ -149,8 +150,8 @@ def outputs(run_dir: Path, result: RunRecord) -> str:
     return outputs_digest([text for block in result.blocks for text in block.texts], images)
 
 
-def problems(run_dir: Path, source_digest: str, environment: str) -> list[str]:
-    """Why the run in `run_dir` does not stand for `source_digest` in `environment` (empty: it does).
+def problems(run_dir: Path, source_digest: str, present: Present) -> list[str]:
+    """Why the run in `run_dir` does not stand for `source_digest` in PRESENT (empty: it does).
 
     A record that is damaged or of another format does not: the tutorial runs again.
     """
@@ -165,7 +166,7 @@ def problems(run_dir: Path, source_digest: str, environment: str) -> list[str]:
         return [f"its record cannot be used ({error})"]
     except OSError:
         return ["the run's record is damaged (a figure is missing)"]
-    return stamp_problems(stamp, source_digest, environment, shown)
+    return stamp_problems(stamp, source_digest, present, shown)
 
 
 def discard(tree: BuildTree, keys: list[str], changed: list[Path]) -> None:
