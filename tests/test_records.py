@@ -7,16 +7,32 @@ import pytest
 
 from tutorials_site.core import runs, shards
 from tutorials_site.core.errors import UsageError
+from tutorials_site.core.layout import ROOT
 from tutorials_site.core.publish import PublishError, validate
-from tutorials_site.core.records import BlockRecord, BuildInfo, Hardware, RecordError, RunError, RunRecord, ShardRecord, Stamp
+from tutorials_site.core.records import (
+    BlockRecord,
+    BuildInfo,
+    Hardware,
+    RecordError,
+    RunError,
+    RunRecord,
+    ShardRecord,
+    Stamp,
+    Used,
+    UsedDistribution,
+    UsedFile,
+)
 from tutorials_site.core.stamps import outputs_digest
+from tutorials_site.core.used import Present
 
 HARDWARE = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0+cpu", cuda=None)
 RESULT = RunRecord(blocks=(BlockRecord(line=7, texts=("hello\n",), images=(), rst="hello"),),
                    error=RunError(line=9, block_line=8, message="ValueError: no"), hardware=HARDWARE,
                    code_objects={"print": [{"name": "print"}]}, gpu_peak_bytes=(), seconds=1.5)
 STAMP = Stamp(source="s" * 64, environment="e" * 64, outputs=outputs_digest(["hello\n"], []), seconds=1.5,
-              failed=True, peak_rss_mb=12.5, gpu_peak_mb=(), hardware=HARDWARE, commit="abc", date="2026-01-01 00:00 UTC")
+              failed=True, peak_rss_mb=12.5, gpu_peak_mb=(), hardware=HARDWARE, commit="abc", date="2026-01-01 00:00 UTC",
+              used=Used(files=(UsedFile("beginner_source/data/in.csv", "d" * 64),),
+                        distributions=(UsedDistribution("numpy", "2.4.6"),)))
 BUILD = BuildInfo(name="main", label="main", release=False, torch="2.13.0", languages=("en", "ko"),
                   built="2026-01-01 00:00 UTC", path="main/", executed=True)
 SHARD = ShardRecord(shard="1/2", tutorials=("beginner_source/a", "beginner_source/b"), executed=("beginner_source/a",))
@@ -61,27 +77,30 @@ def test_a_record_that_is_not_json_is_refused(tmp_path):
 def _run(tmp_path):
     run = tmp_path / "run"
     RESULT.write(run / runs.RESULT)
-    STAMP.write(run / runs.STAMP)
+    dataclasses.replace(STAMP, used=Used(files=(), distributions=())).write(run / runs.STAMP)
     return run
+
+
+PRESENT = Present(ROOT, STAMP.environment)
 
 
 def test_a_run_whose_record_is_of_another_format_is_not_current_so_it_runs_again(tmp_path):
     run = _run(tmp_path)
-    assert runs.problems(run, STAMP.source, STAMP.environment) == []
+    assert runs.problems(run, STAMP.source, PRESENT) == []
     for name in (runs.STAMP, runs.RESULT):
         before = (run / name).read_text()
         (run / name).write_text(before.replace('"format": 1', '"format": 2'))
-        (problem,) = runs.problems(run, STAMP.source, STAMP.environment)
+        (problem,) = runs.problems(run, STAMP.source, PRESENT)
         assert problem.startswith(f"its record cannot be used ({run / name}: a ") and "of format 2" in problem
         (run / name).write_text(before)
     (run / runs.STAMP).unlink()
-    assert runs.problems(run, STAMP.source, STAMP.environment) == ["not executed"]
+    assert runs.problems(run, STAMP.source, PRESENT) == ["not executed"]
 
 
 def test_a_run_whose_record_and_stamp_disagree_on_its_failure_is_not_current(tmp_path):
     run = _run(tmp_path)  # a failed run, kept
     dataclasses.replace(RESULT, error=None).write(run / runs.RESULT)
-    assert runs.problems(run, STAMP.source, STAMP.environment) == [
+    assert runs.problems(run, STAMP.source, PRESENT) == [
         "its record and its stamp disagree on whether it failed (edited after the run?)"]
 
 
