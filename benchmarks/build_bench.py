@@ -211,9 +211,9 @@ def main():
         for t, stamp in zip(project.current().tutorials, stamps) if stamp.used))
     print(f"two CI runs in a row, {ci_runs.COUNT} small tutorials in {ci_runs.SHARDS} shards (LANGUAGES={ci_runs.LANGUAGES}); "
           "the second restores the runs the first kept")
-    print(f"  {'first run, nothing kept':<37} executed {first_run.executed:2d}              {_ci_run(first_run)}")
+    print(f"  {'first run, nothing kept':<48} executed {first_run.executed:2d}              {_ci_run(first_run)}")
     for change, run in second_runs:
-        print(f"  {'then ' + change.what:<37} executed {run.executed:2d} (target {change.target:2d})  {_ci_run(run)}")
+        print(f"  {'then ' + change.what:<48} executed {run.executed:2d} (target {change.target:2d})  {_ci_run(run)}")
 
 
 if __name__ == "__main__":

@@ -190,7 +190,7 @@ def test_a_declared_file_that_is_missing_is_an_error_naming_the_line(tmp_path, l
     assert str(raised.value) == f"beginner_source/plot_demo.py:6: tutorials-reads: {message}"
 
 
-@pytest.mark.parametrize("pattern", ["../../secret.txt", "../../*.txt", "escape.txt", "linked"])
+@pytest.mark.parametrize("pattern", ["../../secret.txt", "../../*.txt", "../../nothing/*.csv", "escape.txt", "linked"])
 def test_a_declared_path_outside_the_project_is_refused_at_its_line(tmp_path, pattern):
     root = tmp_path / "project"
     path = _tutorial(root / "gallery", f"x = 1\n# tutorials-reads: {pattern}\n")

@@ -39,6 +39,7 @@ re-run with run_stale_examples).
 
 import ast
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -70,6 +71,7 @@ RUN_OPTIONS = ("capture_repr", "ignore_repr_types", "image_scrapers", "reset_arg
                "reset_modules_order", "inspect_global_variables", "image_srcset", "matplotlib_animations")
 # The two torch builds' locks: what only the CUDA one installs is the accelerator runtime.
 TORCH_LOCKS = ("requirements-cpu.lock", "requirements-cuda.lock")
+_WILDCARD = re.compile(r"[*?[]")  # what makes a part of a glob pattern match more than its own name
 
 
 def installed_version(name: str) -> str:
@@ -243,12 +245,14 @@ def declared_reads(source: Path, label: str, root: Path = ROOT) -> list[Path]:
             raise SiteError(f"{label}:{line}: tutorials-reads: no path given; write paths relative to the "
                             "tutorial's folder, globs allowed (# tutorials-reads: data/*.csv)")
         for pattern in patterns.split():
+            # Its part before any wildcard (all of an absolute path) must stay inside, whatever matches.
+            fixed = Path(*itertools.takewhile(lambda part: not _WILDCARD.search(part), Path(pattern).parts))
             matched = [] if Path(pattern).is_absolute() else sorted(folder.glob(pattern))
-            outside = [m for m in matched if not _inside(m, root)]
-            if Path(pattern).is_absolute() or outside:
+            outside = [path for path in [folder / fixed, *matched] if not _inside(path, root)]
+            if outside:
                 raise SiteError(f"{label}:{line}: tutorials-reads: {pattern!r} names a path outside the project "
-                                f"({outside[0].resolve() if outside else pattern}); a tutorial declares only the "
-                                "project's files, relative to its folder: copy the file into the project")
+                                f"({outside[0].resolve()}); a tutorial declares only the project's files, relative "
+                                "to its folder: copy the file into the project")
             files = [f for m in matched for f in ([m] if m.is_file() else sorted(m.rglob("*"))) if f.is_file()]
             if any(not _inside(f, root) for f in files):
                 raise SiteError(f"{label}:{line}: tutorials-reads: {pattern!r} holds a link that leads outside the "
