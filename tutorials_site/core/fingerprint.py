@@ -283,5 +283,5 @@ def present(root: Path = ROOT) -> Present:
 def used_by(run_dir: Path, tutorial: project.Tutorial, skip: Iterable[Path]) -> Used:
     """What TUTORIAL's run in RUN_DIR used (core.used.record): the build folder, the venv and the engine
     (SKIP and PACKAGE_DIR) and the script itself are counted elsewhere, the accelerator runtime by its pins."""
-    return used.record(run_dir, tutorial.root, [*skip, PACKAGE_DIR, tutorial.path, *map(Path, site_folders())],
+    return used.record(run_dir, tutorial.root, [*skip, PACKAGE_DIR, tutorial.path, *site_folders()],
                        accelerator_pins(tutorial.root))

@@ -78,7 +78,7 @@ def record(run_dir: Path, root: Path, skip: Iterable[Path], ignored: Collection[
     and those it wrote itself, by digest; the distributions of the modules it imported, less IGNORED
     (those the environment fingerprint counts by their pins), by release as installed now."""
     entries = Entries.read_folder(run_dir / FOLDER)
-    skipped = [Path(path) for path in skip]
+    root, skipped = Path(root).resolve(), [Path(path).resolve() for path in skip]  # the entries' links are resolved
     files = sorted(path for path in entries.read - entries.wrote
                    if path.is_relative_to(root) and not path.is_dir()
                    and not any(path == s or path.is_relative_to(s) for s in skipped))

@@ -34,7 +34,9 @@ def _folder(path: str) -> str:
 
 class _Recorder:
     def __init__(self, folder: str, root: str, skip: list[str]) -> None:
-        self.folder, self.root, self.skip = _folder(folder), _folder(root), tuple(_folder(s) for s in skip)
+        # Compared with the paths opened, links resolved: so are these.
+        self.folder, self.root = _folder(os.path.realpath(folder)), _folder(os.path.realpath(root))
+        self.skip = tuple(_folder(os.path.realpath(s)) for s in skip)
         self.seen: set[tuple[str, str]] = set()
         self.pid, self.fd = 0, -1
 
