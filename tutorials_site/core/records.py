@@ -183,9 +183,6 @@ class Used:
 
     files: tuple[UsedFile, ...]
     distributions: tuple[UsedDistribution, ...]
-    # Top-level modules it imported or looked for that no distribution provided (optional ones it went without,
-    # the project's own): installing one makes the run stale.
-    missing: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -3,8 +3,9 @@
 While a tutorial runs, each of its Python processes records the files under the project it opened and
 the modules it imported (commands/child_site/tutorials_site_used.py, into RUNDIR/out/used/<pid>.jsonl).
 Once it ended, the build makes of that the run's Used record (record): each project file it read, by
-digest, each installed distribution it imported, by name and release, and the modules it looked for that
-no distribution provided (an optional dependency it went without). A run is current while its
+digest, and each installed distribution it imported, by name and release. A module it looked for and went
+without (an optional dependency) is no part of it: installing it later runs nothing again, as installing
+any distribution a run did not import. A run is current while its
 source digest, the environment fingerprint (core.fingerprint: the engine's run code, Python, start-up
 hooks, the accelerator pins, conf.py's run settings) and every file and distribution of its Used
 record are as they were (fingerprint_problems); no other file or distribution counts.
@@ -12,7 +13,6 @@ record are as they were (fingerprint_problems); no other file or distribution co
 
 import hashlib
 import json
-import sys
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -82,16 +82,12 @@ def record(run_dir: Path, root: Path, skip: Iterable[Path], ignored: Collection[
     files = sorted(path for path in entries.read - entries.wrote
                    if path.is_relative_to(root) and not path.is_dir()
                    and not any(path == s or path.is_relative_to(s) for s in skipped))
-    provided = {module: {canonicalize_name(dist) for dist in dists}
-                for module, dists in metadata.packages_distributions().items()}
+    by_module = metadata.packages_distributions()
     versions = installed()
-    names = {name for module in entries.modules for name in provided.get(module, ())}
-    missing = sorted(module for module in entries.modules if module not in provided and not module.startswith("__")
-                     and module not in sys.stdlib_module_names)
+    names = {canonicalize_name(dist) for module in entries.modules for dist in by_module.get(module, ())}
     return Used(files=tuple(UsedFile(path.relative_to(root).as_posix(), file_digest(path)) for path in files),
                 distributions=tuple(UsedDistribution(name, versions.get(name, ABSENT))
-                                    for name in sorted(names - set(ignored))),
-                missing=tuple(missing))
+                                    for name in sorted(names - set(ignored))))
 
 
 @dataclass(frozen=True)
@@ -103,7 +99,6 @@ class Present:
     environment: str  # core.fingerprint.environment_fingerprint
     _digests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     _versions: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
-    _provided: set[str] = field(default_factory=set, compare=False, repr=False)
 
     def digest(self, path: str) -> str:
         """The digest of the project's file PATH (relative to the root) now."""
@@ -117,13 +112,6 @@ class Present:
             self._versions[""] = ""  # looked up: an environment with no distribution is not looked up again
             self._versions.update(installed())
         return self._versions.get(name, ABSENT)
-
-    def provided(self, module: str) -> bool:
-        """Whether an installed distribution provides the top-level module MODULE now."""
-        if not self._provided:
-            self._provided.update(["", *metadata.packages_distributions()])  # "": looked up
-        return module in self._provided
-
 
 def fingerprint_problems(stamp: Stamp, source: str, present: Present) -> list[str]:
     """Why STAMP's run no longer stands for the tutorial whose source digest is SOURCE, in PRESENT (empty: it
@@ -145,7 +133,4 @@ def fingerprint_problems(stamp: Stamp, source: str, present: Present) -> list[st
                 if present.version(d.name) != d.version]
     if upgraded:
         problems.append(f"a distribution it imported changed since: {', '.join(upgraded)}")
-    appeared = [module for module in stamp.used.missing if present.provided(module)]
-    if appeared:
-        problems.append(f"a module it looked for and went without is installed since: {', '.join(appeared)}")
     return problems
