@@ -12,9 +12,13 @@
 - peak memory: the largest process of the build, and each run's process tree (its stamp);
 - `make update-po` on a catalog with one translation of 50k, 100k, 200k characters without a blank
   (benchmarks/catalog_bench.py; target: linear);
+- what each run's fingerprint holds: the project files and the distributions it used, of those installed;
 - two CI runs in a row (benchmarks/ci_runs.py: the workflow's shards and assemble, its cache carried
   from the first run to the second) on a generated repository of small tutorials, for each change
-  between them: the tutorials the second run executes (targets: the issue's) and what it took.
+  between them: the tutorials the second run executes (targets: the issue's) and what it took. Both
+  ways of the fingerprint: distributions installed that no tutorial imports (the test tools,
+  sphinx-design) run nothing again; a helper loaded with importlib, or a distribution one tutorial
+  imports, runs that tutorial alone again.
 
 Figures are medians of --repeat runs.
 """
@@ -36,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import catalog_bench, ci_runs  # noqa: E402
 from tutorials_site.commands.execute import RunOptions, run_tutorial  # noqa: E402
-from tutorials_site.core import languages, project  # noqa: E402
+from tutorials_site.core import languages, project, used  # noqa: E402
 from tutorials_site.core.layout import BuildTree  # noqa: E402
 from tutorials_site.core.records import Stamp  # noqa: E402
 
@@ -158,7 +162,8 @@ def kept_runs(tmp):
     for n, change in enumerate(ci_runs.CHANGES):
         changed = ci_runs.changed(repo, work / f"repo-{n}", change)
         player = ci_runs.Player(work / f"second-{n}", site)
-        seconds.append((change, player.play(changed, "second", kept, ci_runs.torch_version() + change.torch_suffix)[0]))
+        run = player.play(changed, "second", kept, ci_runs.torch_version() + change.torch_suffix, change.installed)[0]
+        seconds.append((change, run))
     return first, seconds
 
 
@@ -203,11 +208,14 @@ def main():
     print(f"peak memory: largest build process {peak_mib:.0f} MiB; each run's process tree: "
           + ", ".join(f"{stamp.peak_rss_mb:.0f} MB" for stamp in stamps)
           + "".join(f"; GPU {list(stamp.gpu_peak_mb)} MB" for stamp in stamps if stamp.gpu_peak_mb))
+    print(f"what a run's fingerprint holds  of {len(used.installed())} distributions installed: " + "; ".join(
+        f"{t.path.name} {len(stamp.used.files)} project file(s), {len(stamp.used.distributions)} distributions"
+        for t, stamp in zip(project.current().tutorials, stamps) if stamp.used))
     print(f"two CI runs in a row, {ci_runs.COUNT} small tutorials in {ci_runs.SHARDS} shards (LANGUAGES={ci_runs.LANGUAGES}); "
           "the second restores the runs the first kept")
-    print(f"  {'first run, nothing kept':<37} executed {first_run.executed:2d}              {_ci_run(first_run)}")
+    print(f"  {'first run, nothing kept':<48} executed {first_run.executed:2d}              {_ci_run(first_run)}")
     for change, run in second_runs:
-        print(f"  {'then ' + change.what:<37} executed {run.executed:2d} (target {change.target:2d})  {_ci_run(run)}")
+        print(f"  {'then ' + change.what:<48} executed {run.executed:2d} (target {change.target:2d})  {_ci_run(run)}")
     print(catalog_bench.line())
 
 

@@ -7,9 +7,10 @@ assemble, in another clone, runs its command and then the steps that gather the 
 actions/cache/save step becomes a copy of that path. `make bench` prints the figures;
 tests/test_kept_runs.py checks them against the targets.
 
-The repository holds COUNT tutorials that each print a line, and every run sees a stand-in torch
-distribution on PYTHONPATH (metadata only), so that a change of torch's version is a change of
-what the fingerprint reads, made without installing anything.
+The repository holds COUNT tutorials that each print a line; one of them also imports a stand-in
+distribution (STAND_IN) and another loads a helper module with importlib (HELPER). Every run sees,
+on PYTHONPATH, a stand-in torch distribution (metadata only: no tutorial imports it) and STAND_IN, so
+that installing or upgrading a distribution is a change made without installing anything.
 """
 
 import json
@@ -50,6 +51,16 @@ It prints one line.
 print("small tutorial {n} ran")
 '''
 TRANSLATED = 3  # the tutorial with a Korean catalog
+IMPORTS = 5  # the tutorial that imports STAND_IN's module
+LOADS = 6  # the tutorial that loads HELPER with importlib
+STAND_IN = ("stand-in-lib", "1.0", "stand_in_lib")  # (name, version, module) of the distribution it imports
+HELPER = "helpers/small_helper.py"  # in the repository, outside the galleries
+EXTRA = {
+    IMPORTS: "import stand_in_lib\nprint(stand_in_lib.VERSION)\n",
+    LOADS: "import importlib, os, sys\n"
+           "sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, 'helpers'))\n"
+           "print(importlib.import_module('small_helper').VALUE)\n",
+}
 CATALOG = '''msgid ""
 msgstr ""
 "Language: ko\\n"
@@ -88,6 +99,7 @@ class Change:
     target: int
     edit: Callable[[Path], None]  # applied to a clone of the repository, then committed
     torch_suffix: str = ""  # added to torch's version for the second run
+    installed: tuple[tuple[str, str, str | None], ...] = ()  # distributions (name, version, module) for the second run
 
 
 def _append(relative: str, text: str) -> Callable[[Path], None]:
@@ -116,7 +128,12 @@ CHANGES = (
     Change("the engine's CSS", 0, _append("tutorials_site/static/tutorials.css", "/* a stylesheet changed */\n")),
     Change("the audit (core/audit.py)", 0, _append("tutorials_site/core/audit.py", "# the audit changed\n")),
     Change("the runner (commands/runner.py)", COUNT, _append("tutorials_site/commands/runner.py", "# the runner changed\n")),
-    Change("torch's version", COUNT, lambda repo: None, torch_suffix=".post1"),
+    Change("test tools and sphinx-design installed", 0, lambda repo: None,
+           installed=(("pytest", "9.0.0", None), ("sphinx-design", "0.6.1", None))),
+    Change("torch's version (no tutorial imports it)", 0, lambda repo: None, torch_suffix=".post1"),
+    Change("a distribution one tutorial imports, upgraded", 1, lambda repo: None,
+           installed=((STAND_IN[0], "1.1", STAND_IN[2]),)),
+    Change("a helper one tutorial loads with importlib", 1, _append(HELPER, "VALUE = 2\n")),
 )
 
 
@@ -133,7 +150,10 @@ def generate(target: Path, count: int = COUNT) -> Path:
     for catalogs in target.glob(f"locales/*/LC_MESSAGES/{GALLERY}"):
         shutil.rmtree(catalogs)
     for n in range(1, count + 1):
-        Path(target, GALLERY, f"{tutorial_name(n)}.py").write_text(TUTORIAL.format(n=f"{n:02d}"), encoding="utf-8")
+        Path(target, GALLERY, f"{tutorial_name(n)}.py").write_text(TUTORIAL.format(n=f"{n:02d}") + EXTRA.get(n, ""),
+                                                                   encoding="utf-8")
+    Path(target, HELPER).parent.mkdir()
+    Path(target, HELPER).write_text("VALUE = 1\n", encoding="utf-8")
     catalog = target / CATALOG_PATH
     catalog.parent.mkdir(parents=True)
     catalog.write_text(CATALOG.format(n=f"{TRANSLATED:02d}", text=f"작은 튜토리얼 {TRANSLATED:02d}"), encoding="utf-8")
@@ -151,12 +171,18 @@ def changed(base: Path, target: Path, change: Change) -> Path:
     return target
 
 
-def write_torch(site: Path, version: str) -> None:
-    """The stand-in torch distribution, metadata only, in `site` (put first on PYTHONPATH)."""
+def write_torch(site: Path, version: str, installed: tuple[tuple[str, str, str | None], ...] = ()) -> None:
+    """The stand-in distributions in `site` (put first on PYTHONPATH): torch at `version`, metadata only, STAND_IN,
+    and those `installed` (name, version, module: a module of that name with its version), by name over those."""
     shutil.rmtree(site, ignore_errors=True)
-    info = site / f"torch-{version}.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n", encoding="utf-8")
+    chosen = {name: (version, module) for name, version, module in (("torch", version, None), STAND_IN, *installed)}
+    for name, (release, module) in chosen.items():
+        info = site / f"{name.replace('-', '_')}-{release}.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {release}\n", encoding="utf-8")
+        if module:
+            (info / "top_level.txt").write_text(f"{module}\n", encoding="utf-8")
+            (site / f"{module}.py").write_text(f"VERSION = {release!r}\n", encoding="utf-8")
 
 
 def torch_version() -> str:
@@ -234,11 +260,13 @@ class Player:
             raise StepFailed(f"{clone}: {step['run']}: exit status {result.returncode}\n{result.stdout}{result.stderr}")
         return seconds, result.stdout
 
-    def play(self, repo: Path, name: str, kept: Path | None, torch: str) -> tuple[CIRun, Path]:
+    def play(self, repo: Path, name: str, kept: Path | None, torch: str,
+             installed: tuple[tuple[str, str, str | None], ...] = ()) -> tuple[CIRun, Path]:
         """One CI run of `repo`'s HEAD, named `name`, restoring `kept` (None: nothing kept yet) with torch at
-        version `torch`; returns what it cost and the folder its save step kept."""
+        version `torch` and the stand-ins `installed` (write_torch); returns what it cost and the folder its save
+        step kept."""
         self.work.mkdir(parents=True, exist_ok=True)
-        write_torch(self.site, torch)
+        write_torch(self.site, torch, installed)
         executed, shard_seconds, run_seconds = 0, 0.0, 0.0
         artifacts = self.work / f"{name}-artifacts"
         clone = self._clone(repo, f"{name}-plan")

@@ -84,6 +84,16 @@ def test_the_inputs_digest_changes_with_the_command_line_and_the_environment(tre
     assert inputs_digest(tree, site, _command(tree), KO, "another environment") != digest
 
 
+def test_the_inputs_digest_changes_with_any_installed_distribution(tree, site, tmp_path, monkeypatch):
+    # A Sphinx extension or theme installed renders the pages again, though it runs no tutorial again.
+    digest = inputs_digest(tree, site, _command(tree), KO, "environment")
+    info = tmp_path / "installed" / "sphinx_design-0.6.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: sphinx-design\nVersion: 0.6.1\n")
+    monkeypatch.syspath_prepend(str(info.parent))
+    assert inputs_digest(tree, site, _command(tree), KO, "environment") != digest
+
+
 def test_the_outputs_snapshot_lists_each_file_by_its_path_size_and_time(tmp_path):
     (tmp_path / "html" / "ko").mkdir(parents=True)
     (tmp_path / "html" / "index.html").write_text("<p>a</p>")

@@ -1,7 +1,8 @@
-"""The fingerprint covers exactly what a run depends on: the runner's code, Python, the installed
-distributions, start-up hooks and conf.py's run settings; per tutorial, its script, the files it
-declares it reads and its helper modules."""
+"""The fingerprint covers exactly what a run depends on: the runner's code, Python, the accelerator pins,
+start-up hooks and conf.py's run settings; per tutorial, its script and the files it declares it reads
+(what a run used while it ran: tests/test_used.py)."""
 
+import re
 import shutil
 import sys
 import textwrap
@@ -70,28 +71,31 @@ def _dist(folder, name, version):
     return info
 
 
-def test_every_installed_distribution_counts_by_release_the_accelerator_runtime_by_its_lock(tmp_path, monkeypatch):
+def test_no_installed_distribution_counts_for_every_run_the_accelerator_runtime_by_its_lock(tmp_path, monkeypatch):
     packages = tmp_path / "site-packages"
     packages.mkdir()
     monkeypatch.setattr(fingerprint, "site_folders", lambda: [packages])
-    # Distributions are looked up on sys.path (site-packages and PYTHONPATH's folders): the standard library's
-    # folders and this one only.
     monkeypatch.setattr(sys, "path", [str(packages), *(p for p in sys.path if "-packages" not in p and p != str(ROOT))])
     torch = _dist(packages, "torch", "2.13.0+cpu")
     cpu = fingerprint.environment_fingerprint()
-    # The GPU shard: torch's CUDA build and the CUDA runtime it brings (a name only the CUDA lock has).
+    # The GPU shard: torch's CUDA build and the CUDA runtime it brings; then any other distribution, a new torch
+    # release: each counts only for the runs that imported it (core.used).
     shutil.rmtree(torch)
-    _dist(packages, "torch", "2.13.0+cu130")
-    accelerator = next(iter(fingerprint.accelerator_pins()))
-    _dist(packages, accelerator, "1.0")
-    _dist(packages, "pip", "99.0")  # the installer, bundled by Python's patch release
-    assert fingerprint.environment_fingerprint() == cpu
-    # Any other distribution, whether requirements.txt names it or not, and a new torch release.
-    _dist(packages, "some-plugin", "0.1")
-    plugin = fingerprint.environment_fingerprint()
-    shutil.rmtree(packages / "torch-2.13.0+cu130.dist-info")
     _dist(packages, "torch", "2.14.0+cu130")
-    assert len({cpu, plugin, fingerprint.environment_fingerprint()}) == 3
+    _dist(packages, next(iter(fingerprint.accelerator_pins())), "1.0")
+    _dist(packages, "some-plugin", "0.1")
+    assert fingerprint.environment_fingerprint() == cpu
+    # The CUDA lock's runtime pins count, whatever is installed.
+    root = tmp_path / "project"
+    root.mkdir()
+    for name in fingerprint.TORCH_LOCKS:
+        shutil.copy(ROOT / name, root / name)
+    monkeypatch.setattr(fingerprint, "run_configuration", lambda root: "{}")
+    locked = fingerprint.environment_fingerprint(root)
+    cuda = root / "requirements-cuda.lock"
+    name = next(iter(fingerprint.accelerator_pins(root)))
+    cuda.write_text(cuda.read_text().replace(f"{name}==", f"{name}==0.0.0.dev0+", 1))
+    assert fingerprint.environment_fingerprint(root) != locked
 
 
 def test_requirement_files_are_read_as_pip_reads_them(tmp_path):
@@ -142,49 +146,65 @@ def _tutorial(folder, code):
     return path
 
 
-def test_the_source_digest_covers_declared_files_and_helper_modules_only(tmp_path):
+def test_the_source_digest_covers_the_script_and_its_declared_files_only(tmp_path):
     path = _tutorial(tmp_path / "gallery", """
         # tutorials-reads: data/*.csv  extra
         import helpers
-        from pkg.sub import thing
         text = "# tutorials-reads: not/a/comment.txt"
         """)
     (tmp_path / "gallery" / "data").mkdir()
     (tmp_path / "gallery" / "data" / "a.csv").write_text("1\n")
     (tmp_path / "gallery" / "extra").mkdir()
     (tmp_path / "gallery" / "extra" / "deep.json").write_text("{}")
-    (tmp_path / "gallery" / "helpers.py").write_text("from . import nothing_here\n")
-    (tmp_path / "gallery" / "pkg" / "sub").mkdir(parents=True)
-    (tmp_path / "gallery" / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "gallery" / "pkg" / "sub" / "__init__.py").write_text("thing = 1\n")
-    (tmp_path / "gallery" / "unrelated.py").write_text("")
+    (tmp_path / "gallery" / "helpers.py").write_text("")
     (tmp_path / "gallery" / "data" / "notes.txt").write_text("")
-    digests = [fingerprint.source_digest(path)]
-    for name in ("unrelated.py", "data/notes.txt"):  # neither read nor imported
+    digests = [fingerprint.source_digest(path, root=tmp_path)]
+    # a helper it imports is recorded by its run (core.used), not read here; a file neither declared nor read
+    for name in ("helpers.py", "data/notes.txt"):
         (tmp_path / "gallery" / name).write_text("changed")
-        digests.append(fingerprint.source_digest(path))
+        digests.append(fingerprint.source_digest(path, root=tmp_path))
     assert len(set(digests)) == 1
-    for name in ("data/a.csv", "extra/deep.json", "helpers.py", "pkg/__init__.py", "pkg/sub/__init__.py"):
+    for name in ("data/a.csv", "extra/deep.json"):
         (tmp_path / "gallery" / name).write_text((tmp_path / "gallery" / name).read_text() + "\n# changed\n")
-        digests.append(fingerprint.source_digest(path))
+        digests.append(fingerprint.source_digest(path, root=tmp_path))
     (tmp_path / "gallery" / "data" / "b.csv").write_text("2\n")  # a new file the pattern matches
-    digests.append(fingerprint.source_digest(path))
-    assert len(set(digests)) == 7
+    digests.append(fingerprint.source_digest(path, root=tmp_path))
+    path.write_text(path.read_text() + "\n# changed\n")
+    digests.append(fingerprint.source_digest(path, root=tmp_path))
+    assert len(set(digests)) == 5
 
 
 @pytest.mark.parametrize("line, message", [
     ("# tutorials-reads: data/*.csv", "'data/*.csv' matches no file; paths are relative to the tutorial's folder "
                                       "(globs allowed): add the file or fix the line"),
-    ("# tutorials-reads: /etc/hostname", "'/etc/hostname' matches no file; paths are relative to the tutorial's "
-                                         "folder (globs allowed): add the file or fix the line"),
+    ("# tutorials-reads: /etc/hostname", "'/etc/hostname' names a path outside the project (/etc/hostname); a "
+                                         "tutorial declares only the project's files, relative to its folder: copy "
+                                         "the file into the project"),
     ("# tutorials-reads:", "no path given; write paths relative to the tutorial's folder, globs allowed "
                            "(# tutorials-reads: data/*.csv)"),
 ])
 def test_a_declared_file_that_is_missing_is_an_error_naming_the_line(tmp_path, line, message):
     path = _tutorial(tmp_path, f"x = 1\n{line}\n")
     with pytest.raises(SiteError) as raised:
-        fingerprint.source_digest(path, "beginner_source/plot_demo.py")
+        fingerprint.source_digest(path, "beginner_source/plot_demo.py", tmp_path)
     assert str(raised.value) == f"beginner_source/plot_demo.py:6: tutorials-reads: {message}"
+
+
+@pytest.mark.parametrize("pattern", ["../../secret.txt", "../../*.txt", "../../nothing/*.csv", "escape.txt", "linked"])
+def test_a_declared_path_outside_the_project_is_refused_at_its_line(tmp_path, pattern):
+    root = tmp_path / "project"
+    path = _tutorial(root / "gallery", f"x = 1\n# tutorials-reads: {pattern}\n")
+    (tmp_path / "secret.txt").write_text("not the project's")
+    (root / "gallery" / "escape.txt").symlink_to(tmp_path / "secret.txt")  # a link out of the project
+    (root / "gallery" / "linked").mkdir()
+    (root / "gallery" / "linked" / "fine.txt").write_text("")
+    (root / "gallery" / "linked" / "out.txt").symlink_to(tmp_path / "secret.txt")
+    with pytest.raises(SiteError, match=rf"^gallery/plot_demo.py:6: tutorials-reads: {re.escape(repr(pattern))} "
+                                        r"(names a path|holds a link that leads) outside the project"):
+        fingerprint.declared_reads(path, "gallery/plot_demo.py", root)
+    (root / "gallery" / "inside.txt").write_text("")
+    path.write_text(path.read_text().replace(pattern, "../gallery/inside.txt"))  # `..` that stays inside is fine
+    assert fingerprint.declared_reads(path, "gallery/plot_demo.py", root) == [root / "gallery" / "../gallery/inside.txt"]
 
 
 @pytest.mark.site

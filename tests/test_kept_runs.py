@@ -32,7 +32,7 @@ def test_the_second_ci_run_executes_only_what_the_change_made_stale(first, chang
     repo, site, kept = first
     player = ci_runs.Player(tmp_path, site)
     second = ci_runs.changed(repo, tmp_path / "repo", change)
-    run, _ = player.play(second, "second", kept, ci_runs.torch_version() + change.torch_suffix)
+    run, _ = player.play(second, "second", kept, ci_runs.torch_version() + change.torch_suffix, change.installed)
     assert run.executed == change.target, change.what
     # Only the runs executed count as durations: the taken ones were timed by the run that executed them.
     assert len(shards.record(sorted((tmp_path / "second-artifacts").iterdir()))) == change.target

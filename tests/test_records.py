@@ -7,6 +7,7 @@ import pytest
 
 from tutorials_site.core import runs, seal, shards
 from tutorials_site.core.errors import UsageError
+from tutorials_site.core.layout import ROOT
 from tutorials_site.core.publish import PublishError, validate
 from tutorials_site.core.records import (
     BlockRecord,
@@ -18,8 +19,12 @@ from tutorials_site.core.records import (
     RunRecord,
     ShardRecord,
     Stamp,
+    Used,
+    UsedDistribution,
+    UsedFile,
 )
 from tutorials_site.core.stamps import outputs_digest
+from tutorials_site.core.used import Present
 
 HARDWARE = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0+cpu", cuda=None)
 RESULT = RunRecord(blocks=(BlockRecord(line=7, texts=("hello\n",), images=(), rst="hello"),),
@@ -27,7 +32,9 @@ RESULT = RunRecord(blocks=(BlockRecord(line=7, texts=("hello\n",), images=(), rs
                    code_objects={"print": [{"name": "print"}]}, gpu_peak_bytes=(), seconds=1.5)
 STAMP = Stamp(source="s" * 64, environment="e" * 64, outputs=outputs_digest(["hello\n"], []), seconds=1.5,
               failed=True, peak_rss_mb=12.5, gpu_peak_mb=(), hardware=HARDWARE, commit="abc", date="2026-01-01 00:00 UTC",
-              files=(RunFile(path="result.json", sha256="0" * 64, size=2),))
+              files=(RunFile(path="result.json", sha256="0" * 64, size=2),),
+              used=Used(files=(UsedFile("beginner_source/data/in.csv", "d" * 64),),
+                        distributions=(UsedDistribution("numpy", "2.4.6"),)))
 BUILD = BuildInfo(name="main", label="main", release=False, torch="2.13.0", languages=("en", "ko"),
                   built="2026-01-01 00:00 UTC", path="main/", executed=True)
 SHARD = ShardRecord(shard="1/2", tutorials=("beginner_source/a", "beginner_source/b"), executed=("beginner_source/a",))
@@ -73,28 +80,31 @@ def _run(tmp_path, result=RESULT):
     """A run, "run" under TMP_PATH, of RESULT, sealed in STAMP as it is."""
     run = tmp_path / "run"
     result.write(run / runs.RESULT)
-    stamp = dataclasses.replace(STAMP, files=seal.seal(tmp_path, "run"))
+    stamp = dataclasses.replace(STAMP, files=seal.seal(tmp_path, "run"), used=Used(files=(), distributions=()))
     stamp.write(run / runs.STAMP)
     return run
 
 
+PRESENT = Present(ROOT, STAMP.environment)
+
+
 def test_a_run_whose_record_is_of_another_format_is_not_current_so_it_runs_again(tmp_path):
     run = _run(tmp_path)
-    assert runs.problems(tmp_path, "run", STAMP.source, STAMP.environment) == []
+    assert runs.problems(tmp_path, "run", STAMP.source, PRESENT) == []
     for name in (runs.STAMP, runs.RESULT):
         before = (run / name).read_text()
         (run / name).write_text(before.replace(f'"format": {type(STAMP).FORMAT if name == runs.STAMP else 1}',
                                                '"format": 9'))
-        (problem,) = runs.problems(tmp_path, "run", STAMP.source, STAMP.environment)
+        (problem,) = runs.problems(tmp_path, "run", STAMP.source, PRESENT)
         assert problem.startswith(f"its record cannot be used ({run / name}: a ") and "of format 9" in problem
         (run / name).write_text(before)
     (run / runs.STAMP).unlink()
-    assert runs.problems(tmp_path, "run", STAMP.source, STAMP.environment) == ["not executed"]
+    assert runs.problems(tmp_path, "run", STAMP.source, PRESENT) == ["not executed"]
 
 
 def test_a_run_whose_record_and_stamp_disagree_on_its_failure_is_not_current(tmp_path):
     _run(tmp_path, dataclasses.replace(RESULT, error=None))  # sealed as it is: only the failure disagrees
-    assert runs.problems(tmp_path, "run", STAMP.source, STAMP.environment) == [
+    assert runs.problems(tmp_path, "run", STAMP.source, PRESENT) == [
         "its record and its stamp disagree on whether it failed (edited after the run?)"]
 
 

@@ -27,7 +27,7 @@ from typing import TextIO, cast
 from ..core import catalogs, checks, isolation, languages, needs, project, runs, shards, sphinx_warnings, stamping, translate, versions
 from ..core.build_cache import UpToDate
 from ..core.errors import Failed, SiteError, UsageError
-from ..core.fingerprint import declared_reads, environment_fingerprint, installed_version, source_digest
+from ..core.fingerprint import declared_reads, installed_version, present, source_digest, used_by
 from ..core.layout import ROOT, BuildTree
 from ..core.records import BUILD_RECORD, BuildInfo, Hardware, RunFile, ShardRecord, Stamp
 from ..core.seal import SealError
@@ -37,6 +37,7 @@ from ..core.staging import LOCALE, stage, working_folder
 from ..core.terminal import OutputLimits
 from ..core.tutorial_text import TutorialSyntaxError
 from ..core.tutorial_text import parse as parse_text
+from ..core.used import Present
 from . import execute
 from .build_log import BuildLog, Executing, Rendering, shown
 
@@ -84,7 +85,7 @@ class _Build:
     log: BuildLog
     site: project.Project
     selected: tuple[project.Tutorial, ...]  # those it may execute (TUTORIALS)
-    environment: str  # the environment fingerprint
+    present: Present  # the project and environment runs are compared with (the environment fingerprint)
 
     @property
     def without_output(self) -> bool:
@@ -98,15 +99,17 @@ def _build_failed(errors: Sequence[str]) -> Failed:
 
 # --- Execution ---
 
-def _stamp(item: _Pending, outcome: execute.Outcome, environment: str, files: tuple[RunFile, ...], run_dir: Path,
-           machine: Callable[[], needs.Machine], log: BuildLog) -> Stamp:
-    """Stamp the run of ITEM that ended (OUTCOME), failed or not, sealing its FILES; MACHINE: the GPUs here,
-    asked only for a run that did not finish, whose runner could not record them."""
+def _stamp(item: _Pending, outcome: execute.Outcome, present: Present, files: tuple[RunFile, ...], run_dir: Path,
+           skip: Sequence[Path], machine: Callable[[], needs.Machine], log: BuildLog) -> Stamp:
+    """Stamp the run of ITEM that ended (OUTCOME), failed or not, sealing its FILES, with what it used (SKIP:
+    the folders builds make and the venv, none of it the project's); MACHINE: the GPUs here, asked only for a
+    run that did not finish, whose runner could not record them."""
     stamp = stamping.run_stamp(outcome.result, hardware=outcome.result.hardware or _hardware(machine()),
-                               raised=outcome.raised, source=item.digest, environment=environment,
+                               raised=outcome.raised, source=item.digest, environment=present.environment,
                                outputs=runs.outputs(run_dir, outcome.result), files=files, seconds=outcome.seconds,
                                peak_rss_bytes=outcome.peak_rss_bytes, needs_gpus=item.need.gpus,
                                origin=stamping.origin(ROOT))
+    stamp = dataclasses.replace(stamp, used=used_by(run_dir, item.tutorial, skip))
     stamp.write(run_dir / runs.STAMP)
     for line in stamping.stamped_lines(item.tutorial.label, stamp, item.need):
         log.line(line)
@@ -179,11 +182,11 @@ def _run_isolated(settings: Settings, site: project.Project, tutorial: project.T
             f"tutorials need goes in conf.py's {isolation.SETTING}")
 
 
-def _current(tree: BuildTree, tutorial: project.Tutorial, digest: str, environment: str, output_limits: OutputLimits,
+def _current(tree: BuildTree, tutorial: project.Tutorial, digest: str, present: Present, output_limits: OutputLimits,
              log: BuildLog | None = None) -> bool:
-    """Whether TUTORIAL's run in TREE is the one its stamp sealed, stands for source DIGEST in ENVIRONMENT and
+    """Whether TUTORIAL's run in TREE is the one its stamp sealed, stands for source DIGEST in PRESENT and
     shows what OUTPUT_LIMITS ask for. LOG, where given, is told of a run whose files are not those sealed."""
-    problems = runs.problems(tree.runs, tutorial.key, digest, environment)
+    problems = runs.problems(tree.runs, tutorial.key, digest, present)
     unsealed = [problem for problem in problems if problem.startswith(str(tree.runs))]  # core.seal's: by path
     if log and unsealed:
         log.line(f"[execute] {tutorial.label}: its run is not the one its stamp sealed, not taken: " + "; ".join(unsealed))
@@ -191,19 +194,20 @@ def _current(tree: BuildTree, tutorial: project.Tutorial, digest: str, environme
     return not problems and execute.recorded_limits(tree.run_dir(tutorial.key)) == output_limits
 
 
-def _usable(settings: Settings, tree: BuildTree, item: _Pending, environment: str, log: BuildLog | None = None) -> bool:
+def _usable(settings: Settings, tree: BuildTree, item: _Pending, present: Present, log: BuildLog | None = None) -> bool:
     """Whether ITEM's run in TREE is current for it, under NEEDS=strict ran on the GPUs it declares, and
     under RETRY_FAILED did not fail (a failed run is kept like a successful one, its failure told again)."""
     run_dir = tree.run_dir(item.tutorial.key)
     stamp = stamping.stamp_of(run_dir)
-    return (stamp is not None and _current(tree, item.tutorial, item.digest, environment, settings.output_limits, log)
+    return (stamp is not None and _current(tree, item.tutorial, item.digest, present, settings.output_limits, log)
             and not (settings.enforce_needs and stamping.ran_on_fewer_gpus(run_dir, item.need.gpus))
             and not (settings.retry_failed and stamp.failed))
 
 
-def run_is_current(settings: Settings, tutorial: project.Tutorial, environment: str) -> bool:
+def run_is_current(settings: Settings, tutorial: project.Tutorial, present: Present) -> bool:
     """Whether TUTORIAL's recorded run stands for its current source, in this environment, under these limits."""
-    return _current(settings.tree, tutorial, source_digest(tutorial.path), environment, settings.output_limits)
+    return _current(settings.tree, tutorial, source_digest(tutorial.path, tutorial.label, tutorial.root), present,
+                    settings.output_limits)
 
 
 def _reuse(settings: Settings, log: BuildLog) -> BuildTree | None:
@@ -214,7 +218,7 @@ def _reuse(settings: Settings, log: BuildLog) -> BuildTree | None:
     return settings.reuse
 
 
-def _pending(settings: Settings, site: project.Project, tutorials: Sequence[project.Tutorial], environment: str,
+def _pending(settings: Settings, site: project.Project, tutorials: Sequence[project.Tutorial], present: Present,
              reuse: BuildTree | None, log: BuildLog) -> tuple[list[_Pending], int]:
     """The tutorials whose run is not current, here or in REUSE, and how many current runs REUSE gave (copied
     here); LOG is told of a run whose files are not those its stamp sealed. What is run is known before
@@ -222,20 +226,20 @@ def _pending(settings: Settings, site: project.Project, tutorials: Sequence[proj
     rerun = site.flag("run_stale_examples")
     pending, taken = [], 0
     for tutorial in tutorials:
-        item = _Pending(tutorial, source_digest(tutorial.path, tutorial.label),
+        item = _Pending(tutorial, source_digest(tutorial.path, tutorial.label, tutorial.root),
                         needs.of(site, tutorial))  # checked by refuse_unusable
-        if not rerun and _usable(settings, settings.tree, item, environment, log):
+        if not rerun and _usable(settings, settings.tree, item, present, log):
             continue
-        if not rerun and reuse and _usable(settings, reuse, item, environment, log):
+        if not rerun and reuse and _usable(settings, reuse, item, present, log):
             runs.restore(reuse.runs, settings.tree.runs, tutorial.key)
-            if _usable(settings, settings.tree, item, environment, log):  # the copy, as sealed too
+            if _usable(settings, settings.tree, item, present, log):  # the copy, as sealed too
                 taken += 1
                 continue
         pending.append(item)
     return pending, taken
 
 
-def _execute_one(settings: Settings, site: project.Project, item: _Pending, environment: str, progress: Executing,
+def _execute_one(settings: Settings, site: project.Project, item: _Pending, present: Present, progress: Executing,
                  machine: Callable[[], needs.Machine], log: BuildLog) -> list[str]:
     """Run ITEM's tutorial and stamp its run, failed or not: what the build says of a failure conf.py does not
     expect (its error line first), else nothing."""
@@ -252,12 +256,13 @@ def _execute_one(settings: Settings, site: project.Project, item: _Pending, envi
     except SealError as error:
         return [f"{tutorial.label}:1: ERROR: its run cannot be sealed: {error}; the run is not stamped (the next "
                 "build runs it again)"]
-    if stamping.excused(site, tutorial, _stamp(item, outcome, environment, files, run_dir, machine, log)):
+    if stamping.excused(site, tutorial, _stamp(item, outcome, present, files, run_dir, staging_skip(settings),
+                                            machine, log)):
         log.line(f"[execute] {tutorial.label}: failed, as conf.py's expected_failing_examples expects")
     return stamping.unexpected_failure(run_dir, site, tutorial)
 
 
-def _execute_pending(settings: Settings, site: project.Project, pending: Sequence[_Pending], environment: str,
+def _execute_pending(settings: Settings, site: project.Project, pending: Sequence[_Pending], present: Present,
                      log: BuildLog) -> tuple[list[str], list[str], list[str]]:
     """Run each of PENDING in turn: the keys of those that ran, the errors of those that failed, and those of
     the tutorials NEEDS=strict kept from running on this machine. abort_on_example_error stops at the first
@@ -274,7 +279,7 @@ def _execute_pending(settings: Settings, site: project.Project, pending: Sequenc
                 unmet.append(error)
                 progress.done()
                 continue
-            report = _execute_one(settings, site, item, environment, progress, machine, log)
+            report = _execute_one(settings, site, item, present, progress, machine, log)
             ran.append(item.tutorial.key)
             if report:
                 log.line("\n".join(report))
@@ -297,7 +302,7 @@ def _kept_failures(tree: BuildTree, site: project.Project, tutorials: Sequence[p
     return errors
 
 
-def run_tutorials(settings: Settings, site: project.Project, tutorials: Sequence[project.Tutorial], environment: str,
+def run_tutorials(settings: Settings, site: project.Project, tutorials: Sequence[project.Tutorial], present: Present,
                   log: BuildLog) -> Executed:
     """Run each tutorial whose run is not current, one at a time.
 
@@ -309,13 +314,13 @@ def run_tutorials(settings: Settings, site: project.Project, tutorials: Sequence
     this machine has too few GPUs for is not run, and the build stops once the others ran (Executed.stops).
     """
     reuse = _reuse(settings, log)
-    pending, taken = _pending(settings, site, tutorials, environment, reuse, log)
+    pending, taken = _pending(settings, site, tutorials, present, reuse, log)
     waiting = {item.tutorial.key for item in pending}
     kept = _kept_failures(settings.tree, site, [t for t in tutorials if t.key not in waiting], log)
     abort = site.flag("abort_on_example_error")
     if kept and abort:
         log.line("[execute] abort_on_example_error: a tutorial's kept run failed; no tutorial is executed")
-    ran, failed, unmet = _execute_pending(settings, site, [] if kept and abort else pending, environment, log)
+    ran, failed, unmet = _execute_pending(settings, site, [] if kept and abort else pending, present, log)
     log.line(f"[execute] executed {len(ran)} of {len(tutorials)} tutorial(s)"
              + (f"; took {taken} current run(s) from REUSE={reuse.root}" if reuse else "")
              + (f"; {len(kept)} failed in a run kept from before, not executed again (RETRY_FAILED=1 runs them)"
@@ -352,7 +357,7 @@ def refuse_unusable(site: project.Project) -> None:
         except ValueError as error:
             raise SiteError(str(error)) from None
         needs.of(site, tutorial)
-        declared_reads(tutorial.path, tutorial.label)  # each `# tutorials-reads:` line names files that exist
+        declared_reads(tutorial.path, tutorial.label, tutorial.root)  # each `# tutorials-reads:` line names files that exist
         try:  # what sphinx-gallery refuses, as it refuses it: a script without a heading is no error
             _, blocks = split_code_and_text_blocks(str(tutorial.path))
             extract_intro_and_title(tutorial.path, blocks[0].content)
@@ -606,7 +611,7 @@ def _to_render(build: _Build, noplot: bool, unrun: Sequence[str]) -> tuple[list[
             failed.append(lang.seg)
             continue
         command = sphinx_args(settings, build.site, lang, src, noplot, unrun)
-        up_to_date = UpToDate.of(tree, build.site, lang, command, build.environment, staging_skip(settings))
+        up_to_date = UpToDate.of(tree, build.site, lang, command, build.present.environment, staging_skip(settings))
         if up_to_date:
             log.line(f"[build] {lang.seg}: up to date")
             current.append(lang.seg)
@@ -660,7 +665,7 @@ def _prepare(settings: Settings, executes_nothing: bool) -> _Build:
     refuse_unusable(site)
     for lang in settings.langs:
         translate.check_labels(lang)
-    return _Build(settings, log, site, selected, environment_fingerprint())
+    return _Build(settings, log, site, selected, present(site.root))
 
 
 def _expectations(build: _Build, failed: Sequence[str]) -> list[str]:
@@ -680,7 +685,7 @@ def _expectations(build: _Build, failed: Sequence[str]) -> list[str]:
 def _execute_shard(build: _Build, shard: shards.Shard) -> None:
     """SHARD=i/N: execute that shard's tutorials and record them for `make assemble`, which renders the pages."""
     tutorials = shards.selection(shard)
-    executed = run_tutorials(build.settings, build.site, tutorials, build.environment, build.log)
+    executed = run_tutorials(build.settings, build.site, tutorials, build.present, build.log)
     # Its tutorials' runs, executed or taken from REUSE, also when it stops; durations count the executed ones only.
     ShardRecord(shard=str(shard), tutorials=tuple(t.key for t in tutorials),
                 executed=executed.ran).write(build.settings.tree.shard_record)
@@ -707,7 +712,7 @@ def html(settings: Settings) -> None:
     elif settings.shard:
         _execute_shard(build, settings.shard)
     else:
-        executed = run_tutorials(settings, build.site, [t for t in build.selected if t.executed], build.environment,
+        executed = run_tutorials(settings, build.site, [t for t in build.selected if t.executed], build.present,
                                  build.log)
         if executed.stops:
             raise _build_failed(executed.failed)
@@ -729,7 +734,8 @@ def _render_assembled(settings: Settings) -> None:
         _render_without_output(build)
         return
     missing = [f"{t.key}: " + "; ".join(problems) for t in build.selected if t.executed
-               for problems in [runs.problems(settings.tree.runs, t.key, source_digest(t.path, t.label), build.environment)]
+               for problems in [runs.problems(settings.tree.runs, t.key, source_digest(t.path, t.label, t.root),
+                                                         build.present)]
                if problems]
     if missing:
         raise Failed("[assemble] refusing to execute anything here; no current shard output for:\n  "
@@ -773,7 +779,7 @@ def _unrun(build: _Build) -> list[str]:
     """The keys of the tutorials a TUTORIALS build shows without output: not selected and without a current
     run (one that is current is shown, as a whole build would show it)."""
     unrun = [t for t in build.site.tutorials if t.executed and t not in build.selected
-             and not run_is_current(build.settings, t, build.environment)]
+             and not run_is_current(build.settings, t, build.present)]
     if unrun:
         build.log.line(f"[build] TUTORIALS: {len(unrun)} other tutorial(s) without a current run, shown without output")
     return [t.key for t in unrun]

@@ -16,6 +16,8 @@ execute.py) written. What it leaves in RUNDIR:
                     them: page/<gallery>/<section>/images/sphx_glr_<stem>_<NNN>.png
     progress.json   {"block": k, "line": lineno} of the block now running
     result.json     the summary, written last (core.records.RunRecord)
+    out/used/       what each of the tutorial's Python processes opened and imported, one
+                    <pid>.jsonl each (child_site/tutorials_site_used.py), for its fingerprint
 
 The texts shown (result.json's and the reST's) are rendered as a terminal shows
 them and kept within the limits (core.terminal), with a marker where output
@@ -63,6 +65,8 @@ from .. import sphinx_gallery_api as sg
 from ..core.records import BlockRecord, Hardware, RunError, RunRecord
 from ..core.runs import CodeBlock, first_code_line, read_json, write_json
 from ..core.terminal import BlockOutput, OutputLimits, RunOutput, render
+from ..core.used import FOLDER as USED
+from .child_site import tutorials_site_used
 
 # How long finished children get to be reaped before their output is read.
 _CHILDREN_GRACE_S = 1.0
@@ -455,6 +459,10 @@ def main(argv: list[str]) -> None:
 
     signal.signal(signal.SIGTERM, _kill_own_group)
     guard = _start_guard(out, limits)  # before the fork handlers: they are the tutorial's
+    # What the tutorial's processes open and import, in out/used/: not the venv and the engine (the environment's),
+    # nor its working folder and this run (the build's, where its own writes go).
+    tutorials_site_used.install(str(rundir / USED), options["root"],
+                                [sys.prefix, str(Path(__file__).resolve().parents[1]), os.getcwd(), str(rundir)])
     os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
     file_conf, blocks, tree = sg.split_code_and_text_blocks(source, return_node=True)
     namespace = _become_main(source, ast.get_docstring(tree, clean=False) if tree else None, options["sys_path"])
@@ -471,6 +479,7 @@ def main(argv: list[str]) -> None:
     # A line, not the end of the pipe: a forked worker still running holds the pipe open too.
     guard.communicate(b"done\n")
     hardware, gpu_peaks = _hardware()
+    tutorials_site_used.finish()
     RunRecord(blocks=_block_records(ran, out, limits), error=error, hardware=hardware, gpu_peak_bytes=tuple(gpu_peaks),
               code_objects=_code_objects(options, blocks, tree, namespace),
               images_total=len(gallery.vars["image_path_iterator"])).write(rundir / "result.json")

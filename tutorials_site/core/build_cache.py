@@ -14,6 +14,7 @@ from .fingerprint import PACKAGE_DIR as PACKAGE  # tutorials_site/: the extensio
 from .languages import Language
 from .layout import BuildTree
 from .project import Project
+from .used import installed
 
 RECORD = "inputs.sha256"  # in the language's doctrees: the inputs' digest, then the outputs' snapshot
 
@@ -27,12 +28,14 @@ def files_under(path: Path) -> list[Path]:
 
 def inputs_digest(tree: BuildTree, project: Project, command: Sequence[str], lang: Language, environment: str,
                   skip: Collection[Path] = ()) -> str:
-    """A digest of everything a language's build reads, COMMAND (its sphinx-build arguments) and the
-    ENVIRONMENT fingerprint included: when it is unchanged, so is the output. The site's files (core.site_tree,
-    SKIP: the folders builds make) enter by size and modification time, as Sphinx itself tells a changed page;
-    the catalogs, the runs' records and the engine's code by their bytes."""
+    """A digest of everything a language's build reads, COMMAND (its sphinx-build arguments), the ENVIRONMENT
+    fingerprint and every installed distribution included: when it is unchanged, so is the output. The site's
+    files (core.site_tree, SKIP: the folders builds make) enter by size and modification time, as Sphinx itself
+    tells a changed page; the catalogs, the runs' records and the engine's code by their bytes."""
     digest = hashlib.sha256("\0".join(command).encode())
     digest.update(environment.encode())
+    # Every installed distribution: Sphinx, its extensions and the theme render the pages (no run counts them all).
+    digest.update(repr(sorted(installed().items())).encode())
     for path in site_tree.files(project.root, (tree.root, *skip)):
         stat = path.stat()
         digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())

@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from . import languages, project, runs, stamping
-from .fingerprint import environment_fingerprint, source_digest
+from .fingerprint import present, source_digest
 from .layout import BuildTree
 from .records import BUILD_RECORD, BuildInfo, RecordError, Stamp
 from .stamps import STAMP_META, outputs_digest, page_copy, stamp_problems
@@ -104,8 +104,8 @@ def check_stamps(htmldir: Path | str, langs: Sequence[languages.Language]) -> li
     """Problems of the tutorial pages; a tutorial conf.py's filename_pattern does not execute is listed by
     not_executed(), not here."""
     problems = []
-    environment = environment_fingerprint()
     site = project.current()
+    now = present(site.root)
     runs_root = BuildTree(Path(htmldir).parent).runs
     kept: dict[str, Stamp | list[str]] = {}  # each tutorial's run, read and verified once for every language
     for lang in langs:
@@ -131,7 +131,7 @@ def check_stamps(htmldir: Path | str, langs: Sequence[languages.Language]) -> li
                                 "fix the tutorial, or list it in expected_failing_examples")
             shown = shown_outputs(page, parsed, source.stem)
             problems += [f"{where}: {problem}" for problem in
-                         stamp_problems(stamp, source_digest(source, tutorial.label), environment, shown)]
+                         stamp_problems(stamp, source_digest(source, tutorial.label, site.root), now, shown)]
             if runs_root.is_dir():
                 if tutorial.key not in kept:
                     kept[tutorial.key] = _sealed_run(runs_root, tutorial.key)

@@ -1,4 +1,4 @@
-"""What a tutorial's run depends on, as two digests a run's stamp records.
+"""What a tutorial's run depends on: the digests and the record a run's stamp holds (core.used compares them).
 
 The environment fingerprint (environment_fingerprint), the same for every tutorial:
 
@@ -9,13 +9,10 @@ The environment fingerprint (environment_fingerprint), the same for every tutori
   the rest of the package (the build's orchestration, Sphinx extensions, the
   audit, lint, catalogs, checks, publishing) is not in it;
 - Python's major.minor version;
-- every distribution installed where the run imports from (site-packages and
-  PYTHONPATH), by name and release version without its local label (torch
-  2.13.0+cpu and 2.13.0+cu130 are both 2.13.0), except the installer (pip);
-  the accelerator runtime that only the CUDA lock installs (nvidia-*, triton,
-  ...) enters by its pins in requirements-cuda.lock, whatever is installed, so
-  that a GPU shard's runs are current on the CPU machine that assembles the
-  site from them (where a run happened is in its provenance);
+- the accelerator runtime that only the CUDA lock installs (nvidia-*, triton,
+  ...), by its pins in requirements-cuda.lock, whatever is installed: torch
+  loads it as libraries, which no run records, and by the pins a GPU shard's
+  runs are current on the CPU machine that assembles the site from them;
 - what every Python start-up runs: each site-packages folder's `.pth` files and
   any `sitecustomize` / `usercustomize` module;
 - what conf.py decides of a run (run_configuration): the sphinx_gallery_conf
@@ -23,19 +20,26 @@ The environment fingerprint (environment_fingerprint), the same for every tutori
   and the variables tutorials get (`tutorials_environment`); not the theme,
   the templates, the languages or any other setting.
 
-Not in it: the values of environment variables (the machine's own), the
+The source digest (source_digest), per tutorial: its script and the files it
+declares it reads (`# tutorials-reads: PATTERN ...` comment lines, core.runs),
+which must lie inside the project: what its run cannot be seen to read (files
+read by C code or by programs that are not Python, folders listed).
+
+And per run, what it used while it ran (core.used, recorded by the run itself):
+the project's files it opened or imported, by digest, and the installed
+distributions it imported, by name and release (torch 2.13.0+cpu and
+2.13.0+cu130 are both 2.13.0). No other distribution counts: installing the
+test tools or a Sphinx extension runs nothing again.
+
+Not in any: the values of environment variables (the machine's own), the
 hardware, the build folder's layout, and modules of the project that conf.py
 names as callables (name them so their module is hashed with a tutorial, or
 re-run with run_stale_examples).
-
-The source digest (source_digest), per tutorial: its script, the files it
-declares it reads (`# tutorials-reads: PATTERN ...` comment lines, core.runs),
-and the modules beside it that it imports (helper modules, found as above).
-Both are read without importing anything, so no build pays for `import torch`.
 """
 
 import ast
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -50,10 +54,12 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from . import project, runs
+from . import project, runs, used
 from .errors import SiteError
 from .isolation import SETTING, site_folders
 from .layout import ROOT
+from .records import Used
+from .used import Present, release
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # tutorials_site/
 # Where a run starts: the supervisor the build calls, the processes it starts by module name (also
@@ -65,7 +71,7 @@ RUN_OPTIONS = ("capture_repr", "ignore_repr_types", "image_scrapers", "reset_arg
                "reset_modules_order", "inspect_global_variables", "image_srcset", "matplotlib_animations")
 # The two torch builds' locks: what only the CUDA one installs is the accelerator runtime.
 TORCH_LOCKS = ("requirements-cpu.lock", "requirements-cuda.lock")
-INSTALLERS = frozenset({"pip"})  # the venv's own installer, bundled by Python's patch release; no run imports it
+_WILDCARD = re.compile(r"[*?[]")  # what makes a part of a glob pattern match more than its own name
 
 
 def installed_version(name: str) -> str:
@@ -74,11 +80,6 @@ def installed_version(name: str) -> str:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return "not installed"
-
-
-def release(version: str) -> str:
-    """A version without its local label: the software, not the build it was made for."""
-    return version.split("+", 1)[0]
 
 
 def startup_hooks() -> list[Path]:
@@ -192,16 +193,6 @@ def accelerator_pins(root: Path = ROOT) -> dict[str, str]:
     return {name: release(version) for name, version in cuda.items() if name not in cpu} if cpu else {}
 
 
-def distributions(root: Path = ROOT) -> list[tuple[str, str]]:
-    """(name, release version) of every distribution a run can import, the accelerator runtime as locked."""
-    accelerator = accelerator_pins(root)
-    # sys.path: site-packages and PYTHONPATH's folders, which the tutorials' processes get too
-    found = {(canonicalize_name(dist.metadata["Name"]), release(dist.version))
-             for dist in metadata.distributions() if dist.metadata["Name"]}
-    return sorted({(name, version) for name, version in found if name not in accelerator and name not in INSTALLERS}
-                  | set(accelerator.items()))
-
-
 def _named(value: Any) -> str:
     """A callable by its import path (an address would differ in every process), anything else by its repr."""
     if callable(value) and hasattr(value, "__qualname__"):
@@ -228,7 +219,7 @@ def environment_fingerprint(root: Path = ROOT) -> str:
     add("python", f"{sys.version_info.major}.{sys.version_info.minor}".encode())
     for path in run_code():
         add(path.relative_to(PACKAGE_DIR).as_posix(), path.read_bytes())
-    for name, version in distributions(root):
+    for name, version in sorted(accelerator_pins(root).items()):
         add(name, version.encode())
     for path in startup_hooks():
         add(path.name, path.read_bytes())
@@ -236,10 +227,16 @@ def environment_fingerprint(root: Path = ROOT) -> str:
     return digest.hexdigest()
 
 
-def declared_reads(source: Path, label: str) -> list[Path]:
+def _inside(path: Path, root: Path) -> bool:
+    """Whether PATH, its links resolved, lies in the project at ROOT."""
+    return path.resolve().is_relative_to(root.resolve())
+
+
+def declared_reads(source: Path, label: str, root: Path = ROOT) -> list[Path]:
     """The files SOURCE's `# tutorials-reads:` lines name (a folder: every file in it), sorted.
 
-    Raises SiteError naming LABEL and the line when a pattern matches nothing or leaves the project.
+    Raises SiteError naming LABEL and the line when a pattern names no path, matches nothing, or names a path
+    outside the project at ROOT (absolute, through `..`, or by a link that leads out).
     """
     folder, found = Path(source).parent, set()
     text = Path(source).read_text(encoding="utf-8", errors="replace")
@@ -248,8 +245,18 @@ def declared_reads(source: Path, label: str) -> list[Path]:
             raise SiteError(f"{label}:{line}: tutorials-reads: no path given; write paths relative to the "
                             "tutorial's folder, globs allowed (# tutorials-reads: data/*.csv)")
         for pattern in patterns.split():
+            # Its part before any wildcard (all of an absolute path) must stay inside, whatever matches.
+            fixed = Path(*itertools.takewhile(lambda part: not _WILDCARD.search(part), Path(pattern).parts))
             matched = [] if Path(pattern).is_absolute() else sorted(folder.glob(pattern))
+            outside = [path for path in [folder / fixed, *matched] if not _inside(path, root)]
+            if outside:
+                raise SiteError(f"{label}:{line}: tutorials-reads: {pattern!r} names a path outside the project "
+                                f"({outside[0].resolve()}); a tutorial declares only the project's files, relative "
+                                "to its folder: copy the file into the project")
             files = [f for m in matched for f in ([m] if m.is_file() else sorted(m.rglob("*"))) if f.is_file()]
+            if any(not _inside(f, root) for f in files):
+                raise SiteError(f"{label}:{line}: tutorials-reads: {pattern!r} holds a link that leads outside the "
+                                "project; a tutorial declares only the project's files: copy the file into the project")
             if not files:
                 raise SiteError(f"{label}:{line}: tutorials-reads: {pattern!r} matches no file; paths are relative "
                                 "to the tutorial's folder (globs allowed): add the file or fix the line")
@@ -257,13 +264,24 @@ def declared_reads(source: Path, label: str) -> list[Path]:
     return sorted(found)
 
 
-def source_digest(path: Path, label: str | None = None) -> str:
-    """The digest of what a tutorial brings to its run: its script, the files it declares it reads and the
-    modules beside it that it imports (found in their imports). LABEL names the script in errors."""
+def source_digest(path: Path, label: str | None = None, root: Path = ROOT) -> str:
+    """The digest of what a tutorial brings to its run: its script and the files it declares it reads (in the
+    project at ROOT). LABEL names the script in errors. The modules and files it opens are recorded by the
+    run itself (core.used)."""
     path = Path(path)
-    folder = path.parent
     digest = hashlib.sha256(path.read_bytes())
-    helpers = [p for p in imported_files([path], folder) if p != path]
-    for other in [*helpers, *declared_reads(path, label or str(path))]:
-        digest.update(b"\0" + os.path.relpath(other, folder).encode() + b"\0" + other.read_bytes())
+    for other in declared_reads(path, label or str(path), root):
+        digest.update(b"\0" + os.path.relpath(other, path.parent).encode() + b"\0" + other.read_bytes())
     return digest.hexdigest()
+
+
+def present(root: Path = ROOT) -> Present:
+    """The state of the project at ROOT and of the environment that runs are compared with, now."""
+    return Present(Path(root), environment_fingerprint(root))
+
+
+def used_by(run_dir: Path, tutorial: project.Tutorial, skip: Iterable[Path]) -> Used:
+    """What TUTORIAL's run in RUN_DIR used (core.used.record): the build folder, the venv and the engine
+    (SKIP and PACKAGE_DIR) and the script itself are counted elsewhere, the accelerator runtime by its pins."""
+    return used.record(run_dir, tutorial.root, [*skip, PACKAGE_DIR, tutorial.path, *site_folders()],
+                       accelerator_pins(tutorial.root))

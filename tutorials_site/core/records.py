@@ -3,7 +3,7 @@
 - RunRecord, a run folder's result.json: what the runner recorded of each code block (the
   supervisor adds the run's time, or writes it from what a runner that did not finish left);
 - Stamp, a run folder's stamp.json (and a tutorial page's <meta>): what vouches that the run
-  stands for the current source in the current environment (core.stamps, core.fingerprint);
+  stands for the current source in the current environment, with what it used (core.stamps, core.used);
 - BuildInfo, <html>/build.json: what `make publish` needs to know of a build;
 - ShardRecord, <builddir>/shard.json: what a `SHARD=i/N` build executed, for `make assemble`.
 
@@ -170,6 +170,30 @@ class RunRecord(Record):
     seconds: float = 0.0  # the wall time of the runner's process, set by the supervisor
 
 
+@dataclasses.dataclass(frozen=True)
+class UsedFile:
+    """A file of the project a run read, as it was then."""
+
+    path: str  # relative to the project's root
+    sha256: str  # core.used.ABSENT: it tried to open it, and there was none
+
+
+@dataclasses.dataclass(frozen=True)
+class UsedDistribution:
+    """An installed distribution a run imported, as it was then."""
+
+    name: str  # canonical (PEP 503)
+    version: str  # its release, without a local label
+
+
+@dataclasses.dataclass(frozen=True)
+class Used:
+    """What a run used while it ran, besides its source and the environment (core.used)."""
+
+    files: tuple[UsedFile, ...]
+    distributions: tuple[UsedDistribution, ...]
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Stamp(Record):
     """stamp.json: that a run of `source` in `environment` showed `outputs` (core.stamps)."""
@@ -177,7 +201,7 @@ class Stamp(Record):
     FORMAT: ClassVar[int] = 2
     NAME: ClassVar[str] = "execution stamp (stamp.json)"
 
-    source: str  # core.fingerprint.source_digest: the script, the files it reads, its helper modules
+    source: str  # core.fingerprint.source_digest: the script and the files it declares it reads
     environment: str  # core.fingerprint.environment_fingerprint
     outputs: str  # core.stamps.outputs_digest of what the run shows
     seconds: float
@@ -191,6 +215,8 @@ class Stamp(Record):
     needs_gpus: int = 0  # the GPUs it declares it needs (core.needs); more than hardware.gpus: run on less
     # Failed without raising: timed out, killed, or exited before its end (no expected_failing_examples excuses it).
     unfinished: bool = False
+    # The project files and distributions it used (core.used); None: stamped before they were recorded (not current).
+    used: Used | None = None
 
 
 # A build's record beside its pages (BuildInfo): written last, by a build that succeeded.

@@ -28,6 +28,7 @@ from .layout import BuildTree
 from .project import Tutorial
 from .records import RecordError, RunError, RunFile, RunRecord, Stamp
 from .stamps import outputs_digest, stamp_problems
+from .used import Present
 
 RESULT = "result.json"
 STAMP = seal.STAMP
@@ -176,10 +177,10 @@ def sealed(runs_root: Path, tutorial: Tutorial) -> tuple[RunFile, ...]:
     return files
 
 
-def problems(runs_root: Path, key: str, source_digest: str, environment: str) -> list[str]:
-    """Why the run KEY under RUNS_ROOT does not stand for `source_digest` in `environment` (empty: it does):
+def problems(runs_root: Path, key: str, source_digest: str, present: Present) -> list[str]:
+    """Why the run KEY under RUNS_ROOT does not stand for `source_digest` in PRESENT (empty: it does):
     its files are not those its stamp sealed (core.seal.verify, each problem naming the file), or its stamp
-    is of another source or environment.
+    is of another source or of what it used then (core.used).
 
     A record that is damaged or of another format does not: the tutorial runs again.
     """
@@ -198,7 +199,7 @@ def problems(runs_root: Path, key: str, source_digest: str, environment: str) ->
         return [f"its record cannot be used ({error})"]
     except OSError:
         return ["the run's record is damaged (a figure is missing)"]
-    return stamp_problems(stamp, source_digest, environment, shown)
+    return stamp_problems(stamp, source_digest, present, shown)
 
 
 def unsealed(runs_root: Path, key: str) -> list[str]:

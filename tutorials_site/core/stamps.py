@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .records import RecordError, Stamp
+from .used import Present, fingerprint_problems
 
 # The <meta> name under which every tutorial page carries its stamp (checked by `make check`).
 STAMP_META = "tutorial-execution-stamp"
@@ -54,20 +55,16 @@ def outputs_digest(outputs: Iterable[str], images: Iterable[bytes]) -> str:
     return digest.hexdigest()
 
 
-def stamp_problems(stamp: Stamp, source_digest: str, environment: str, outputs: str | None = None) -> list[str]:
-    """Why a stamp does not vouch for the output of `source_digest` run in `environment` (empty: it does).
+def stamp_problems(stamp: Stamp, source_digest: str, present: Present, outputs: str | None = None) -> list[str]:
+    """Why a stamp does not vouch for the output of `source_digest` run in PRESENT's project and environment
+    (empty: it does): core.used.fingerprint_problems, and the output shown and the run's time.
 
     `outputs`: the outputs digest of what is shown, when known (it must be the one the run stamped).
     """
     problems = []
     if outputs is not None and stamp.outputs != outputs:
         problems.append("the output shown is not what the run produced (edited after the run?)")
-    if stamp.source != source_digest:
-        problems.append("output comes from another version of the source (the script, a file it reads or a module "
-                        "beside it it imports)")
-    if stamp.environment != environment:
-        problems.append("executed in another environment (the runner's code, Python, installed packages or conf.py's "
-                        "run settings changed since)")
+    problems += fingerprint_problems(stamp, source_digest, present)
     if not stamp.seconds > 0:
         problems.append("zero-time run")
     return problems

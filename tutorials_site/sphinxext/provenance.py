@@ -90,7 +90,7 @@ class ProvenanceDirective(SphinxDirective):
         stamp = read_stamp(target)
         # Every language's page shows the run of the repository's English script.
         tutorial = example_of(self.config, self.env.docname)
-        if stamp and tutorial is not None and stamp.source == source_digest(tutorial.path, tutorial.label):
+        if stamp and tutorial is not None and stamp.source == source_digest(tutorial.path, tutorial.label, tutorial.root):
             self.env.metadata[self.env.docname][STAMP_META] = stamp.to_json()
             line = nodes.container(classes=["tutorial-provenance"])
             line += nodes.paragraph("", "", *describe(stamp))

@@ -11,3 +11,8 @@ import sys
 for stream in (sys.stdout, sys.stderr):
     if isinstance(stream, io.TextIOWrapper):  # as Python opens them; None without a stream
         stream.reconfigure(line_buffering=True, write_through=False)
+
+# What this process uses joins the tutorial's fingerprint (tutorials_site_used.py, beside this file).
+import tutorials_site_used  # type: ignore[import-not-found]  # noqa: E402 (on PYTHONPATH beside this file)
+
+tutorials_site_used.install_from_environment()
