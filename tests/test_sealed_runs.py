@@ -11,8 +11,10 @@ import pytest
 
 from conftest import build, copy_project, executed, snapshot
 from tutorials_site.core import runs, seal
+from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import Project
-from tutorials_site.core.records import BlockRecord, BuildInfo, Hardware, RecordError, RunRecord, Stamp
+from tutorials_site.core.records import BlockRecord, BuildInfo, Hardware, RecordError, RunRecord, Stamp, Used
+from tutorials_site.core.used import Present
 
 HARDWARE = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0", cuda=None)
 KEY = "gallery/plot_a"
@@ -22,10 +24,13 @@ RST = "\n.. rst-class:: sphx-glr-script-out\n\n.. code-block:: none\n\n    hello
 FORGED_RST = "\n\n.. raw:: html\n\n   <script>forged()</script>\n"
 
 
+PRESENT = Present(ROOT, "e" * 64)  # the environment the test's stamps were made in
+
+
 def _stamp(files):
     return Stamp(source="s" * 64, environment="e" * 64, outputs="o" * 64, seconds=1.0, failed=False,
                  peak_rss_mb=1.0, gpu_peak_mb=(), hardware=HARDWARE, commit="abc", date="2026-01-01 00:00 UTC",
-                 files=files)
+                 files=files, used=Used(files=(), distributions=()))
 
 
 @pytest.fixture
@@ -56,7 +61,7 @@ def test_the_stamp_seals_every_file_of_the_run_but_itself(sealed):
     assert [(f.path, f.size) for f in stamp.files] == [
         ("out/0.txt", 6), (FIGURE, 11), (runs.RESULT, (run / runs.RESULT).stat().st_size)]
     assert seal.verify(root, KEY, stamp.files) == []
-    assert runs.problems(root, KEY, "s" * 64, "e" * 64) == ["the output shown is not what the run produced "
+    assert runs.problems(root, KEY, "s" * 64, PRESENT) == ["the output shown is not what the run produced "
                                                             "(edited after the run?)"]  # the test's outputs digest
 
 
@@ -94,7 +99,7 @@ def test_a_run_that_is_not_as_sealed_is_refused_naming_the_file(sealed, tmp_path
     tamper(root, run, tmp_path)
     problems = seal.verify(root, KEY, stamp.files)
     assert len(problems) == 1 and problems[0].startswith(problem.format(run=run, root=root)), problems
-    assert runs.problems(root, KEY, "s" * 64, "e" * 64) == problems  # so it is never taken as current
+    assert runs.problems(root, KEY, "s" * 64, PRESENT) == problems  # so it is never taken as current
     assert runs.unsealed(root, KEY) == problems  # what assemble and check say
 
 

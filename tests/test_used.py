@@ -61,7 +61,7 @@ def test_the_record_holds_the_project_files_read_and_the_distributions_imported(
 def stamp(used_record):
     return Stamp(source="s", environment="e", outputs="o", seconds=1.0, failed=False, peak_rss_mb=1.0, gpu_peak_mb=(),
                  hardware=Hardware(device="CPU", gpus=0, machine="x86_64", torch=None, cuda=None), commit="c",
-                 date="d", used=used_record)
+                 date="d", files=(), used=used_record)
 
 
 def test_a_run_is_current_until_a_file_it_read_or_a_distribution_it_imported_changes(tmp_path, site):
