@@ -63,9 +63,11 @@ class BuildTree:
         """One tutorial's run, shared by every language: <builddir>/runs/beginner_source/basics/<stem>/."""
         return self.runs / key
 
-    def workdir(self, folder: str) -> Path:
-        """The working directory of a tutorial folder's runs: links to the folder's files, writes stay here."""
-        return self.root / "work" / folder
+    @property
+    def work(self) -> Path:
+        """The folders of the run going on (its working folder, temporary folder, HOME, output), made fresh for
+        each run and removed after it."""
+        return self.root / "work"
 
     @property
     def shard_record(self) -> Path:
