@@ -150,7 +150,7 @@ def _run_isolated(settings: Settings, site: project.Project, item: _Pending, run
     tutorial, env = item.tutorial, _tutorial_env(site)
     execute.remove_folder(settings.tree.work)  # what a killed build left
     try:
-        outcome = execute.run_tutorial(tutorial.path, run_dir, working_folder(settings.tree.work / "work", tutorial),
+        outcome = execute.run_tutorial(tutorial.path, run_dir, working_folder(settings.tree.work, tutorial),
                                        execute.RunOptions.of(site, tutorial, settings.output_limits),
                                        timeout=timeout, label=tutorial.label, env=env, tick=tick, confined=confined,
                                        network=item.need.network, scratch=settings.tree.work)

@@ -65,8 +65,8 @@ class BuildTree:
 
     @property
     def work(self) -> Path:
-        """The folders of the run going on (its working folder, temporary folder, HOME, output), made fresh for
-        each run and removed after it."""
+        """The folders of the run going on, made fresh for each run and removed after it: its working folder
+        (work/<its folder>/) and the others (its temporary folder, HOME, output) in work/run-*/."""
         return self.root / "work"
 
     @property
