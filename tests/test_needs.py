@@ -220,7 +220,7 @@ def test_a_malformed_needs_line_or_needs_value_is_refused_before_anything_runs(p
     builddir = project_copy / "_build"
     result = build(project_copy, builddir, env=ENGLISH)
     assert one_line_error(result) == ("error: beginner_source/cpu_tutorial.py:6: tutorials-needs: 'gpus=2.5' is not "
-                                      "cpu, gpu or gpus=N (a whole number of GPUs), written like gpus=2")
+                                      "cpu, gpu or gpus=N (a whole number of GPUs), written like gpus=2, nor network")
     assert "[execute]" not in result.stdout and not builddir.exists()
     tutorial.write_text(CPU_TUTORIAL)
     result = build(project_copy, builddir, env={**ENGLISH, "NEEDS": "yes"})

@@ -780,20 +780,29 @@ def test_a_run_s_folders_are_removed_and_a_save_during_it_changes_nothing_it_run
     assert list(scratch.iterdir()) == []
 
 
-@pytest.mark.parametrize("planted", ["an extra file", "a link"])
+PLANTED = {
+    "an extra file": ("open(os.path.join(output, 'page', 'index.html'), 'w')", "page/index.html"),
+    "a link": ("os.symlink('/etc/passwd', os.path.join(output, 'page', 'beginner', 'images', 'sphx_glr_demo_001.png'))",
+               "page/beginner/images/sphx_glr_demo_001.png (a link)"),
+    "a hard link": ("os.link(os.path.join(output, 'out', '0.txt'), os.path.join(output, 'out', '1.txt'))",
+                    "out/1.txt (a file linked from elsewhere too)"),
+    "a progress of its own": ("open(os.path.join(output, 'progress.json'), 'w').write('[1]')",
+                              "progress.json (not as the runner writes it)"),
+}
+
+
+@pytest.mark.parametrize("planted", PLANTED)
 def test_what_a_run_records_besides_its_record_is_refused(tmp_path, run, planted):
+    code, shown = PLANTED[planted]
     path = tutorial(tmp_path, f"""
-        import os, sys
+        import os, sys, time
         output = sys.orig_argv[-1]  # the runner's output folder
-        if {planted!r} == "a link":
-            os.symlink("/etc/passwd", os.path.join(output, "page", "beginner", "images", "sphx_glr_demo_001.png"))
-        else:
-            open(os.path.join(output, "page", "index.html"), "w").close()
+        {code}
+        time.sleep(600)  # the runner's own progress.json comes with the next block: the run ends here
         """)
     rundir = tmp_path / "run"
     with pytest.raises(OutputRefused) as refused:
-        run(path, rundir=rundir)
-    shown = "page/beginner/images/sphx_glr_demo_001.png: a link" if planted == "a link" else "page/index.html"
+        run(path, rundir=rundir, timeout=3)
     assert str(refused.value).startswith(f"beginner_source/demo.py:1: ERROR: its run left {shown} in its output "
                                          "folder, where a run records only out/<k>.txt")
     assert sorted(p.name for p in rundir.iterdir()) == ["options.json", "runner.log"]  # nothing taken

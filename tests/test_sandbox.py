@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import make
 from tutorials_site.commands import execute
 from tutorials_site.core import sandbox
 from tutorials_site.core.errors import UsageError
@@ -107,3 +108,12 @@ def test_this_machine_makes_a_sandbox_with_what_python_needs_readable():
     found = execute.sandbox_here(Path.cwd(), ())
     assert isinstance(found, sandbox.Sandbox), found  # .ci/sandbox installs bubblewrap where CI runs the tests
     assert Path(execute.sys.prefix) in found.readable and Path.cwd() in found.readable
+
+
+@pytest.mark.site
+def test_make_ci_build_refuses_to_run_the_tutorials_without_their_sandbox(project_copy):
+    result = make(project_copy, "ci-build", LANGUAGES="en", SANDBOX="off")
+    assert result.returncode != 0
+    assert result.stderr.splitlines()[0] == ("make ci-build: SANDBOX=off refused: CI's build runs every tutorial in its "
+                                             "sandbox (README, \"The sandbox\")")
+    assert not (project_copy / "_build").exists()

@@ -232,7 +232,8 @@ def _unfinished_result(source: Path, rundir: Path, limits: OutputLimits, progres
     if progress is not None:
         lines = [first_code_line(block) for block in split_code_and_text_blocks(str(source))[1] if block.type == "code"]
         shown = RunOutput(limits)
-        for k, sizes in enumerate(recorded_sizes(rundir / "out", progress["block"] + 1, limits)):
+        # A progress.json the tutorial wrote may name a block past the last.
+        for k, sizes in enumerate(recorded_sizes(rundir / "out", min(progress["block"] + 1, len(lines)), limits)):
             text = shown.block().show_file(rundir / "out" / f"{k}.txt", *sizes)
             # Which block saved which figure is only in result.json: none are claimed here.
             blocks.append(BlockRecord(line=lines[k], texts=(text,) if text.strip() else (), images=(),
@@ -277,12 +278,33 @@ def _recorded_files(output: Path, images: str) -> Iterator[tuple[Path, str]]:
                 if stat.S_ISDIR(info.st_mode) and (figure or f"page/{images}/".startswith(relative + "/")
                                                    or relative == "out"):
                     pending.append(path)
-                elif not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
-                    raise OutputRefused(f"{relative}: {'a link' if stat.S_ISLNK(info.st_mode) else 'not a file'}")
+                elif stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+                    what = "a link" if stat.S_ISLNK(info.st_mode) else "not a file" if not stat.S_ISREG(
+                        info.st_mode) else "a file linked from elsewhere too"
+                    raise OutputRefused(f"{relative} ({what})")
                 elif figure or _RECORDED.fullmatch(relative):
+                    if not _as_recorded(path, relative):
+                        raise OutputRefused(f"{relative} (not as the runner writes it)")
                     yield path, relative
                 elif relative != _INPUT and not path.match(LEFTOVERS):
                     raise OutputRefused(relative)
+
+
+def _as_recorded(path: Path, relative: str) -> bool:
+    """Whether the JSON file at PATH holds what the runner and output_guard.py write there (which the build
+    reads when a run did not finish); any other file: yes."""
+    if relative not in ("progress.json", "out/dropped.json"):
+        return True
+    try:
+        data = json.loads(path.read_bytes())
+    except ValueError:
+        return False
+    if relative == "progress.json":  # {"block": k, "line": lineno}
+        return (isinstance(data, dict) and data.keys() == {"block", "line"}
+                and all(type(value) is int and value >= 0 for value in data.values()))
+    # {k: bytes left out}
+    return isinstance(data, dict) and all(key.isdigit() and type(value) is int and value >= 0
+                                          for key, value in data.items())
 
 
 def take_outputs(output: Path, rundir: Path, images: str) -> RunRecord | None:
@@ -477,6 +499,18 @@ def _status(returncode: int, sandboxed: bool) -> int:
     return -(returncode - 128) if sandboxed and 128 < returncode < 128 + signal.NSIG else returncode
 
 
+def _taken(output: Path, rundir: Path, images: str, label: str) -> RunRecord | None:
+    """take_outputs, its refusal said as the build says it of LABEL."""
+    try:
+        return take_outputs(output, rundir, images)
+    except OutputRefused as refused:
+        raise OutputRefused(
+            f"{label}:1: ERROR: its run left {refused} in its output folder, where a run records only out/<k>.txt, "
+            f"out/dropped.json, progress.json, result.json and its figures under page/{images}/: nothing of it "
+            "was taken, the run is not stamped (it runs again); a tutorial writes only into its working folder or "
+            "a temporary folder") from None
+
+
 def _supervise(run: sandbox.Run, rundir: Path, confined: sandbox.Sandbox | None, env: dict[str, str], own: set[int],
                options: RunOptions, *, timeout: float, label: str, tick: Callable[[], None]) -> Outcome:
     """Run the runner on RUN and say how it went, from the result it wrote or, where it wrote none (or one
@@ -486,14 +520,7 @@ def _supervise(run: sandbox.Run, rundir: Path, confined: sandbox.Sandbox | None,
     watched = _watch(process, started, own, sandboxed=confined is not None, timeout=timeout, tick=tick)
     seconds, peak = watched.seconds, watched.peak_rss_bytes
     status = _status(process.returncode, confined is not None)
-    try:
-        result = take_outputs(run.output, rundir, options.images)
-    except OutputRefused as error:
-        raise OutputRefused(
-            f"{label}:1: ERROR: its run left {error} in its output folder, where a run records only out/<k>.txt, "
-            f"out/dropped.json, progress.json, result.json and its figures under page/{options.images}/: "
-            "nothing of it was taken, the run is not stamped (it runs again); a tutorial writes only into its "
-            "working folder or a temporary folder") from None
+    result = _taken(run.output, rundir, options.images, label)
     if not watched.timed_out and result is not None and status == (1 if result.error else 0):
         result = replace(result, seconds=seconds)
         result.write(rundir / RESULT)
