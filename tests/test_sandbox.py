@@ -29,7 +29,7 @@ def folders(tmp_path):
     run = sandbox.Run(workdir=build / "work" / "gallery", output=build / "work" / "run-1" / "out",
                       tmp=build / "work" / "run-1" / "tmp", home=build / "work" / "run-1" / "home",
                       source=home / "project" / "gallery" / "demo.py", copy=build / "work" / "run-1" / "in" / "demo.py",
-                      network=False)
+                      network=False, nsswitch=build / "work" / "run-1" / "in" / "nsswitch.conf")
     return confined, run
 
 
@@ -45,7 +45,7 @@ def test_a_run_sees_the_system_read_only_and_its_own_folders_writable_in_this_or
     assert pairs(argv, "--bind") == [(str(run.tmp), "/tmp"), (str(run.home), str(home)),
                                      (str(run.workdir), str(run.workdir)), (str(run.output), str(run.output))]
     assert pairs(argv, "--ro-bind") == [("/", "/"), (str(home / "project"),) * 2, (str(home / "project/.venv"),) * 2,
-                                        (str(run.copy), str(run.source))]
+                                        (str(run.nsswitch), "/etc/nsswitch.conf"), (str(run.copy), str(run.source))]
     assert pairs(argv, "--dev-bind") == [("/dev/nvidia0", "/dev/nvidia0")]
     order = [argv.index(item) for item in ([str(run.tmp), str(run.home), str(home / "project"), str(build),
                                             str(run.workdir), str(run.copy), "--remount-ro"])]
@@ -59,13 +59,14 @@ def test_a_run_that_needs_the_network_shares_the_machine_s(folders):
     confined, run = folders
     argv = sandbox.command(confined, dataclasses.replace(run, network=True), ["true"])
     assert "--share-net" in argv and pairs(argv, "--ro-bind-try") == [("/run/systemd/resolve",) * 2]
+    assert (str(run.nsswitch), "/etc/nsswitch.conf") not in pairs(argv, "--ro-bind")  # the machine's own
 
 
-def test_a_home_of_slash_hides_nothing_and_the_run_gets_a_home_of_its_own(folders):
-    confined, run = folders
-    argv = sandbox.command(dataclasses.replace(confined, home=Path("/")), run, ["true"])
-    assert (str(run.home), "/") not in pairs(argv, "--bind") and (str(run.home),) * 2 in pairs(argv, "--bind")
-    assert argv[argv.index("--setenv") + 1:argv.index("--setenv") + 3] == ["HOME", str(run.home)]
+@pytest.mark.parametrize("system", [
+    "passwd: files\nhosts:  files mdns4_minimal [NOTFOUND=return] dns\nnetworks: files\n", "passwd: files\n", ""])
+def test_without_the_network_host_names_are_looked_up_in_etc_hosts_alone(system):
+    kept = [line for line in system.splitlines() if not line.startswith("hosts:")]
+    assert sandbox.offline_nsswitch(system).splitlines() == [*kept, "hosts: files"]
 
 
 @pytest.mark.parametrize(("value", "sandboxed"), [("", True), ("on", True), (" off ", False)])

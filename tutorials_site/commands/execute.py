@@ -383,8 +383,13 @@ def _run_folders(folder: Path, workdir: Path, source: Path, network: bool) -> sa
     for name in ("out", "tmp", "home", "in"):
         (folder / name).mkdir()
     shutil.copyfile(source, folder / "in" / source.name)
+    system = Path(sandbox.NSSWITCH)
+    (folder / "in" / "nsswitch.conf").write_text(
+        sandbox.offline_nsswitch(system.read_text(encoding="utf-8", errors="replace") if system.is_file() else ""),
+        encoding="utf-8")
     return sandbox.Run(workdir=workdir, output=folder / "out", tmp=folder / "tmp", home=folder / "home",
-                       source=source, copy=folder / "in" / source.name, network=network)
+                       source=source, copy=folder / "in" / source.name, network=network,
+                       nsswitch=folder / "in" / "nsswitch.conf")
 
 
 def _runner_environment(env: Mapping[str, str] | None, tmp: Path) -> dict[str, str]:

@@ -33,6 +33,7 @@ SETTING = "SANDBOX"  # the make variable: `off` runs the tutorials without a san
 PROGRAM = "bwrap"
 # What exists of these is shared with every run: NVIDIA's devices, the DRM render nodes, ROCm's.
 GPU_DEVICES = ("/dev/nvidia*", "/dev/dri", "/dev/kfd")
+NSSWITCH = "/etc/nsswitch.conf"
 PRIVATE_TMP = "/tmp"  # where a run sees its private temporary folder (TMPDIR, TMP and TEMP point there)
 # The resolver's configuration where the system's resolv.conf points into /run (systemd-resolved).
 _RESOLVER = "/run/systemd/resolve"
@@ -60,6 +61,7 @@ class Run:
     source: Path  # the tutorial, as the project has it
     copy: Path  # the text the build digested, which the run sees at SOURCE
     network: bool  # it declares it needs the network
+    nsswitch: Path  # without the network, what it sees as /etc/nsswitch.conf (offline_nsswitch)
 
 
 def parse_setting(value: str) -> bool:
@@ -101,6 +103,8 @@ def command(sandbox: Sandbox, run: Run, argv: Sequence[str]) -> list[str]:
     line = _base(sandbox, ["--bind", str(run.tmp), PRIVATE_TMP], ["--bind", str(run.home), str(sandbox.home)])
     if run.network:
         line += ["--share-net", "--ro-bind-try", _RESOLVER, _RESOLVER]
+    else:
+        line += ["--ro-bind", str(run.nsswitch), NSSWITCH]
     # Where HOME is hidden nowhere, the run's own is a folder of its own, at its own path.
     own_home = () if _hides_home(sandbox) else (run.home,)
     for folder in (run.workdir, run.output, *own_home):
@@ -109,6 +113,15 @@ def command(sandbox: Sandbox, run: Run, argv: Sequence[str]) -> list[str]:
         line += ["--setenv", "HOME", str(run.home)]
     line += ["--ro-bind", str(run.copy), str(run.source), "--chdir", str(run.workdir)]
     return [*line, *_read_only(sandbox), "--", *argv]
+
+
+def offline_nsswitch(system: str) -> str:
+    """What a run without the network sees as /etc/nsswitch.conf: the system's SYSTEM, host names looked up
+    in /etc/hosts only. A name server cannot be reached there: asked, it fails as a temporary error, where
+    a machine that has one answers "no such name" at once (torch's c10d warns, on the page, of every reverse
+    lookup of a client's `::ffff:127.0.0.1` that fails so)."""
+    lines = [line for line in system.splitlines() if not line.strip().startswith("hosts:")]
+    return "\n".join([*lines, "hosts: files"]) + "\n"
 
 
 def _read_only(sandbox: Sandbox) -> list[str]:
