@@ -407,10 +407,15 @@ def _runner_environment(env: Mapping[str, str] | None, tmp: Path) -> dict[str, s
 
 
 def remove_folder(folder: Path) -> None:
-    """Remove FOLDER and all it holds, also what a run left without write permission."""
+    """Remove FOLDER and all it holds, also what a run left without write permission (a link: the link)."""
+    if folder.is_symlink() or not folder.exists():
+        folder.unlink(missing_ok=True)
+        return
+
     def writable_then_again(function: Callable[[str], object], path: str, error: object) -> None:
         with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(path), 0o700)
+            if Path(path) != folder:  # FOLDER's own parent is not the run's to change
+                os.chmod(os.path.dirname(path), 0o700)
             if os.path.isdir(path) and not os.path.islink(path):
                 os.chmod(path, 0o700)
                 shutil.rmtree(path, ignore_errors=True)
