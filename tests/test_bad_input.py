@@ -9,13 +9,15 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import psutil
 import pytest
 
-from conftest import KEPT_TUTORIAL, VENV, build, executed, make, one_line_error, snapshot
+from conftest import KEPT_TUTORIAL, VENV, append, build, executed, make, one_line_error, snapshot
 from conftest import _stub as stub
 from tutorials_site.core import checks, fingerprint, isolation, languages, sandbox, translate, tutorial_text
 from tutorials_site.core.layout import ROOT
@@ -588,6 +590,36 @@ def test_a_tutorial_writing_into_a_data_folder_beside_it_writes_into_its_working
     said = ("[execute] SANDBOX=off: the tutorials run without a sandbox" in result.stdout,
             "run without a sandbox" in page)
     assert said == ((True, True) if sandboxed == "off" else (False, False))
+
+
+@pytest.mark.site
+def test_saves_while_a_tutorial_runs_never_fail_the_build_and_its_own_makes_its_run_stale(project_copy):
+    with_tutorials(project_copy, {"zz_save.py": """
+        import os, time
+        here = os.path.dirname(__file__)
+        open("started", "w").close()
+        while not os.path.exists(os.path.join(here, "saved")):  # the project as it is now, read-only
+            time.sleep(0.05)
+        print("the text it runs:", open(__file__).read().endswith("# saved" + "\\n"))
+        """})
+    builddir, source = project_copy / "_build", project_copy / "beginner_source/zz_save.py"
+
+    def save_while_it_runs():
+        while not (builddir / "work/beginner_source/started").exists():
+            time.sleep(0.05)
+        append(source, "# saved\n")
+        append(project_copy / "index.md", "\nSaved meanwhile.\n")
+        (project_copy / "beginner_source/saved").touch()
+
+    saver = threading.Thread(target=save_while_it_runs)
+    saver.start()
+    result = build(project_copy, builddir, env={"LANGUAGES": "en"})
+    saver.join()
+    assert result.returncode == 0 and executed(result) == 1, result.stdout + result.stderr
+    assert checks.page_outputs(builddir / "html/en/beginner/zz_save.html") == ["the text it runs: False\n"]
+    again = build(project_copy, builddir, env={"LANGUAGES": "en"})
+    assert again.returncode == 0 and executed(again) == 1, again.stdout + again.stderr  # its run was stale
+    assert checks.page_outputs(builddir / "html/en/beginner/zz_save.html") == ["the text it runs: True\n"]
 
 
 @pytest.mark.site
