@@ -118,3 +118,11 @@ def test_make_ci_build_refuses_to_run_the_tutorials_without_their_sandbox(projec
     assert result.stderr.splitlines()[0] == ("make ci-build: SANDBOX=off refused: CI's build runs every tutorial in its "
                                              "sandbox (README, \"The sandbox\")")
     assert not (project_copy / "_build").exists()
+
+
+def test_a_hidden_folder_inside_another_is_hidden_with_it(folders):
+    confined, run = folders
+    build = confined.hidden[0]
+    argv = sandbox.command(dataclasses.replace(confined, hidden=(build, build.parent, build)), run, ["true"])
+    assert [argv[i + 1] for i, arg in enumerate(argv) if arg == "--tmpfs"] == ["/run", str(build.parent)]
+    assert [argv[i + 1] for i, arg in enumerate(argv) if arg == "--remount-ro"] == ["/run", str(build.parent)]

@@ -134,7 +134,9 @@ def _sandbox(settings: Settings, log: BuildLog) -> Sandbox | None:
                  "whatever you can (their pages say so)")
         return None
     settings.tree.work.mkdir(parents=True, exist_ok=True)
-    found = execute.sandbox_here(ROOT, (settings.tree.root,))
+    # The build folder, and REUSE's: a run sees no other run of any build.
+    reused = [settings.reuse.root] if settings.reuse and settings.reuse.root.is_dir() else []
+    found = execute.sandbox_here(ROOT, (settings.tree.root, *reused))
     if isinstance(found, str):
         raise Failed(found)
     return found

@@ -78,6 +78,12 @@ def _hides_home(sandbox: Sandbox) -> bool:
     return sandbox.home != Path("/") and sandbox.home.is_dir()
 
 
+def _outermost(folders: Sequence[Path]) -> list[Path]:
+    """FOLDERS but those inside another one (hidden with it), each once."""
+    return [folder for folder in dict.fromkeys(folders)
+            if not any(folder != other and folder.is_relative_to(other) for other in folders)]
+
+
 def _base(sandbox: Sandbox, tmp: Sequence[str], home: Sequence[str]) -> list[str]:
     """The view every run gets: the system read-only, /tmp (bound by the TMP arguments), HOME (by the HOME
     arguments) and the hidden folders empty, what the run needs of /tmp and HOME bound again."""
@@ -91,7 +97,7 @@ def _base(sandbox: Sandbox, tmp: Sequence[str], home: Sequence[str]) -> list[str
     for folder in sorted(sandbox.readable, key=lambda path: len(path.parts)):
         if any(folder.is_relative_to(mask) for mask in masked) and folder.exists():
             argv += ["--ro-bind", str(folder), str(folder)]
-    for folder in sandbox.hidden:
+    for folder in _outermost(sandbox.hidden):
         argv += ["--tmpfs", str(folder)]
     for device in sandbox.devices:
         argv += ["--dev-bind", str(device), str(device)]
@@ -126,7 +132,7 @@ def offline_nsswitch(system: str) -> str:
 
 def _read_only(sandbox: Sandbox) -> list[str]:
     """The empty folders made read-only, once every folder was bound inside them (not those: not recursive)."""
-    return [arg for folder in ("/run", *map(str, sandbox.hidden)) for arg in ("--remount-ro", folder)]
+    return [arg for folder in ("/run", *map(str, _outermost(sandbox.hidden))) for arg in ("--remount-ro", folder)]
 
 
 def probe(sandbox: Sandbox) -> list[str]:
