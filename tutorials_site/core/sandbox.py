@@ -1,27 +1,28 @@
 """The sandbox a tutorial runs in: the bubblewrap (`bwrap`) command line, and what the build says without one.
 
 A run sees the whole system read-only (`--ro-bind / /`: the repository, the venv,
-the engine, the system's files), with, in that order:
+the engine, the system's files), with, in this order:
 
-- a private HOME: an empty folder of the run's own at the builder's HOME, so that
-  `~/.gitconfig`, `~/.ssh` and the caches there are neither read nor planted; what
-  the run needs under HOME (the repository, the venv, Python itself) is bound
-  again, read-only (Sandbox.readable);
-- the build folder (Sandbox.hidden) an empty, read-only one: no other run, no record, no page, no
-  staged source;
-- its own /tmp, /dev (with /dev/shm) and /proc, and an empty, read-only /run (no socket of the host's);
-- writable: its working folder, its output folder (where the runner records) and
-  its /tmp, each a fresh folder of the build's, bound at its own path;
-- the text of the tutorial the build digested (Run.copy) seen at the tutorial's
-  path, read-only: a save during the run changes nothing the run sees;
-- the GPU devices that exist here (Sandbox.devices), shared as they are.
+- its own /tmp, /dev (with /dev/shm) and /proc, and an empty, read-only /run
+  (no socket of the host's);
+- a private HOME: a folder of the run's own at the builder's HOME, so that
+  `~/.gitconfig`, `~/.ssh` and the caches there are neither read nor planted;
+- what the run needs under /tmp or HOME (the repository, the venv, Python
+  itself: Sandbox.readable) bound again, read-only;
+- the build folder (Sandbox.hidden) an empty, read-only folder: no other run, no
+  record, no page, no staged source;
+- the GPU devices that exist here (Sandbox.devices), shared as they are;
+- writable: its working folder and its output folder (where the runner records),
+  fresh folders of the build's, each at its own path;
+- the text of the tutorial the build read (Run.copy) seen at the tutorial's path,
+  read-only: a save during the run changes nothing the run sees.
 
 It gets new namespaces of every kind (`--unshare-all`): its own PID namespace,
 so it sees and signals only its own processes, and killing its first process
 (the namespace's init) kills every process it started; no network but its own
-loopback unless it declares it needs the network (`--share-net`). With
-`--die-with-parent` the kernel kills it when the thread of the build that
-started it ends, a SIGKILL of the build included.
+loopback (host names from /etc/hosts alone) unless it declares it needs the
+network (`--share-net`). With `--die-with-parent` the kernel kills it when the
+thread of the build that started it ends, a SIGKILL of the build included.
 """
 
 import re
@@ -46,7 +47,7 @@ class Sandbox:
     program: str  # the bwrap program
     home: Path  # the builder's HOME: each run sees an empty one of its own there
     hidden: tuple[Path, ...]  # folders each run sees empty (the build folder)
-    readable: tuple[Path, ...]  # folders bound again, read-only, where HOME or a hidden folder holds them
+    readable: tuple[Path, ...]  # folders bound again, read-only, where /tmp or HOME holds them
     devices: tuple[Path, ...]  # the GPU devices that exist here
 
 
@@ -59,7 +60,7 @@ class Run:
     tmp: Path  # its /tmp: writable
     home: Path  # its HOME: writable
     source: Path  # the tutorial, as the project has it
-    copy: Path  # the text the build digested, which the run sees at SOURCE
+    copy: Path  # the text of SOURCE as the run started, which it sees at SOURCE
     network: bool  # it declares it needs the network
     nsswitch: Path  # without the network, what it sees as /etc/nsswitch.conf (offline_nsswitch)
 
