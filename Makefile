@@ -23,6 +23,8 @@
 #              like 'beginner_source/*ddp*'); the others show no output unless their run is current,
 #              and `make check` and `make publish` refuse the build until a `make html` without it
 #   PORT       `make serve`: the port it serves on, at 127.0.0.1 (default 8000)
+#   SANDBOX    off: run the tutorials without their sandbox (bubblewrap), where this machine cannot make
+#              one; the log and each page say so, and `make ci-build` refuses it (default: on)
 #   VERBOSE    1: builds show each language's Sphinx log on the screen too, not only in
 #              BUILDDIR/logs/<lang>.log (its warnings and errors are always shown, at their authors' lines)
 #   SHARDS     `make assemble`: the shards' build folders
@@ -62,7 +64,7 @@ TORCH_CPU_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
 LOCK_TOOLS := $(shell grep -E '^pip(-tools)?==' requirements-test.txt)
 # Every variable reaches the commands through the environment and is quoted in the recipes
 # ("$$PY", never $(PY)), so it arrives as one argument whatever it holds: `;`, spaces, quotes.
-export LANGUAGES VERSION STRICT SHARD NEEDS CLASS_SHARDS REUSE RETRY_FAILED SHARDS TUTORIALS PORT FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS VERBOSE
+export LANGUAGES VERSION STRICT SHARD NEEDS CLASS_SHARDS REUSE RETRY_FAILED SHARDS TUTORIALS PORT FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS VERBOSE SANDBOX
 RUN := "$$PY" -m tutorials_site
 
 .PHONY: html html-noplot serve check ci-build assemble shard-matrix durations lint docs publish update-po i18n-status audit test test-fast bench clean lock
@@ -80,7 +82,8 @@ check: $(DEPS)  ## fail unless every page shows a run of its current source, in 
 	$(RUN) check
 
 # A machine with fewer GPUs than a tutorial needs fails it, as CI's runners would: NEEDS=lenient runs it anyway.
-ci-build: $(DEPS)  ## CI's build in one command (on a GPU machine, CI's GPU build): all, strict, checked
+ci-build: $(DEPS)  ## CI's build in one command (on a GPU machine, CI's GPU build): all, strict, sandboxed, checked
+	@if [ "$${SANDBOX:-on}" != on ]; then echo "make ci-build: SANDBOX=$$SANDBOX refused: CI's build runs every tutorial in its sandbox (README, \"The sandbox\")" >&2; exit 2; fi
 	NEEDS="$${NEEDS:-strict}" STRICT=1 $(RUN) html
 	$(RUN) check
 

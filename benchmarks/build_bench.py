@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks import catalog_bench, ci_runs  # noqa: E402
-from tutorials_site.commands.execute import RunOptions, run_tutorial  # noqa: E402
+from tutorials_site.commands.execute import RunOptions, run_tutorial, sandbox_here  # noqa: E402
 from tutorials_site.core import languages, project, used  # noqa: E402
 from tutorials_site.core.layout import BuildTree  # noqa: E402
 from tutorials_site.core.records import Stamp  # noqa: E402
@@ -117,8 +117,12 @@ def _runner_vs_plain(path, tmp):
     """(seconds of `python SCRIPT`, seconds of the runner's process, seconds of the whole supervised run)."""
     plain = timed([sys.executable, str(path)], env={"MPLBACKEND": "agg"}, cwd=tmp)[0]
     options = RunOptions.defaults(ROOT, "bench/images")
+    confined = sandbox_here(ROOT, ())  # as a build runs it
+    if isinstance(confined, str):
+        raise SystemExit(confined)
     started = time.perf_counter()
-    outcome = run_tutorial(path, Path(tmp, "run"), Path(tmp), options, timeout=600, label=path.name)
+    outcome = run_tutorial(path, Path(tmp, "run"), Path(tmp), options, timeout=600, label=path.name,
+                           confined=confined)
     supervised = time.perf_counter() - started
     assert outcome.ok, outcome.error
     return plain, outcome.seconds, supervised

@@ -6,9 +6,12 @@ import json
 import os
 import re
 import secrets
+import shutil
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 import urllib.parse
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -16,9 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 import psutil
 import pytest
 
-from conftest import KEPT_TUTORIAL, VENV, build, executed, make, one_line_error, snapshot
+from conftest import KEPT_TUTORIAL, VENV, append, build, executed, make, one_line_error, snapshot
 from conftest import _stub as stub
-from tutorials_site.core import checks, fingerprint, isolation, languages, translate, tutorial_text
+from tutorials_site.core import checks, fingerprint, isolation, languages, sandbox, translate, tutorial_text
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.records import RunRecord
 
@@ -293,69 +296,6 @@ def test_a_killed_build_leaves_its_folder_free(project_copy):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-FORGE = '''"""
-Forge
-=====
-
-Rewrites what another tutorial printed, and vouches for it as the build would.
-"""
-
-import dataclasses
-from pathlib import Path
-
-from tutorials_site.core import runs
-from tutorials_site.core.records import RunRecord, Stamp
-
-build = Path.cwd().parents[1]  # it runs in <builddir>/work/beginner_source
-if "{target}" == "record":
-    run = build / "runs" / "beginner_source" / "data_parallel_tutorial"
-    (run / "result.json").write_text((run / "result.json").read_text().replace("In Model", "FORGED"))
-    result = RunRecord.read(run / "result.json")
-    stamp = dataclasses.replace(Stamp.read(run / "stamp.json"), outputs=runs.outputs(run, result))
-    stamp.write(run / "stamp.json")
-else:
-    page = build / "html" / "en" / "beginner" / "data_parallel_tutorial.html"
-    page.write_text(page.read_text().replace("In Model", "FORGED"))
-'''
-RECORD = "runs/beginner_source/data_parallel_tutorial"
-
-
-@pytest.mark.site
-@pytest.mark.parametrize("target, changed", [("record", f"modified {RECORD}/result.json, modified {RECORD}/stamp.json"),
-                                             ("page", "modified html/en/beginner/data_parallel_tutorial.html")])
-def test_a_tutorial_changing_another_s_record_or_page_stops_the_build_and_is_discarded(project_copy, target,
-                                                                                     changed):
-    builddir = project_copy / "_build"
-    assert build(project_copy, builddir, env=ENGLISH).returncode == 0
-    html_before, record_before = snapshot(builddir / "html"), snapshot(builddir / RECORD)
-    forger = project_copy / "beginner_source" / "forge_tutorial.py"  # runs after data_parallel_tutorial.py
-    forger.write_text(FORGE.replace("{target}", target))
-
-    result = build(project_copy, builddir, env=ENGLISH)
-    assert one_line_error(result) == (
-        f"error: beginner_source/forge_tutorial.py:1: its run changed the build folder outside its own run: {changed}; "
-        "a tutorial writes only into its working folder (its current directory) or a temporary folder; the build "
-        "stopped and discarded what it changed (the next build runs or renders that again)")
-    assert "sphinx-build" not in result.stdout  # nothing rendered from it
-    if target == "record":
-        assert snapshot(builddir / "html") == html_before
-        assert not (builddir / RECORD / "stamp.json").exists()  # never current: it runs again
-    else:
-        assert snapshot(builddir / "html") == {name: data for name, data in html_before.items()
-                                               if name != "en/beginner/data_parallel_tutorial.html"}
-        assert snapshot(builddir / RECORD) == record_before
-        assert not (builddir / "doctrees").exists() or not any((builddir / "doctrees").iterdir())  # all rendered again
-    assert _command(project_copy, builddir, "check").returncode != 0  # an incomplete site until a build succeeds
-
-    forger.unlink()
-    result = build(project_copy, builddir, env=ENGLISH)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert executed(result) == (1 if target == "record" else 0)
-    page = (builddir / "html" / "en" / "beginner" / "data_parallel_tutorial.html").read_text()
-    assert "FORGED" not in page and "In Model" in page
-    assert _command(project_copy, builddir, "check").returncode == 0
-
-
 LIMITS = '''"""
 Time limits
 ===========
@@ -545,11 +485,22 @@ def test_a_tutorial_gets_only_the_allowed_environment(project_copy):
 
 
 @pytest.mark.site
+def test_in_the_sandbox_a_tutorial_sees_no_ancestor_s_environment(project_copy):
+    token = f"ghp_{secrets.token_hex(18)}"
+    with_tutorials(project_copy, {"zz_secret.py": READS_ANCESTORS + "print('parent', os.getppid())\n"})
+    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en", "GITHUB_TOKEN": token})
+    assert result.returncode == 0, result.stdout + result.stderr
+    # Its parent is its PID namespace's first process: no ancestor of its to read.
+    assert checks.page_outputs(project_copy / "_build/html/en/beginner/zz_secret.html") == ["parent 1\n"]
+
+
+@pytest.mark.site
 def test_a_withheld_secret_read_from_an_ancestor_never_reaches_a_page(project_copy):
     token = f"ghp_{secrets.token_hex(18)}"
     with_tutorials(project_copy, {"zz_secret.py": READS_ANCESTORS})
     builddir = project_copy / "_build"
-    result = build(project_copy, builddir, env={"LANGUAGES": "en", "GITHUB_TOKEN": token})
+    # Without the sandbox, where the builder's processes are the tutorial's to read.
+    result = build(project_copy, builddir, env={"LANGUAGES": "en", "GITHUB_TOKEN": token, "SANDBOX": "off"})
     line = one_line_error(result)
     assert line.endswith(f"beginner_source/zz_secret.py:{FIRST_CODE_LINE}: ERROR: its output shows the value of "
                          "GITHUB_TOKEN, withheld from tutorials (its output is redacted, the run not stamped): print no "
@@ -570,52 +521,119 @@ def test_tutorials_environment_that_is_not_a_list_of_names_is_refused(project_co
     assert not (project_copy / "_build/runs/beginner_source/zz_environment/result.json").exists()
 
 
-WRITES = {
-    "appends to its folder's header, through the working folder": (
-        "open('GALLERY_HEADER.rst', 'a').write('appended')", "modified beginner_source/GALLERY_HEADER.rst"),
-    "creates a script beside itself": (
-        "import os\nopen(os.path.join(os.path.dirname(__file__), 'zz_new.py'), 'w').write('')",
-        "created beginner_source/zz_new.py"),
-    "creates a workflow": (
-        "import os\nopen(os.path.join(os.path.dirname(__file__), '..', '.github', 'workflows', 'zz.yml'), 'w')",
-        "created .github/workflows/zz.yml"),
-    "deletes a tutorial not yet run": (
-        "import os\nos.remove(os.path.join(os.path.dirname(__file__), 'zz_x_later.py'))",
-        "deleted beginner_source/zz_x_later.py"),
-}
+SANDBOXED = """
+    import os, site
+    here = os.path.dirname(__file__)
+    targets = {"the build folder": "../../x", "another run": "../../runs/x", "a page": "../../html/index.html",
+               "the staged sources": "../../src/en/index.md", "HOME": "~/.gitconfig",
+               "the repository": os.path.join(here, "zz_new.py"), "its folder's header": "GALLERY_HEADER.rst",
+               "site-packages": os.path.join(site.getsitepackages()[0], "zz_hook.pth")}
+    for name, target in targets.items():
+        try:
+            with open(os.path.expanduser(target), "a") as file:
+                file.write("planted")
+            print(name, "written")
+        except OSError as error:
+            print(name, error.strerror)
+    print("HOME holds", sorted(os.listdir(os.path.expanduser("~"))), "and the build folder", os.listdir("../.."))
+    written = open("data.txt", "w").write("a file of its own")
+
+    # %%
+    open(os.path.join(here, "zz_new.py"), "w")  # unguarded: the run fails
+    """
+SANDBOX_SAYS = ["the build folder Read-only file system", "another run No such file or directory",
+                "a page No such file or directory", "the staged sources No such file or directory", "HOME written",
+                "the repository Read-only file system", "its folder's header Read-only file system",
+                "site-packages Read-only file system", "HOME holds ['.gitconfig'] and the build folder ['work']"]
 
 
 @pytest.mark.site
-@pytest.mark.parametrize("write", WRITES)
-def test_a_tutorial_writing_into_the_project_stops_the_build(project_copy, write):
-    code, change = WRITES[write]
-    with_tutorials(project_copy, {"zz_writes.py": code, "zz_x_later.py": "print('later')\n"})
-    builddir = project_copy / "_build"
-    result = build(project_copy, builddir, env={"LANGUAGES": "en"})
-    assert one_line_error(result) == (
-        f"error: beginner_source/zz_writes.py:1: its run changed files outside its working folder: "
-        f"{change}; a tutorial writes only into its working folder (its current directory) or a temporary folder: "
-        "restore or remove these files (git status lists the project's), fix the tutorial and build again (or, if "
-        "you changed them yourself meanwhile, just build again)")
-    assert "Traceback" not in result.stdout
-    assert not (builddir / "runs/beginner_source/zz_writes/stamp.json").exists()
-    assert not (builddir / "runs/beginner_source/zz_x_later").exists()  # nothing ran after it
-    assert not (builddir / "html").exists()  # nor was anything rendered
+def test_a_tutorial_s_writes_outside_its_folders_are_refused_by_the_sandbox(project_copy, tmp_path):
+    builddir, home = project_copy / "_build", tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".gitconfig").write_text("[user]\n")
+    assert build(project_copy, builddir, "--noplot", env={"LANGUAGES": "en"}).returncode == 0  # pages to write on
+    with_tutorials(project_copy, {"zz_sandboxed.py": SANDBOXED})
+    before = {name: data for name, data in snapshot(project_copy).items() if not name.startswith("_build/")}
+    [packages] = VENV.glob("lib/python*/site-packages")
+    try:
+        result = build(project_copy, builddir, env={"LANGUAGES": "en", "HOME": str(home)})
+    finally:
+        (packages / "zz_hook.pth").unlink(missing_ok=True)  # where a sandbox that failed would have written
+    script = (project_copy / "beginner_source/zz_sandboxed.py").read_text().splitlines()
+    line = next(number for number, text in enumerate(script, 1) if "unguarded" in text)
+    assert (f"beginner_source/zz_sandboxed.py:{line}: ERROR: tutorial failed: OSError: [Errno 30] Read-only file "
+            "system: 'beginner_source/zz_new.py'") in result.stdout, result.stdout + result.stderr
+    assert checks.page_outputs(builddir / "html/en/beginner/zz_sandboxed.html")[0].splitlines() == SANDBOX_SAYS
+    assert {name: data for name, data in snapshot(project_copy).items() if not name.startswith("_build/")} == before
+    assert (home / ".gitconfig").read_text() == "[user]\n"  # the one it wrote was its own HOME's
+    assert not (packages / "zz_hook.pth").exists()
+    assert [name for name, data in snapshot(builddir).items() if data.endswith(b"planted")] == []
+    assert not (builddir / "work").exists()  # its working folder, HOME and temporary folder went with the run
 
 
 @pytest.mark.site
-def test_a_tutorial_writing_into_a_data_folder_beside_it_writes_into_the_build(project_copy):
+@pytest.mark.parametrize("sandboxed", ["on", "off"])
+def test_a_tutorial_writing_into_a_data_folder_beside_it_writes_into_its_working_folder(project_copy, sandboxed):
     (project_copy / "beginner_source/data").mkdir()
     (project_copy / "beginner_source/data/input.txt").write_text("data\n")
     with_tutorials(project_copy, {"zz_data.py": """
+        import os
         print(open("data/input.txt").read(), end="")
         open("data/model.pt", "w").write("weights")
+        print(os.getcwd().endswith("/_build/work/beginner_source"), open("data/model.pt").read())
         """})
     before = snapshot(project_copy / "beginner_source")
-    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en"})
+    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en", "SANDBOX": sandboxed})
     assert result.returncode == 0, result.stdout + result.stderr
     assert snapshot(project_copy / "beginner_source") == before
-    assert (project_copy / "_build/work/beginner_source/data/model.pt").read_text() == "weights"
+    assert not (project_copy / "_build/work").exists()  # removed after the run: the next starts afresh
+    page = (project_copy / "_build/html/en/beginner/zz_data.html").read_text()
+    assert "data\nTrue weights" in page
+    said = ("[execute] SANDBOX=off: the tutorials run without a sandbox" in result.stdout,
+            "run without a sandbox" in page)
+    assert said == ((True, True) if sandboxed == "off" else (False, False))
+
+
+@pytest.mark.site
+def test_saves_while_a_tutorial_runs_never_fail_the_build_and_its_own_makes_its_run_stale(project_copy):
+    with_tutorials(project_copy, {"zz_save.py": """
+        import os, time
+        here = os.path.dirname(__file__)
+        open("started", "w").close()
+        while not os.path.exists(os.path.join(here, "saved")):  # the project as it is now, read-only
+            time.sleep(0.05)
+        print("the text it runs:", open(__file__).read().endswith("# saved" + "\\n"))
+        """})
+    builddir, source = project_copy / "_build", project_copy / "beginner_source/zz_save.py"
+
+    def save_while_it_runs():
+        while not (builddir / "work/beginner_source/started").exists():
+            time.sleep(0.05)
+        append(source, "# saved\n")
+        append(project_copy / "index.md", "\nSaved meanwhile.\n")
+        (project_copy / "beginner_source/saved").touch()
+
+    saver = threading.Thread(target=save_while_it_runs)
+    saver.start()
+    result = build(project_copy, builddir, env={"LANGUAGES": "en"})
+    saver.join()
+    assert result.returncode == 0 and executed(result) == 1, result.stdout + result.stderr
+    assert checks.page_outputs(builddir / "html/en/beginner/zz_save.html") == ["the text it runs: False\n"]
+    again = build(project_copy, builddir, env={"LANGUAGES": "en"})
+    assert again.returncode == 0 and executed(again) == 1, again.stdout + again.stderr  # its run was stale
+    assert checks.page_outputs(builddir / "html/en/beginner/zz_save.html") == ["the text it runs: True\n"]
+
+
+@pytest.mark.site
+def test_without_bubblewrap_the_build_says_what_to_install_and_runs_nothing(project_copy, tmp_path):
+    with_tutorials(project_copy, {"zz_never.py": "print('never run')\n"})
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "git").symlink_to(shutil.which("git"))  # what the build needs of PATH, bwrap left out
+    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en", "PATH": str(tmp_path / "bin")})
+    assert one_line_error(result) == sandbox.unavailable(None, "")
+    assert "apt-get install bubblewrap" in one_line_error(result) and "SANDBOX=off" in one_line_error(result)
+    assert not (project_copy / "_build/runs/beginner_source/zz_never/result.json").exists()
 
 
 def test_the_environment_fingerprint_covers_python_startup_hooks(tmp_path, monkeypatch):
@@ -631,26 +649,6 @@ def test_the_environment_fingerprint_covers_python_startup_hooks(tmp_path, monke
     monkeypatch.syspath_prepend(tmp_path / "path")
     seen.add(fingerprint.environment_fingerprint())
     assert len(seen) == 4
-
-
-@pytest.mark.site
-def test_a_tutorial_adding_a_startup_hook_to_site_packages_stops_the_build(project_copy, tmp_path):
-    # A virtual environment of its own, which finds this one's packages through a .pth of its own.
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    [site_packages] = venv.glob("lib/python*/site-packages")
-    [packages] = VENV.glob("lib/python*/site-packages")
-    (site_packages / "packages.pth").write_text(f"{packages}\n")
-    with_tutorials(project_copy, {"zz_hook.py": """
-        import pathlib, site
-        pathlib.Path(site.getsitepackages()[0], "zz_hook.pth").write_text("import os\\n")
-        """})
-    result = subprocess.run([venv / "bin" / "python", "-m", "tutorials_site", "html", "--builddir", "_build"],
-                            cwd=project_copy, capture_output=True, text=True, env={**os.environ, "LANGUAGES": "en"})
-    line = one_line_error(result)
-    assert line.startswith("error: beginner_source/zz_hook.py:1: its run changed files outside its "
-                           f"working folder: created {site_packages}/zz_hook.pth; a tutorial writes only into"), line
-    assert not (project_copy / "_build/runs/beginner_source/zz_hook/stamp.json").exists()
 
 
 def test_the_values_looked_for_in_output_are_those_of_secrets_not_of_ci_or_shell():

@@ -31,6 +31,36 @@ def test_anything_else_is_refused_saying_what_is_accepted(value):
         needs.parse(value)
 
 
+@pytest.mark.parametrize(("value", "declared"), [
+    ("network", (None, True)), ("gpu network", (1, True)), ("network gpus = 2", (2, True)), ("cpu", (0, False)),
+    (" network ", (None, True))])
+def test_a_needs_line_declares_the_network_alone_or_with_the_gpus(value, declared):
+    assert needs.parse_line(value) == declared
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("", "names nothing: write cpu, gpu or gpus=N, and network where it downloads"),
+    ("networks", "'networks' is not cpu, gpu or gpus=N (a whole number of GPUs), written like gpus=2, nor network"),
+    ("network network", "'network' is not cpu, gpu or gpus=N (a whole number of GPUs), written like gpus=2, nor network"),
+    ("gpu cpu network", "'gpu cpu' is not cpu, gpu or gpus=N (a whole number of GPUs), written like gpus=2, nor network"),
+])
+def test_a_needs_line_with_anything_else_is_refused(value, message):
+    with pytest.raises(ValueError) as error:
+        needs.parse_line(value)
+    assert str(error.value) == message
+
+
+def test_a_network_need_keeps_the_default_gpus_and_a_line_without_it_has_no_network(tmp_path):
+    script = _project(tmp_path, 'tutorials_needs = "cpu"')
+    script.write_text('"""Doc."""\n# tutorials-needs: network\n')
+    site = Project.read(tmp_path)
+    assert needs.of(site, site.tutorials[0]) == needs.Needs(0, 1, "conf.py's tutorials_needs", network=True)
+    script.write_text('"""Doc."""\n# tutorials-needs: network gpus=2\n')
+    assert needs.of(site, site.tutorials[0]) == needs.Needs(2, 2, "its tutorials-needs line", network=True)
+    script.write_text('"""Doc."""\n# tutorials-needs: gpu\n')
+    assert not needs.of(site, site.tutorials[0]).network
+
+
 def test_the_runner_class_of_a_need():
     assert [needs.Needs(gpus, 1, "").runner_class for gpus in (0, 1, 2, 8)] == ["cpu", "gpu", "multi-gpu", "multi-gpu"]
 
@@ -190,7 +220,7 @@ def test_a_malformed_needs_line_or_needs_value_is_refused_before_anything_runs(p
     builddir = project_copy / "_build"
     result = build(project_copy, builddir, env=ENGLISH)
     assert one_line_error(result) == ("error: beginner_source/cpu_tutorial.py:6: tutorials-needs: 'gpus=2.5' is not "
-                                      "cpu, gpu or gpus=N (a whole number of GPUs), written like gpus=2")
+                                      "cpu, gpu or gpus=N (a whole number of GPUs), written like gpus=2, nor network")
     assert "[execute]" not in result.stdout and not builddir.exists()
     tutorial.write_text(CPU_TUTORIAL)
     result = build(project_copy, builddir, env={**ENGLISH, "NEEDS": "yes"})

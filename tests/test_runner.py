@@ -5,14 +5,18 @@ carries a mark in its environment, and once a test is over, no process with
 that mark may be left.
 """
 
+import dataclasses
 import json
 import os
 import random
 import re
 import signal
+import socket
 import subprocess
 import sys
+import sysconfig
 import textwrap
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -20,7 +24,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tutorials_site.commands.execute import RunOptions, run_tutorial, timeout_for
+from tutorials_site.commands.execute import OutputRefused, RunOptions, run_tutorial, sandbox_here, timeout_for
 from tutorials_site.core.records import RunError
 from tutorials_site.core.runs import MAX_TIMEOUT, parse_timeout, setting_comments, unfinished_reason
 from tutorials_site.core.terminal import OutputLimits
@@ -30,6 +34,7 @@ HEADER = '"""\nA test tutorial\n===============\n"""\n'
 MARK = "TUTORIALS_SITE_RUNNER_TEST"
 # sphinx-gallery's defaults, for a tutorial of the gallery `beginner`.
 OPTIONS = RunOptions.defaults(ROOT, "beginner/images")
+SANDBOX = sandbox_here(ROOT, ())  # this machine's (the tests need one: .ci/run installs bubblewrap)
 
 
 def tutorial(tmp_path, *blocks, name="demo.py"):
@@ -71,19 +76,19 @@ def marked(mark):
 
 @pytest.fixture
 def run(runs_tutorials, tmp_path):
-    """run(path, timeout=60, rundir=None, options=OPTIONS): run_tutorial in tmp_path; afterwards, nothing it
-    started may be left.
+    """run(path, timeout=60, rundir=None, options=OPTIONS, confined=SANDBOX, workdir=tmp_path, ...): run_tutorial in
+    this machine's sandbox; afterwards, nothing it started may be left.
 
     run.env is the environment the tutorials get, mark included."""
     mark = uuid.uuid4().hex
     env = {key: value for key, value in os.environ.items() if key != "X"}
     env[MARK] = mark
 
-    def run(path, timeout=60, rundir=None, options=OPTIONS):
-        return run_tutorial(path, rundir or tmp_path / f"run-{path.stem}", tmp_path, options, timeout=timeout,
-                            label=f"beginner_source/{path.name}", env=env)
+    def run(path, timeout=60, rundir=None, options=OPTIONS, confined=SANDBOX, workdir=tmp_path, **more):
+        return run_tutorial(path, rundir or tmp_path / f"run-{path.stem}", workdir, options, timeout=timeout,
+                            label=f"beginner_source/{path.name}", env=env, confined=confined, **more)
 
-    run.env = env
+    run.env, run.mark = env, mark
     yield run
     assert live(marked(mark)) == []
 
@@ -195,8 +200,8 @@ def test_a_hanging_tutorial_is_killed_with_all_its_processes(tmp_path, run):
     # The block that was running shows how the run ended, where a block that raised shows its traceback.
     assert outputs(outcome) == ["started\n", "tutorial timed out after 3 s"]
     assert outcome.result.error == RunError(line=line, block_line=line, message="tutorial timed out after 3 s")
-    pids = [int(pid) for pid in (tmp_path / "pids.txt").read_text().split()]
-    assert [pid for pid in pids if psutil.pid_exists(pid)] == []  # gone by the time run_tutorial returns
+    assert len((tmp_path / "pids.txt").read_text().split()) == 3
+    assert marked(run.mark) == []  # gone by the time run_tutorial returns
 
 
 @pytest.mark.parametrize("code, message", [
@@ -227,8 +232,6 @@ def test_terminating_a_worker_ends_only_it_and_sigterm_to_the_runner_ends_the_gr
         """, """
         sleeper = context.Process(target=time.sleep, args=(1000,))
         sleeper.start()
-        with open("pids.txt", "w") as pids:
-            pids.write(str(sleeper.pid))
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(10)
         """)
@@ -236,29 +239,49 @@ def test_terminating_a_worker_ends_only_it_and_sigterm_to_the_runner_ends_the_gr
     line = line_of(path, "sleeper =")
     assert outcome.error == f"beginner_source/demo.py:{line}: ERROR: tutorial died from signal SIGKILL (killed: out of memory?)"
     assert outputs(outcome)[0] == str({-signal.SIGTERM}) + "\n"  # every worker ended by its SIGTERM alone
-    assert live([int((tmp_path / "pids.txt").read_text())]) == []
+    assert marked(run.mark) == []
 
 
-def test_killing_the_build_kills_the_tutorial_and_its_workers(tmp_path, run):
-    path = tutorial(tmp_path, """
-        import subprocess, sys, time
-        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)"])
-        print("ready")
-        time.sleep(1000)
-        """)
-    build = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from tutorials_site.commands.execute import RunOptions, run_tutorial; "
-                               "options = RunOptions.defaults(sys.argv[3], 'beginner/images'); "
-                               "run_tutorial(sys.argv[1], sys.argv[2], sys.argv[4], options, timeout=600, label='x')",
-         str(path), str(tmp_path / "run"), str(ROOT), str(tmp_path)],
-        cwd=ROOT, env=run.env)
+KILL_THE_BUILD = """
+from tutorials_site.commands.execute import RunOptions, run_tutorial, sandbox_here
+import os, sys
+source, rundir, root, workdir, sandboxed = sys.argv[1:]
+confined = sandbox_here(root, ()) if sandboxed == "on" else None
+run_tutorial(source, rundir, workdir, RunOptions.defaults(root, "beginner/images"), timeout=600, label="x",
+             confined=confined, env=os.environ)
+"""
+
+
+# Processes that leave the tutorial's group and tree: in a sandbox, the end of the build ends them too (its PID
+# namespace ends); without one (SANDBOX=off), only those that stay in the runner's process group.
+ESCAPING = """
+subprocess.Popen(sleep, start_new_session=True)
+if os.fork() == 0:  # a daemon: fork, setsid, fork, exec
+    os.setsid()
+    if os.fork() == 0:
+        os.execv(sys.executable, sleep)
+    os._exit(0)
+os.wait()
+"""
+
+
+@pytest.mark.parametrize("sandboxed, started", [("on", 3), ("off", 1)])
+def test_killing_the_build_kills_the_tutorial_and_every_process_it_started(tmp_path, run, sandboxed, started):
+    path = tutorial(tmp_path, "\n".join([
+        "import os, subprocess, sys, time",
+        "sleep = [sys.executable, '-c', 'import time; time.sleep(1000)']",
+        "subprocess.Popen(sleep)", ESCAPING if started == 3 else "",
+        "time.sleep(0.5)", "open('ready', 'w').close()", "time.sleep(1000)"]))
+    build = subprocess.Popen([sys.executable, "-c", KILL_THE_BUILD, str(path), str(tmp_path / "run"), str(ROOT),
+                              str(tmp_path), sandboxed], cwd=ROOT, env=run.env)
     deadline = time.monotonic() + 30
-    output = tmp_path / "run" / "out" / "0.txt"
-    while not (output.exists() and output.read_text() == "ready\n") and time.monotonic() < deadline:
+    while not (tmp_path / "ready").exists() and time.monotonic() < deadline:
+        assert build.poll() is None
         time.sleep(0.05)
+    assert len(marked(run.mark)) >= 2 + started  # the build, the runner, what it started (and bwrap's two)
     build.kill()  # the build dies without a chance to clean up: the runner learns it from the kernel
     build.wait()
-    assert output.read_text() == "ready\n"  # and the run fixture checks that nothing is left
+    assert live(marked(run.mark)) == []
 
 
 def test_an_exception_stops_the_tutorial_and_names_its_line(tmp_path, run):
@@ -616,15 +639,170 @@ def with_marker(mark):
     return [p for p in psutil.process_iter(["cmdline"]) if mark in (p.info["cmdline"] or [])]
 
 
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["sandbox", "SANDBOX=off"])
 @pytest.mark.parametrize("escape", ESCAPES)
-def test_a_process_that_leaves_the_group_and_the_tree_ends_with_the_run(tmp_path, run, escape):
+def test_a_process_that_leaves_the_group_and_the_tree_ends_with_the_run(tmp_path, run, escape, sandboxed):
     marker = f"escape-{uuid.uuid4().hex}"
     path = tutorial(tmp_path, f"MARKER = {marker!r}", ESCAPES[escape], WAIT_FOR_MARKER)
     try:
-        outcome = run(path)
+        outcome = run(path, confined=SANDBOX if sandboxed else None)
         assert outcome.ok, outcome.error
         assert outputs(outcome)[2] == "escaped\n"
         assert live([p.pid for p in with_marker(marker)]) == []
     finally:
         for process in with_marker(marker):  # a failing test leaves nothing behind either
             process.kill()
+
+
+# --- The sandbox (core.sandbox): what a tutorial may see, change and signal ---
+
+def test_a_tutorial_changes_nothing_outside_its_folders_and_sees_no_other_run(tmp_path, run):
+    home, build = tmp_path / "home", tmp_path / "_build"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".gitconfig").write_text("[user]\n")
+    (build / "runs" / "other").mkdir(parents=True)
+    (build / "src").mkdir()
+    workdir = build / "work" / "beginner"
+    workdir.mkdir(parents=True)
+    packages = sysconfig.get_paths()["purelib"]
+    marker = f"zz_sandbox_{uuid.uuid4().hex}"
+    targets = {"its working folder": "made", "its temporary folder": "/tmp/made",
+               "HOME": "~/.gitconfig", "the build folder": "../../x", "another run": "../../runs/other/result.json",
+               "the staged sources": "../../src/x", "the repository": f"{ROOT}/{marker}",
+               "site-packages": f"{packages}/{marker}.pth", "/run": "/run/x"}
+    path = tutorial(tmp_path, f"""
+        import os
+        for name, target in {targets!r}.items():
+            try:
+                with open(os.path.expanduser(target), "a") as file:
+                    file.write("planted")
+                print(name, "written")
+            except OSError as error:
+                print(name, error.strerror)
+        print(sorted(os.listdir(os.path.expanduser("~"))), sorted(os.listdir("../..")))
+        """)
+    confined = dataclasses.replace(SANDBOX, home=home, hidden=(build,))
+    run.env["HOME"] = str(home)  # the builder's, as the sandbox hides it
+    try:
+        outcome = run(path, confined=confined, scratch=build / "work", workdir=workdir)
+    finally:
+        for leaked in (ROOT / marker, Path(packages, f"{marker}.pth")):
+            leaked.unlink(missing_ok=True)
+    assert outcome.ok, outcome.error
+    *written, listed = outputs(outcome)[0].splitlines()
+    assert written == ["its working folder written", "its temporary folder written", "HOME written",
+                       "the build folder Read-only file system", "another run No such file or directory",
+                       "the staged sources No such file or directory", "the repository Read-only file system",
+                       "site-packages Read-only file system", "/run Read-only file system"]
+    assert listed == "['.gitconfig'] ['work']"  # its own HOME (the one it wrote), the build folder empty
+    assert (home / ".gitconfig").read_text() == "[user]\n"
+    assert sorted(p.name for p in build.rglob("*")) == ["beginner", "made", "other", "runs", "src", "work"]
+
+
+def test_a_tutorial_can_neither_stop_nor_kill_the_build_and_its_time_limit_holds(tmp_path, run):
+    path = tutorial(tmp_path, """
+        import os, signal
+        print("parent", os.getppid(), "processes", sorted(int(p) for p in os.listdir("/proc") if p.isdigit()))
+        """, """
+        import os, signal, time
+        for pid in (os.getppid(), 1):
+            for number in (signal.SIGSTOP, signal.SIGKILL):
+                try:
+                    os.kill(pid, number)
+                except OSError as error:
+                    print(pid, error.strerror)
+        time.sleep(600)
+        """)
+    started = time.monotonic()
+    outcome = run(path, timeout=3)
+    assert time.monotonic() - started < 15
+    assert outcome.error.endswith("ERROR: tutorial timed out after 3 s")
+    # It sees its own processes only: the sandbox's first one (its parent), itself and the output guard.
+    assert outputs(outcome)[0].startswith("parent 1 processes [1, 2, 3")
+
+
+def test_a_storm_of_forks_that_exit_is_cleaned_up_at_once(tmp_path, run):
+    path = tutorial(tmp_path, """
+        import os
+        for _ in range(2000):
+            if os.fork() == 0:
+                os._exit(0)  # never waited for: a zombie until the run ends
+        print("forked")
+        """)
+    started = time.monotonic()
+    outcome = run(path)
+    assert outcome.ok, outcome.error
+    assert outputs(outcome) == ["forked\n"]
+    assert time.monotonic() - started < 30
+
+
+NETWORK = """
+    import socket
+    print([name for _, name in socket.if_nameindex()])
+    try:
+        socket.create_connection(("192.0.2.1", 80), timeout=1)  # TEST-NET-1: reached nowhere, if at all
+    except OSError as error:
+        print(error.strerror or "timed out")
+    """
+
+
+def test_a_tutorial_has_no_network_unless_it_says_it_needs_it(tmp_path, run):
+    names, refused = outputs(run(tutorial(tmp_path, NETWORK)))[0].splitlines()
+    assert (names, refused) == ("['lo']", "Network is unreachable")
+    shared = outputs(run(tutorial(tmp_path, NETWORK, name="net.py"), network=True))[0].splitlines()[0]
+    assert shared == str([name for _, name in socket.if_nameindex()])
+
+
+def test_a_run_s_folders_are_removed_and_a_save_during_it_changes_nothing_it_runs(tmp_path, run):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    path = tutorial(tmp_path, """
+        import os, tempfile, time
+        with open(os.path.join(tempfile.gettempdir(), "big"), "wb") as file:
+            file.write(bytes(1 << 20))
+        open(os.path.expanduser("~/cache"), "w").close()
+        first = open(__file__).read()
+        open("started", "w").close()
+        while open(__file__).read() == first:  # the text it runs stays the one it started with
+            time.sleep(0.05)
+        """)
+
+    def save_when_started():
+        while not (tmp_path / "started").exists():
+            time.sleep(0.05)
+        path.write_text(path.read_text() + "# saved\n")
+
+    saver = threading.Thread(target=save_when_started)
+    saver.start()
+    outcome = run(path, timeout=5, scratch=scratch)
+    saver.join()
+    assert outcome.error.endswith("ERROR: tutorial timed out after 5 s")  # it never saw the save
+    assert list(scratch.iterdir()) == []
+
+
+PLANTED = {
+    "an extra file": ("open(os.path.join(output, 'page', 'index.html'), 'w')", "page/index.html"),
+    "a link": ("os.symlink('/etc/passwd', os.path.join(output, 'page', 'beginner', 'images', 'sphx_glr_demo_001.png'))",
+               "page/beginner/images/sphx_glr_demo_001.png (a link)"),
+    "a hard link": ("os.link(os.path.join(output, 'out', '0.txt'), os.path.join(output, 'out', '1.txt'))",
+                    "out/1.txt (a file linked from elsewhere too)"),
+    "a progress of its own": ("open(os.path.join(output, 'progress.json'), 'w').write('[1]')",
+                              "progress.json (not as the runner writes it)"),
+}
+
+
+@pytest.mark.parametrize("planted", PLANTED)
+def test_what_a_run_records_besides_its_record_is_refused(tmp_path, run, planted):
+    code, shown = PLANTED[planted]
+    path = tutorial(tmp_path, f"""
+        import os, sys, time
+        output = sys.orig_argv[-1]  # the runner's output folder
+        {code}
+        time.sleep(600)  # the runner's own progress.json comes with the next block: the run ends here
+        """)
+    rundir = tmp_path / "run"
+    with pytest.raises(OutputRefused) as refused:
+        run(path, rundir=rundir, timeout=3)
+    assert str(refused.value).startswith(f"beginner_source/demo.py:1: ERROR: its run left {shown} in its output "
+                                         "folder, where a run records only out/<k>.txt")
+    assert sorted(p.name for p in rundir.iterdir()) == ["options.json", "runner.log"]  # nothing taken

@@ -1,5 +1,6 @@
 """sphinxext.provenance: the line under a tutorial's intro saying where its output was captured, from its stamp."""
 
+import dataclasses
 from types import SimpleNamespace
 
 import pytest
@@ -64,6 +65,15 @@ def line(parts):
 ])
 def test_the_line_says_the_device_the_gpus_it_lacked_torch_cuda_commit_and_date(hardware, needs, expected, untranslated):
     assert line(provenance.describe(stamp(hardware, needs))) == expected
+
+
+@pytest.mark.parametrize("sandboxed, network, said", [
+    (True, False, ""), (False, False, " · run without a sandbox"), (True, True, " · used the network"),
+    (False, True, " · run without a sandbox · used the network")])
+def test_the_line_says_a_run_without_a_sandbox_and_one_that_used_the_network(sandboxed, network, said, untranslated):
+    shown = dataclasses.replace(stamp(), sandboxed=sandboxed, network=network)
+    assert line(provenance.describe(shown)) == f"Output captured on CPU (no GPU){said} · torch [2.13.0+cpu] · " \
+                                               "commit [0123abc] · [2025-06-01 12:00 UTC]"
 
 
 def test_the_line_is_in_the_page_s_language_with_the_machine_s_values_as_they_are(sphinx_catalog):

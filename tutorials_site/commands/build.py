@@ -30,6 +30,7 @@ from ..core.errors import Failed, SiteError, UsageError
 from ..core.fingerprint import declared_reads, installed_version, present, source_digest, used_by
 from ..core.layout import ROOT, BuildTree
 from ..core.records import BUILD_RECORD, BuildInfo, Hardware, RunFile, ShardRecord, Stamp
+from ..core.sandbox import Sandbox
 from ..core.seal import SealError
 from ..core.settings import Settings
 from ..core.site_pages import chooser_page
@@ -100,15 +101,15 @@ def _build_failed(errors: Sequence[str]) -> Failed:
 # --- Execution ---
 
 def _stamp(item: _Pending, outcome: execute.Outcome, present: Present, files: tuple[RunFile, ...], run_dir: Path,
-           skip: Sequence[Path], machine: Callable[[], needs.Machine], log: BuildLog) -> Stamp:
-    """Stamp the run of ITEM that ended (OUTCOME), failed or not, sealing its FILES, with what it used (SKIP:
-    the folders builds make and the venv, none of it the project's); MACHINE: the GPUs here, asked only for a
-    run that did not finish, whose runner could not record them."""
+           skip: Sequence[Path], machine: Callable[[], needs.Machine], log: BuildLog, sandboxed: bool) -> Stamp:
+    """Stamp the run of ITEM that ended (OUTCOME), failed or not, SANDBOXED or not, sealing its FILES, with what
+    it used (SKIP: the folders builds make and the venv, none of it the project's); MACHINE: the GPUs here,
+    asked only for a run that did not finish, whose runner could not record them."""
     stamp = stamping.run_stamp(outcome.result, hardware=outcome.result.hardware or _hardware(machine()),
                                raised=outcome.raised, source=item.digest, environment=present.environment,
                                outputs=runs.outputs(run_dir, outcome.result), files=files, seconds=outcome.seconds,
                                peak_rss_bytes=outcome.peak_rss_bytes, needs_gpus=item.need.gpus,
-                               origin=stamping.origin(ROOT))
+                               origin=stamping.origin(ROOT), sandboxed=sandboxed, network=item.need.network)
     stamp = dataclasses.replace(stamp, used=used_by(run_dir, item.tutorial, skip))
     stamp.write(run_dir / runs.STAMP)
     for line in stamping.stamped_lines(item.tutorial.label, stamp, item.need):
@@ -124,53 +125,46 @@ def _hardware(machine: needs.Machine) -> Hardware:
                     torch=None if torch == "not installed" else torch, cuda=None)
 
 
-def _refuse_changes(tree: BuildTree, site: project.Project, tutorial: project.Tutorial,
-                    build_before: dict[Path, isolation.Signature], project_before: isolation.Snapshot) -> None:
-    """Stop the build if TUTORIAL's run changed what is not its own: the build folder outside its run and the
-    working folders (another tutorial's record, a page: discarded, never rendered), or the project and
-    site-packages (which the build cannot restore: the user is told what changed)."""
-    found = isolation.differences(build_before, _build_state(tree, tutorial))
-    if found:
-        runs.discard(tree, [t.key for t in site.tutorials], [path for _, path in found])
-        raise SiteError(f"{tutorial.label}:1: its run changed the build folder outside its own run: "
-                        f"{isolation.describe(found, tree.root)}; a tutorial writes only into its working folder "
-                        "(its current directory) or a temporary folder; the build stopped and discarded what it changed "
-                        "(the next build runs or renders that again)")
-    changed = project_before.changes()
-    if changed:
-        raise SiteError(f"{tutorial.label}:1: its run changed files outside its working folder: {changed}; a "
-                        "tutorial writes only into its working folder (its current directory) or a temporary folder: "
-                        "restore or remove these files (git status lists the project's), fix the tutorial and build "
-                        "again (or, if you changed them yourself meanwhile, just build again)")
-
-
-def _build_state(tree: BuildTree, tutorial: project.Tutorial) -> dict[Path, isolation.Signature]:
-    # The working folders are shared by the tutorials of a folder; the run's own folder is its to write.
-    return isolation.tree_state(tree.root, (tree.workdir(""), tree.run_dir(tutorial.key)))
-
-
 def _tutorial_env(site: project.Project) -> dict[str, str]:
     """The environment a tutorial runs in: this one, less what conf.py does not allow it (core.isolation)."""
     return isolation.tutorial_environment(os.environ, isolation.allowed(site.conf))
 
 
-def _run_isolated(settings: Settings, site: project.Project, tutorial: project.Tutorial, run_dir: Path,
-                  timeout: float, tick: Callable[[], None]) -> execute.Outcome | str:
-    """Run one tutorial with the environment core.isolation allows it, then check what it did: how it went,
-    or the error of a run whose output shows the value of a secret withheld from it (its record redacted,
-    never stamped). One that changed what is not its own stops the build, unstamped: what follows would
-    build on what it changed.
+def _sandbox(settings: Settings, log: BuildLog) -> Sandbox | None:
+    """The sandbox the tutorials run in (None: SANDBOX=off, said once); where this machine cannot make one,
+    the build stops before any runs, saying what to install or allow."""
+    if not settings.sandboxed:
+        log.line("[execute] SANDBOX=off: the tutorials run without a sandbox: each can read and write "
+                 "whatever you can (their pages say so)")
+        return None
+    settings.tree.work.mkdir(parents=True, exist_ok=True)
+    # The build folder, and REUSE's: a run sees no other run of any build.
+    reused = [settings.reuse.root] if settings.reuse and settings.reuse.root.is_dir() else []
+    found = execute.sandbox_here(ROOT, (settings.tree.root, *reused))
+    if isinstance(found, str):
+        raise Failed(found)
+    return found
+
+
+def _run_isolated(settings: Settings, site: project.Project, item: _Pending, run_dir: Path, timeout: float,
+                  confined: Sandbox | None, tick: Callable[[], None]) -> execute.Outcome | str:
+    """Run one tutorial in CONFINED's sandbox, from a fresh working folder (removed after), with the environment
+    core.isolation allows it: how it went, or the error of a run that is not stamped: one whose output folder
+    held what no run records, or whose output shows the value of a secret withheld from it (its record
+    redacted).
     """
-    env = _tutorial_env(site)
-    workdir = working_folder(settings.tree, tutorial)
+    tutorial, env = item.tutorial, _tutorial_env(site)
     runs.clear(settings.tree.runs, tutorial.key)  # a link in its place is removed, never followed
-    run_dir.mkdir(parents=True, exist_ok=True)  # its parents are no change of the run's
-    project_before = isolation.Snapshot.take(site.root, (settings.tree.root, settings.pages))
-    build_before = _build_state(settings.tree, tutorial)
-    outcome = execute.run_tutorial(tutorial.path, run_dir, workdir,
-                                   execute.RunOptions.of(site, tutorial, settings.output_limits),
-                                   timeout=timeout, label=tutorial.label, env=env, tick=tick)
-    _refuse_changes(settings.tree, site, tutorial, build_before, project_before)
+    execute.remove_folder(settings.tree.work)  # what a killed build left
+    try:
+        outcome = execute.run_tutorial(tutorial.path, run_dir, working_folder(settings.tree.work, tutorial),
+                                       execute.RunOptions.of(site, tutorial, settings.output_limits),
+                                       timeout=timeout, label=tutorial.label, env=env, tick=tick, confined=confined,
+                                       network=item.need.network, scratch=settings.tree.work)
+    except execute.OutputRefused as error:
+        return str(error)
+    finally:
+        execute.remove_folder(settings.tree.work)
     secrets = isolation.withheld(os.environ, env)
     leaks = isolation.leaks(outcome.result, secrets)
     if not leaks:
@@ -240,14 +234,14 @@ def _pending(settings: Settings, site: project.Project, tutorials: Sequence[proj
 
 
 def _execute_one(settings: Settings, site: project.Project, item: _Pending, present: Present, progress: Executing,
-                 machine: Callable[[], needs.Machine], log: BuildLog) -> list[str]:
-    """Run ITEM's tutorial and stamp its run, failed or not: what the build says of a failure conf.py does not
-    expect (its error line first), else nothing."""
+                 machine: Callable[[], needs.Machine], log: BuildLog, confined: Sandbox | None) -> list[str]:
+    """Run ITEM's tutorial in CONFINED's sandbox and stamp its run, failed or not: what the build says of a
+    failure conf.py does not expect (its error line first), else nothing."""
     tutorial = item.tutorial
     timeout = execute.timeout_for(tutorial.path, settings.timeout, tutorial.label)  # checked by refuse_unusable
     progress.start(tutorial.label, timeout)
     run_dir = settings.tree.run_dir(tutorial.key)
-    outcome = _run_isolated(settings, site, tutorial, run_dir, timeout, progress.tick)
+    outcome = _run_isolated(settings, site, item, run_dir, timeout, confined, progress.tick)
     progress.done()
     if isinstance(outcome, str):
         return [outcome]
@@ -257,7 +251,7 @@ def _execute_one(settings: Settings, site: project.Project, item: _Pending, pres
         return [f"{tutorial.label}:1: ERROR: its run cannot be sealed: {error}; the run is not stamped (the next "
                 "build runs it again)"]
     if stamping.excused(site, tutorial, _stamp(item, outcome, present, files, run_dir, staging_skip(settings),
-                                            machine, log)):
+                                            machine, log, confined is not None)):
         log.line(f"[execute] {tutorial.label}: failed, as conf.py's expected_failing_examples expects")
     return stamping.unexpected_failure(run_dir, site, tutorial)
 
@@ -270,6 +264,7 @@ def _execute_pending(settings: Settings, site: project.Project, pending: Sequenc
     expected = shards.expected_seconds(settings.tree, [item.tutorial.key for item in pending])
     # The GPUs tutorials see here, asked once, when first needed.
     machine = functools.cache(lambda: execute.machine(_tutorial_env(site)))
+    confined = _sandbox(settings, log) if pending else None
     ran, failed, unmet = [], [], []
     with log.executing([expected[item.tutorial.key] for item in pending]) as progress:
         for item in pending:
@@ -279,7 +274,7 @@ def _execute_pending(settings: Settings, site: project.Project, pending: Sequenc
                 unmet.append(error)
                 progress.done()
                 continue
-            report = _execute_one(settings, site, item, present, progress, machine, log)
+            report = _execute_one(settings, site, item, present, progress, machine, log, confined)
             ran.append(item.tutorial.key)
             if report:
                 log.line("\n".join(report))

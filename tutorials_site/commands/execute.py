@@ -1,35 +1,46 @@
 """Run one tutorial in a process of its own (commands/runner.py), with a time limit, and say how it went.
 
-The runner is started in a new session, so the tutorial's whole process tree
-(DataLoader workers, spawned ranks, pools, subprocesses) is one process group.
-A time limit kills that group. So does the end of the run, so nothing the
-tutorial left behind survives it. A process that leaves the group (setsid, a
-daemon's double fork) cannot leave the tree: on Linux this process is the
-tutorial's subreaper while it runs (PR_SET_CHILD_SUBREAPER), so every orphan
-of the tree becomes its child instead of init's, and is killed and reaped at
-the end of the run. While the tutorial runs, the resident memory of the tree
-is sampled.
+Each run gets fresh folders of its own, removed after it (a temporary folder,
+a HOME, an output folder, a copy of its source), and, unless SANDBOX=off, runs
+in a sandbox (core.sandbox): its own PID namespace, the system read-only,
+nothing of the build folder but its working folder and its output folder, no
+network unless it declares it needs it. A time limit, or the end of the run,
+kills the namespace's first process, and the kernel kills every other with it.
 
-The tutorial gets the environment core.isolation allows, never this
-process's whole environment.
+Without the sandbox (SANDBOX=off) the runner is started in a new session, so
+the tutorial's whole process tree (DataLoader workers, spawned ranks, pools,
+subprocesses) is one process group, which a time limit and the end of the run
+kill. A process that leaves the group (setsid, a daemon's double fork) cannot
+leave the tree: on Linux this process is the tutorial's subreaper while it
+runs (PR_SET_CHILD_SUBREAPER), so every orphan of the tree becomes its child
+instead of init's, and is killed and reaped at the end of the run.
 
-RUNDIR/options.json, written here for the runner: what it needs of conf.py's
+While the tutorial runs, the resident memory of the tree is sampled. The
+tutorial gets the environment core.isolation allows, never this process's
+whole environment.
+
+RUNDIR/options.json, written here: what the runner needs of conf.py's
 sphinx_gallery_conf without evaluating conf.py, and the output limits (see
-RunOptions).
+RunOptions); the runner reads a copy in its output folder.
 
-RUNDIR/result.json (core.records.RunRecord), written by the runner, or here
-from what it left when it died or was killed. The run's time is the wall time
-of the runner's process, measured here (Outcome.seconds) and added to it.
+RUNDIR/result.json (core.records.RunRecord) is written here, from the one the
+runner wrote in its output folder once it is read as a RunRecord, or from what
+the run left when it died or was killed (take_outputs moves what a run records
+into RUNDIR first). The run's time is the wall time of the runner's process,
+measured here (Outcome.seconds) and added to it.
 """
 
 import base64
 import contextlib
 import ctypes
+import glob
 import json
 import os
 import pickle
+import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -41,12 +52,16 @@ from typing import Any, TypeVar
 
 import psutil
 
+from ..core import sandbox
+from ..core.errors import SiteError
+from ..core.files import LEFTOVERS
 from ..core.isolation import tutorial_environment
 from ..core.needs import Machine
 from ..core.project import Project, Tutorial
 from ..core.records import BlockRecord, RecordError, RunError, RunRecord
 from ..core.runs import RESULT, error_line, figures_folder, first_code_line, parse_timeout, read_json, setting, unfinished_reason
 from ..core.terminal import DEFAULT_LIMITS, OutputLimits, RunOutput
+from ..core.used import FOLDER as USED
 from ..sphinx_gallery_api import error_rst, output_rst, split_code_and_text_blocks
 from .runner import recorded_sizes
 
@@ -218,7 +233,8 @@ def _unfinished_result(source: Path, rundir: Path, limits: OutputLimits, progres
     if progress is not None:
         lines = [first_code_line(block) for block in split_code_and_text_blocks(str(source))[1] if block.type == "code"]
         shown = RunOutput(limits)
-        for k, sizes in enumerate(recorded_sizes(rundir / "out", progress["block"] + 1, limits)):
+        # A progress.json the tutorial wrote may name a block past the last.
+        for k, sizes in enumerate(recorded_sizes(rundir / "out", min(progress["block"] + 1, len(lines)), limits)):
             text = shown.block().show_file(rundir / "out" / f"{k}.txt", *sizes)
             # Which block saved which figure is only in result.json: none are claimed here.
             blocks.append(BlockRecord(line=lines[k], texts=(text,) if text.strip() else (), images=(),
@@ -237,31 +253,179 @@ def _ending_shown(result: RunRecord, error: RunError) -> RunRecord:
                                                                  rst=last.rst + shown)))
 
 
+class OutputRefused(SiteError):
+    """A run left in its output folder what no run records: nothing of it is taken."""
+
+
+# What a run records in its output folder (runner.py), besides the page's figures: out/<k>.txt, what
+# output_guard.py left out (out/dropped.json), progress.json, result.json; options.json is the runner's
+# input, written here (RUNDIR has its own).
+# What a run records: each block's output, what was cut, the block running, what each process used (core.used).
+_RECORDED = re.compile(r"out/(?:0|[1-9][0-9]*)\.txt|out/dropped\.json|progress\.json|" + re.escape(RESULT)
+                       + "|" + re.escape(USED) + r"/[1-9][0-9]*\.jsonl")
+_INPUT = OPTIONS
+
+
+def _recorded_files(output: Path, images: str) -> Iterator[tuple[Path, str]]:
+    """(path, path relative to OUTPUT) of each file a run recorded in OUTPUT, no link followed; a writer's
+    leftovers (a killed write_json's temporary) skipped. Raises OutputRefused on anything else."""
+    pending = [output]
+    while pending:
+        folder = pending.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                path = Path(entry.path)
+                relative = path.relative_to(output).as_posix()
+                info = entry.stat(follow_symlinks=False)
+                figure = relative.startswith(f"page/{images}/")
+                if stat.S_ISDIR(info.st_mode) and (figure or f"page/{images}/".startswith(relative + "/")
+                                                   or relative == "out"):
+                    pending.append(path)
+                elif stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+                    what = "a link" if stat.S_ISLNK(info.st_mode) else "not a file" if not stat.S_ISREG(
+                        info.st_mode) else "a file linked from elsewhere too"
+                    raise OutputRefused(f"{relative} ({what})")
+                elif figure or _RECORDED.fullmatch(relative):
+                    if not _as_recorded(path, relative):
+                        raise OutputRefused(f"{relative} (not as the runner writes it)")
+                    yield path, relative
+                elif relative != _INPUT and not path.match(LEFTOVERS):
+                    raise OutputRefused(relative)
+
+
+def _as_recorded(path: Path, relative: str) -> bool:
+    """Whether the JSON file at PATH holds what the runner and output_guard.py write there (which the build
+    reads when a run did not finish); any other file: yes."""
+    if relative not in ("progress.json", "out/dropped.json"):
+        return True
+    try:
+        data = json.loads(path.read_bytes())
+    except ValueError:
+        return False
+    if relative == "progress.json":  # {"block": k, "line": lineno}
+        return (isinstance(data, dict) and data.keys() == {"block", "line"}
+                and all(type(value) is int and value >= 0 for value in data.values()))
+    # {k: bytes left out}
+    return isinstance(data, dict) and all(key.isdigit() and type(value) is int and value >= 0
+                                          for key, value in data.items())
+
+
+def take_outputs(output: Path, rundir: Path, images: str) -> RunRecord | None:
+    """Copy into RUNDIR what the run that ended recorded in its OUTPUT folder (see runner.py): out/<k>.txt,
+    out/dropped.json, progress.json and the figures under page/IMAGES/ (options.images), each a plain file,
+    no link followed; and return its result.json read as a RunRecord (None: none, or not one), which is
+    not copied (the caller writes RUNDIR's record). Raises OutputRefused naming anything else OUTPUT holds
+    (a link, another file), before anything is copied."""
+    found = list(_recorded_files(output, images))
+    record = None
+    for path, relative in found:
+        if relative == RESULT:
+            with contextlib.suppress(RecordError):  # damaged (the runner writes it whole, so by the tutorial)
+                record = RunRecord.read(path)
+            continue
+        (rundir / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, rundir / relative, follow_symlinks=False)
+    return record
+
+
+def sandbox_here(project_root: Path | str, hidden: Iterable[Path]) -> sandbox.Sandbox | str:
+    """The sandbox runs get on this machine, with the folders HIDDEN from them (the build folder); or, where
+    none can be made (bwrap missing, or failing to make namespaces), what the build says instead."""
+    program = shutil.which(sandbox.PROGRAM)
+    if program is None:
+        return sandbox.unavailable(None, "")
+    # What a tutorial's Python needs where HOME may hold it: the project, the engine, the interpreter, the venv
+    # and every folder on this process's sys.path (a user's site-packages too), as written and as resolved.
+    needed = [Path(project_root), _PACKAGE_PARENT, Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent,
+              *(Path(folder) for folder in sys.path if folder and os.path.isdir(folder))]
+    readable = tuple(dict.fromkeys(path for folder in needed for path in (folder.absolute(), folder.resolve())))
+    found = sandbox.Sandbox(program=program, home=Path.home().resolve(), hidden=tuple(Path(p) for p in hidden),
+                            readable=readable,
+                            devices=sandbox.gpu_devices([p for g in sandbox.GPU_DEVICES for p in sorted(glob.glob(g))]))
+    try:
+        probe = subprocess.run(sandbox.probe(found), capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return sandbox.unavailable(program, str(error))
+    return found if probe.returncode == 0 else sandbox.unavailable(program, probe.stderr)
+
+
 def run_tutorial(source: Path | str, rundir: Path | str, workdir: Path | str, options: RunOptions, *, timeout: float,
-                 label: str, env: Mapping[str, str] | None = None, tick: Callable[[], None] | None = None) -> Outcome:
+                 label: str, confined: sandbox.Sandbox | None, network: bool = False,
+                 env: Mapping[str, str] | None = None, scratch: Path | None = None,
+                 tick: Callable[[], None] | None = None) -> Outcome:
     """Run SOURCE as `python SOURCE` would, in WORKDIR, recording into RUNDIR; LABEL names it in errors.
 
-    ENV: the tutorial's environment (default: what core.isolation allows of this process's). The caller
-    starts no other process while it runs: every child this process gains meanwhile is the tutorial's.
-    TICK is called every few hundredths of a second while it runs (a build's live line shows the time passing).
+    CONFINED: the sandbox it runs in (sandbox_here), None to run it without one; NETWORK: it may use the
+    network there. ENV: the tutorial's environment (default: what core.isolation allows of this process's).
+    Its temporary folder, HOME, output folder and copy of SOURCE are made in a fresh folder under SCRATCH
+    (default: the system's temporary folder), removed once it ended. The caller starts no other process while
+    it runs (every child this process gains meanwhile is the tutorial's), and the calling thread outlives the
+    run (the kernel ends the sandbox with the thread that started it). TICK is called every few hundredths
+    of a second while it runs (a build's live line shows the time passing). Raises OutputRefused where the
+    run recorded what no run records (nothing of it is then in RUNDIR).
     """
     source, rundir = Path(source).resolve(), Path(rundir).resolve()
     shutil.rmtree(rundir, ignore_errors=True)
     rundir.mkdir(parents=True)
     (rundir / OPTIONS).write_text(json.dumps(asdict(options)), encoding="utf-8")
+    folder = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
+    try:
+        run = _run_folders(folder, Path(workdir).resolve(), source, network)
+        shutil.copyfile(rundir / OPTIONS, run.output / OPTIONS)
+        env = _runner_environment(env, run.tmp if confined is None else Path(sandbox.PRIVATE_TMP))
+        own = {child.pid for child in psutil.Process().children()}
+        with contextlib.nullcontext() if confined else _subreaper():
+            return _supervise(run, rundir, confined, env, own, options, timeout=timeout, label=label,
+                              tick=tick or (lambda: None))
+    finally:
+        remove_folder(folder)
+
+
+def _run_folders(folder: Path, workdir: Path, source: Path, network: bool) -> sandbox.Run:
+    """A run's fresh folders in FOLDER, and the copy of SOURCE it runs: the text as it is now."""
+    for name in ("out", "tmp", "home", "in"):
+        (folder / name).mkdir()
+    shutil.copyfile(source, folder / "in" / source.name)
+    system = Path(sandbox.NSSWITCH)
+    (folder / "in" / "nsswitch.conf").write_text(
+        sandbox.offline_nsswitch(system.read_text(encoding="utf-8", errors="replace") if system.is_file() else ""),
+        encoding="utf-8")
+    return sandbox.Run(workdir=workdir, output=folder / "out", tmp=folder / "tmp", home=folder / "home",
+                       source=source, copy=folder / "in" / source.name, network=network,
+                       nsswitch=folder / "in" / "nsswitch.conf")
+
+
+def _runner_environment(env: Mapping[str, str] | None, tmp: Path) -> dict[str, str]:
+    """What the runner is started with: ENV (default: what core.isolation allows of this process's), its
+    temporary folder TMP, and what the runner itself needs."""
     env = dict(tutorial_environment(os.environ) if env is None else env)
+    env.update(TMPDIR=str(tmp), TMP=str(tmp), TEMP=str(tmp))
     # child_site/sitecustomize.py makes every Python process the tutorial starts write whole lines.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_CHILD_SITE), str(_PACKAGE_PARENT), env.get("PYTHONPATH")]))
     # matplotlib's name for the backend a stock build selects (`agg`), which it also picks itself without a display.
     env.update(PYTHONUNBUFFERED="1", MPLBACKEND="agg")
-    # Importing a helper module beside the tutorial would write its __pycache__ into the project, which
-    # the build checks is left as it was (core.isolation).
+    # A helper module beside the tutorial is imported from the project, which is read-only to the run.
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
 
-    own = {child.pid for child in psutil.Process().children()}
-    with _subreaper():
-        return _supervise(source, rundir, workdir, env, own, options.output_limits, timeout=timeout, label=label,
-                          tick=tick or (lambda: None))
+
+def remove_folder(folder: Path) -> None:
+    """Remove FOLDER and all it holds, also what a run left without write permission (a link: the link)."""
+    if folder.is_symlink() or not folder.exists():
+        folder.unlink(missing_ok=True)
+        return
+
+    def writable_then_again(function: Callable[[str], object], path: str, error: object) -> None:
+        with contextlib.suppress(OSError):
+            if Path(path) != folder:  # FOLDER's own parent is not the run's to change
+                os.chmod(os.path.dirname(path), 0o700)
+            if os.path.isdir(path) and not os.path.islink(path):
+                os.chmod(path, 0o700)
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                function(path)
+
+    shutil.rmtree(folder, onerror=writable_then_again)
 
 
 @dataclass(frozen=True)
@@ -273,12 +437,18 @@ class _Watched:
     timed_out: bool
 
 
-def _start_runner(source: Path, rundir: Path, workdir: Path | str, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    """The runner's process for SOURCE, leading a session of its own, its output in RUNDIR/runner.log."""
+def _start_runner(run: sandbox.Run, rundir: Path, confined: sandbox.Sandbox | None,
+                  env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """The runner's process for RUN (in CONFINED's sandbox, else leading a session of its own), its output in
+    RUNDIR/runner.log."""
     with open(rundir / "runner.log", "wb") as log:
+        if confined is not None:  # bwrap ends the sandbox with this thread (--die-with-parent)
+            argv = [sys.executable, "-m", "tutorials_site.commands.runner", str(run.source), str(run.output)]
+            return subprocess.Popen(sandbox.command(confined, run, argv), env=env, stdin=subprocess.DEVNULL,
+                                    stdout=log, stderr=log, start_new_session=True)
         return subprocess.Popen(
-            [sys.executable, "-m", "tutorials_site.commands.runner", str(source), str(rundir)],
-            cwd=workdir,
+            [sys.executable, "-m", "tutorials_site.commands.runner", str(run.source), str(run.output)],
+            cwd=run.workdir,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=log,
@@ -288,10 +458,26 @@ def _start_runner(source: Path, rundir: Path, workdir: Path | str, env: dict[str
         )
 
 
-def _watch(process: subprocess.Popen[bytes], started: float, own: set[int], *, timeout: float,
+def _kill_namespace(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the sandbox's first process (its PID namespace's init: the kernel kills every other process of
+    the namespace with it) and bwrap, and reap bwrap once the namespace is gone."""
+    inits: list[psutil.Process] = []
+    with contextlib.suppress(psutil.NoSuchProcess):
+        inits = psutil.Process(process.pid).children() if process.poll() is None else []
+    for init in inits:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            init.kill()
+    psutil.wait_procs(inits, timeout=5)
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+    process.wait()
+
+
+def _watch(process: subprocess.Popen[bytes], started: float, own: set[int], *, sandboxed: bool, timeout: float,
            tick: Callable[[], None]) -> _Watched:
     """Sample the memory of the runner's tree until it ends or TIMEOUT runs out (from STARTED), then kill and reap
-    all that is left of the tree; OWN: the children this process had before the runner, not the tutorial's."""
+    all that is left of the tree (SANDBOXED: its namespace); OWN: the children this process had before the runner,
+    not the tutorial's."""
     runner = psutil.Process(process.pid)  # not reaped before process.poll(): the pid is still the runner's
     peak, timed_out = 0, False
     seen: dict[int, psutil.Process] = {}
@@ -301,38 +487,53 @@ def _watch(process: subprocess.Popen[bytes], started: float, own: set[int], *, t
                 timed_out = True
                 break
             descendants = _descendants(runner)
-            seen.update((p.pid, p) for p in descendants)
+            if not sandboxed:
+                seen.update((p.pid, p) for p in descendants)
             peak = max(peak, _rss([runner, *descendants]))
             tick()
             time.sleep(_SAMPLE_S)
         seconds = time.monotonic() - started
     finally:
         # However it ended, whatever it started goes with it (a tutorial may leave workers running).
-        _kill_all(runner, seen)
-        process.wait()
-        _kill_adopted(own)
-        # Elsewhere, orphans are reaped by init: return once they are gone, so that no caller ever sees one.
-        psutil.wait_procs(list(seen.values()), timeout=5)
+        if sandboxed:
+            _kill_namespace(process)
+        else:
+            _kill_all(runner, seen)
+            process.wait()
+            _kill_adopted(own)
+            # Elsewhere, orphans are reaped by init: return once they are gone, so that no caller ever sees one.
+            psutil.wait_procs(list(seen.values()), timeout=5)
     return _Watched(seconds, peak, timed_out)
 
 
-def _read_result(rundir: Path) -> RunRecord | None:
+def _status(returncode: int, sandboxed: bool) -> int:
+    """The runner's exit status as Popen gives it (below 0: the signal that killed it): bwrap exits with 128 +
+    the signal that killed the process it started."""
+    return -(returncode - 128) if sandboxed and 128 < returncode < 128 + signal.NSIG else returncode
+
+
+def _taken(output: Path, rundir: Path, images: str, label: str) -> RunRecord | None:
+    """take_outputs, its refusal said as the build says it of LABEL."""
     try:
-        return RunRecord.read(rundir / RESULT)
-    except RecordError:
-        return None  # damaged (the runner writes it whole, so by the tutorial): as if never written
+        return take_outputs(output, rundir, images)
+    except OutputRefused as refused:
+        raise OutputRefused(
+            f"{label}:1: ERROR: its run left {refused} in its output folder, where a run records only out/<k>.txt, "
+            f"out/dropped.json, progress.json, result.json and its figures under page/{images}/: nothing of it "
+            "was taken, the run is not stamped (it runs again); a tutorial writes only into its working folder or "
+            "a temporary folder") from None
 
 
-def _supervise(source: Path, rundir: Path, workdir: Path | str, env: dict[str, str], own: set[int], limits: OutputLimits,
-               *, timeout: float, label: str, tick: Callable[[], None]) -> Outcome:
-    """Run the runner on SOURCE and say how it went, from the result it wrote or, where it wrote none (or one
+def _supervise(run: sandbox.Run, rundir: Path, confined: sandbox.Sandbox | None, env: dict[str, str], own: set[int],
+               options: RunOptions, *, timeout: float, label: str, tick: Callable[[], None]) -> Outcome:
+    """Run the runner on RUN and say how it went, from the result it wrote or, where it wrote none (or one
     that disagrees with its exit status), from how it ended and what it left."""
     started = time.monotonic()
-    process = _start_runner(source, rundir, workdir, env)
-    watched = _watch(process, started, own, timeout=timeout, tick=tick)
+    process = _start_runner(run, rundir, confined, env)
+    watched = _watch(process, started, own, sandboxed=confined is not None, timeout=timeout, tick=tick)
     seconds, peak = watched.seconds, watched.peak_rss_bytes
-    status = process.returncode
-    result = _read_result(rundir)
+    status = _status(process.returncode, confined is not None)
+    result = _taken(run.output, rundir, options.images, label)
     if not watched.timed_out and result is not None and status == (1 if result.error else 0):
         result = replace(result, seconds=seconds)
         result.write(rundir / RESULT)
@@ -345,6 +546,6 @@ def _supervise(source: Path, rundir: Path, workdir: Path | str, env: dict[str, s
     line = progress["line"] if progress else 1
     error = RunError(line=line, block_line=line, message=message)
     result = _ending_shown(replace(result, error=error, seconds=seconds) if result else _unfinished_result(
-        source, rundir, limits, progress, error, seconds), error)
+        run.copy, rundir, options.output_limits, progress, error, seconds), error)
     result.write(rundir / RESULT)  # the page still shows what the tutorial printed, then how it ended
     return Outcome(False, error_line(label, error, raised=False), False, result, seconds, peak)

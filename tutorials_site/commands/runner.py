@@ -2,9 +2,11 @@
 
     python -m tutorials_site.commands.runner SOURCE RUNDIR
 
-execute.py starts this in a fresh process, in its own process group, with the
-working directory and environment already set, and RUNDIR/options.json (see
-execute.py) written. What it leaves in RUNDIR:
+execute.py starts this in a fresh process, in the run's sandbox (core.sandbox)
+or, under SANDBOX=off, in its own process group, with the working directory
+and environment already set, and RUNDIR/options.json (see execute.py) written.
+RUNDIR is the run's output folder, from which the build takes only what is
+listed here (execute.take_outputs). What it leaves in RUNDIR:
 
     out/<k>.txt     all that was written to fds 1 and 2 while code block k ran,
                     by this process and by every process started during it

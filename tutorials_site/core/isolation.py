@@ -3,16 +3,17 @@
 - **Its environment** is built from an allow-list (DEFAULT_ENVIRONMENT, plus the
   names or patterns conf.py lists in `tutorials_environment`), never copied
   from the builder's: a token the build holds does not reach the tutorial.
-- **Withheld secrets stay out of the pages.** A tutorial can still read an
-  ancestor's `/proc/<pid>/environ` (same user): a run whose output shows the
-  value of a secret it was not given (`withheld`), as it is or in a form a print
-  shows it in (`shown_forms`: reversed, base64, hex, URL-encoded), is refused
-  (`leaks`) and its record redacted (`redact`). A value shorter than
-  SECRET_MIN_LENGTH is not looked for: it would be found where no secret is.
-- **It writes only into its working folder and temporary folders.** The
-  project tree and the top level of each site-packages folder (where a `.pth`
-  file or a `sitecustomize` would run at every later Python start-up) are
-  recorded by `lstat` before the run and compared after (`Snapshot`).
+- **Withheld secrets stay out of the pages.** Without its sandbox
+  (SANDBOX=off) a tutorial can still read an ancestor's `/proc/<pid>/environ`
+  (same user); in it, a file outside HOME that the builder can read may still
+  hold one. A run whose output shows the value of a secret it was not given
+  (`withheld`), as it is or in a form a print shows it in (`shown_forms`:
+  reversed, base64, hex, URL-encoded), is refused (`leaks`) and its record
+  redacted (`redact`). A value shorter than SECRET_MIN_LENGTH is not looked
+  for: it would be found where no secret is.
+
+What it may write is the sandbox's to enforce (core.sandbox), not a check after
+the run.
 """
 
 import base64
@@ -20,10 +21,7 @@ import json
 import os
 import re
 import site
-import stat
-import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 from urllib.parse import quote, quote_plus
@@ -165,91 +163,3 @@ def redact(run_dir: Path, secrets: Mapping[str, str]) -> None:
                     data = data.replace(form, marker)
         if data != original:
             path.write_bytes(data)
-
-
-# A file by its lstat: size, mtime, ctime (which no unprivileged process can set back), inode and mode;
-# a link by its target; a folder as such.
-Signature = tuple[int, int, int, int, int] | str
-# In .git, only what runs code: its configuration (aliases, fsmonitor, core.hooksPath) and its hooks;
-# the rest changes with every git command a developer runs beside the build.
-GIT_WATCHED = ("config", "hooks")
-# Caches that tools a developer runs beside the build (ruff, pytest, mypy, Python itself) write into the
-# project: nothing reads them as input, and a tutorial writing there changes nothing a page shows.
-TOOL_CACHES = frozenset({"__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache"})
-
-
-def _record(folder: Path, skip: frozenset[Path], deep: bool, into: dict[Path, Signature]) -> None:
-    """Record the entries of FOLDER (and, DEEP, of its subfolders) not in SKIP."""
-    try:
-        names = os.listdir(folder)
-    except OSError:  # gone, or not a folder: its entries are missing from the record
-        return
-    for name in names:
-        path = folder / name
-        if path in skip or name in TOOL_CACHES:
-            continue
-        _record_one(path, into)
-        if deep and into.get(path) == "folder":
-            _record(path, skip, deep, into)
-
-
-def _record_one(path: Path, into: dict[Path, Signature]) -> None:
-    try:
-        info = path.lstat()
-        if stat.S_ISLNK(info.st_mode):
-            into[path] = f"link to {os.readlink(path)}"
-        elif stat.S_ISDIR(info.st_mode):
-            into[path] = "folder"
-        else:
-            into[path] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_mode)
-    except (FileNotFoundError, NotADirectoryError):  # removed since its folder was listed; .git as a file
-        pass
-
-
-def tree_state(folder: Path, skip: Iterable[Path] = ()) -> dict[Path, Signature]:
-    """Every entry under FOLDER, but those in SKIP and what they hold, by its Signature."""
-    entries: dict[Path, Signature] = {}
-    _record(Path(folder), frozenset(Path(p) for p in skip), True, entries)
-    return entries
-
-
-def differences(before: Mapping[Path, Signature], after: Mapping[Path, Signature]) -> list[tuple[str, Path]]:
-    """("created" | "modified" | "deleted", path) for each entry that differs between two records, by path."""
-    return [("deleted" if path not in after else "created" if path not in before else "modified", path)
-            for path in sorted(before.keys() | after.keys()) if before.get(path) != after.get(path)]
-
-
-def describe(found: list[tuple[str, Path]], root: Path) -> str:
-    """`modified <file>, created <file>, ...`, relative to ROOT where inside it; at most SHOWN_CHANGES named."""
-    shown = [f"{what} {path.relative_to(root) if path.is_relative_to(root) else path}"
-             for what, path in found[:SHOWN_CHANGES]]
-    return ", ".join(shown + ([f"{len(found) - SHOWN_CHANGES} more"] if len(found) > SHOWN_CHANGES else []))
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """The project tree (minus SKIP) and the top level of each site-packages folder, each entry by its
-    Signature. Cheap enough to take around every run."""
-
-    root: Path
-    skip: frozenset[Path]
-    entries: Mapping[Path, Signature]
-
-    @classmethod
-    def take(cls, root: Path, skip: Iterable[Path]) -> "Snapshot":
-        """The state of the tree at ROOT (but SKIP) and of the site-packages folders, now."""
-        root = Path(root).resolve()
-        # The virtual environment is watched where Python runs code from it at start-up: site-packages.
-        skipped = frozenset(Path(p).resolve() for p in (*skip, Path(sys.prefix), root / ".venv"))
-        entries = tree_state(root, skipped | {root / ".git"})
-        for name in GIT_WATCHED:
-            _record_one(root / ".git" / name, entries)
-            if entries.get(root / ".git" / name) == "folder":
-                _record(root / ".git" / name, skipped, True, entries)
-        for folder in site_folders():
-            _record(folder, skipped, False, entries)
-        return cls(root, skipped, entries)
-
-    def changes(self) -> str:
-        """What changed since, as describe() says it; empty when nothing did."""
-        return describe(differences(self.entries, Snapshot.take(self.root, self.skip).entries), self.root)

@@ -63,9 +63,11 @@ class BuildTree:
         """One tutorial's run, shared by every language: <builddir>/runs/beginner_source/basics/<stem>/."""
         return self.runs / key
 
-    def workdir(self, folder: str) -> Path:
-        """The working directory of a tutorial folder's runs: links to the folder's files, writes stay here."""
-        return self.root / "work" / folder
+    @property
+    def work(self) -> Path:
+        """The folders of the run going on, made fresh for each run and removed after it: its working folder
+        (work/<its folder>/) and the others (its temporary folder, HOME, output) in work/run-*/."""
+        return self.root / "work"
 
     @property
     def shard_record(self) -> Path:

@@ -1,12 +1,14 @@
-"""What hardware a tutorial needs, and the runner class that has it.
+"""What a tutorial needs (GPUs, the network), and the runner class that has its GPUs.
 
 A tutorial declares it on a comment line of its own (core.runs.setting):
 
     # tutorials-needs: cpu        no GPU
     # tutorials-needs: gpu        one GPU (the same as gpus=1)
     # tutorials-needs: gpus=2     two GPUs (the same machine)
+    # tutorials-needs: network    the network (its sandbox has none otherwise)
+    # tutorials-needs: gpu network
 
-Without one, conf.py's `tutorials_needs` applies (one value for every gallery, or
+Without a GPU need on that line, conf.py's `tutorials_needs` applies (one value for every gallery, or
 a dict from a gallery's source folder to a value), else DEFAULT: one GPU, as
 most PyTorch tutorials are written for one. A need is a minimum: a machine with
 more GPUs meets it. The runner class of a need (CLASSES) is where CI executes
@@ -26,6 +28,8 @@ SETTING = "tutorials_needs"  # conf.py's default, for every gallery or per galle
 DEFAULT = "gpu"
 _GPUS = re.compile(r"gpus[ \t]*=[ \t]*([0-9]+)")  # ASCII digits only: gpus=2
 _NAMED = {"cpu": 0, "gpu": 1}
+NETWORK = "network"
+_NETWORK_WORD = re.compile(rf"(?<!\S){NETWORK}(?!\S)")
 
 
 def parse(value: str) -> int:
@@ -42,6 +46,22 @@ def parse(value: str) -> int:
     raise ValueError(f"{value!r} is not cpu, gpu or gpus=N (a whole number of GPUs), written like gpus=2")
 
 
+def parse_line(value: str) -> tuple[int | None, bool]:
+    """(GPUs, network) of a `# tutorials-needs:` line: `network` and at most one GPU need (parse), either
+    one alone; GPUs None where the line names none. Raises ValueError as parse does."""
+    network = _NETWORK_WORD.search(value) is not None
+    rest = _NETWORK_WORD.sub(" ", value, count=1).strip()
+    if not rest:
+        if not network:
+            raise ValueError("names nothing: write cpu, gpu or gpus=N, and network where it downloads")
+        return None, True
+    try:
+        return parse(rest), network
+    except ValueError:
+        raise ValueError(f"{rest!r} is not cpu, gpu or gpus=N (a whole number of GPUs), written like gpus=2, "
+                         f"nor {NETWORK}") from None
+
+
 def describe_gpus(count: int) -> str:
     """`no GPU`, `1 GPU`, `2 GPUs`."""
     return "no GPU" if count == 0 else "1 GPU" if count == 1 else f"{count} GPUs"
@@ -54,6 +74,7 @@ class Needs:
     gpus: int  # the fewest GPUs the tutorial is written for; 0: the CPU is enough
     line: int  # its `# tutorials-needs:` line; 1 where it has none
     origin: str  # where the need was declared, for messages
+    network: bool = False  # its line says it needs the network: its sandbox shares the machine's
 
     @property
     def runner_class(self) -> str:
@@ -106,14 +127,14 @@ def of(project: Project, tutorial: Tutorial) -> Needs:
     Raises SiteError naming the file (the tutorial's line, or conf.py) and the fix.
     """
     try:
-        declared = runs.setting(tutorial.path, "needs", parse, tutorial.label)
+        declared = runs.setting(tutorial.path, "needs", parse_line, tutorial.label)
     except ValueError as error:
         raise SiteError(str(error)) from None
-    if declared is not None:
-        line, gpus = declared
-        return Needs(gpus, line, "its tutorials-needs line")
+    line, (gpus, network) = declared or (1, (None, False))
+    if gpus is not None:
+        return Needs(gpus, line, "its tutorials-needs line", network)
     origin = f"conf.py's {SETTING}" if SETTING in project.conf else f"no tutorials-needs line: the default, {DEFAULT}"
-    return Needs(_defaults(project)[tutorial.gallery.examples_dir], 1, origin)
+    return Needs(_defaults(project)[tutorial.gallery.examples_dir], 1, origin, network)
 
 
 def parse_mode(value: str) -> bool:

@@ -215,6 +215,10 @@ class Stamp(Record):
     needs_gpus: int = 0  # the GPUs it declares it needs (core.needs); more than hardware.gpus: run on less
     # Failed without raising: timed out, killed, or exited before its end (no expected_failing_examples excuses it).
     unfinished: bool = False
+    # Run in its sandbox (core.sandbox), not under SANDBOX=off. (A stamp written before there was one is of
+    # another engine's run code: its environment fingerprint is not current, whatever this says.)
+    sandboxed: bool = True
+    network: bool = False  # its sandbox shared the machine's network (its tutorials-needs line)
     # The project files and distributions it used (core.used); None: stamped before they were recorded (not current).
     used: Used | None = None
 

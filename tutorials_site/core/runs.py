@@ -24,7 +24,6 @@ from typing import Any, Protocol, TypeVar
 
 from . import seal
 from .files import write_atomically
-from .layout import BuildTree
 from .project import Tutorial
 from .records import RecordError, RunError, RunFile, RunRecord, Stamp
 from .stamps import outputs_digest, stamp_problems
@@ -222,27 +221,6 @@ def clear(runs_root: Path, key: str) -> None:
             step.unlink()
             return
     shutil.rmtree(step, ignore_errors=True)  # a link inside is removed, not followed
-
-
-def discard(tree: BuildTree, keys: list[str], changed: list[Path]) -> None:
-    """Make sure what a tutorial changed outside its run is never rendered or published as it is.
-
-    A run (of one of the tutorials KEYS) with a changed file loses its stamp, so it runs again. Any
-    other changed file of the build folder goes, and so do the languages' doctrees, so that the next
-    sphinx-build renders every page again (one that is not out of date would not bring back its figures).
-    """
-    rendered = False
-    for path in changed:
-        owner = next((key for key in keys if path.is_relative_to(tree.run_dir(key))), None)
-        if owner:
-            (tree.run_dir(owner) / STAMP).unlink(missing_ok=True)
-        elif path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
-        rendered = rendered or not path.is_relative_to(tree.runs)
-    if rendered:
-        shutil.rmtree(tree.root / "doctrees", ignore_errors=True)  # every language's
 
 
 def restore(kept_runs: Path, runs_root: Path, key: str) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import languages, needs, shards, versions
+from . import languages, needs, sandbox, shards, versions
 from .errors import UsageError
 from .layout import ROOT, BuildTree
 from .runs import parse_timeout
@@ -37,6 +37,7 @@ class Settings:
     reuse: BuildTree | None = None  # a build folder whose current runs are taken instead of executed (REUSE)
     retry_failed: bool = False  # RETRY_FAILED: a tutorial whose current run failed runs again
     verbose: bool = False  # VERBOSE: Sphinx's own output on the screen too, not only in <builddir>/logs/
+    sandboxed: bool = True  # SANDBOX (on, the default, or off): each tutorial runs in a sandbox (core.sandbox)
 
     @property
     def published(self) -> list[versions.VersionEntry]:
@@ -55,7 +56,7 @@ def flag(value: str | None) -> bool:
 def from_environment(environ: Mapping[str, str], builddir: Path | str | None = None,
                      site: languages.SiteLanguages | None = None) -> Settings:
     """Settings from a mapping of make variables (LANGUAGES, VERSION, STRICT, SHARD, NEEDS, BUILDDIR, PAGES,
-    BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM, TUTORIALS, REUSE, RETRY_FAILED, VERBOSE); LANGUAGES
+    BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM, TUTORIALS, REUSE, RETRY_FAILED, VERBOSE, SANDBOX); LANGUAGES
     names languages of SITE (conf.py's; default: the engine's shipped ones)."""
     jobs = environ.get("BUILD_JOBS", "").strip() or str(os.cpu_count() or 1)
     if not re.fullmatch(r"[1-9]\d*", jobs):
@@ -68,6 +69,10 @@ def from_environment(environ: Mapping[str, str], builddir: Path | str | None = N
         enforce_needs = needs.parse_mode(environ.get("NEEDS", ""))
     except ValueError as error:
         raise UsageError(f"NEEDS: {error}") from None
+    try:
+        sandboxed = sandbox.parse_setting(environ.get(sandbox.SETTING, ""))
+    except ValueError as error:
+        raise UsageError(f"{sandbox.SETTING}: {error}") from None
     shard = environ.get("SHARD", "").strip()
     output_limit = environ.get(LIMIT_VARIABLE, "").strip() or str(DEFAULT_BLOCK_LIMIT)
     block_limit = parse_size(output_limit)
@@ -91,6 +96,7 @@ def from_environment(environ: Mapping[str, str], builddir: Path | str | None = N
         reuse=_reuse(environ.get("REUSE", "").strip(), tree),
         retry_failed=flag(environ.get("RETRY_FAILED")),
         verbose=flag(environ.get("VERBOSE")),
+        sandboxed=sandboxed,
     )
 
 

@@ -52,30 +52,25 @@ def _sync_folder(folder: Path, wanted: Mapping[str, Content]) -> None:
             _write_if_changed(folder / name, content)
 
 
-def working_folder(tree: BuildTree, tutorial: project.Tutorial) -> Path:
-    """Where a tutorial runs: links to its folder's files (data beside it is found), writes stay in the build."""
+def working_folder(base: Path, tutorial: project.Tutorial) -> Path:
+    """Where a tutorial runs, made under BASE: links to its folder's files (data beside it is found), its writes
+    stay there."""
     source = tutorial.path.parent
-    folder = tree.workdir(source.relative_to(tutorial.root).as_posix())
+    folder = base / source.relative_to(tutorial.root)
     _mirror(source, folder)
     return folder
 
 
 def _mirror(source: Path, folder: Path) -> None:
-    """FOLDER links each file of SOURCE and mirrors each subfolder as a folder of its own, so that a file a
-    run creates there (`data/model.pt`) is created in the build, never in the project; what runs left
-    there before stays."""
-    if folder.is_symlink():
-        folder.unlink()  # a subfolder linked whole by an earlier version of this function
-    folder.mkdir(parents=True, exist_ok=True)
+    """FOLDER (made here) links each file of SOURCE and mirrors each subfolder as a folder of its own, so that
+    a file a run creates there (`data/model.pt`) is created in the build, never in the project."""
+    folder.mkdir(parents=True)
     for path in source.iterdir():
-        mine = folder / path.name
         if path.is_dir() and not path.is_symlink():
             if path.name != "__pycache__":
-                _mirror(path, mine)
+                _mirror(path, folder / path.name)
             continue
-        if mine.is_dir() and not mine.is_symlink():
-            shutil.rmtree(mine)  # a run's folder where the project now has a file
-        site_tree.link(mine, path)
+        site_tree.link(folder / path.name, path)
 
 
 def _gallery_files(site: project.Project, lang: languages.Language, folder: Path, reports: list[translate.Report],

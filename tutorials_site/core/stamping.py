@@ -23,16 +23,18 @@ _FRAME = re.compile(r'  File "(.*)", line \d+')
 
 def run_stamp(result: RunRecord, *, hardware: Hardware, raised: bool, source: str, environment: str, outputs: str,
               files: tuple[RunFile, ...], seconds: float, peak_rss_bytes: int, needs_gpus: int,
-              origin: Mapping[str, str]) -> Stamp:
+              origin: Mapping[str, str], sandboxed: bool = True, network: bool = False) -> Stamp:
     """The stamp of a run that ended and recorded RESULT: SOURCE (its source digest) run in ENVIRONMENT on
     HARDWARE showed OUTPUTS (its outputs digest) from FILES (its seal, core.seal), at what cost, from ORIGIN
-    (runs.origin). A run that failed (RESULT's error) is stamped too, kept like a successful one; RAISED: it
-    raised, else it did not finish. Sizes are in MB, to a tenth."""
+    (runs.origin), SANDBOXED or not (SANDBOX=off), with the NETWORK or not (its tutorials-needs line). A run
+    that failed (RESULT's error) is stamped too, kept like a successful one; RAISED: it raised, else it did not
+    finish. Sizes are in MB, to a tenth."""
     failed = result.error is not None
     return Stamp(source=source, environment=environment, outputs=outputs, seconds=seconds, failed=failed,
                  unfinished=failed and not raised, peak_rss_mb=round(peak_rss_bytes / MB, 1),
                  gpu_peak_mb=tuple(round(b / MB, 1) for b in result.gpu_peak_bytes), hardware=hardware,
-                 needs_gpus=needs_gpus, commit=origin["commit"], date=origin["date"], files=files)
+                 needs_gpus=needs_gpus, commit=origin["commit"], date=origin["date"], files=files,
+                 sandboxed=sandboxed, network=network)
 
 
 def excused(project: Project, tutorial: Tutorial, stamp: Stamp) -> bool:

@@ -3,7 +3,8 @@
 Every tutorial page gets a `tutorial-provenance` directive under its intro. It
 reads the stamp of the tutorial's run (copied beside the page by
 sphinxext.gallery) and renders one line (device, torch, CUDA, commit, date;
-the GPUs the tutorial is written for, when it ran on fewer) plus the stamp itself as a <meta> tag, which `make check` verifies. A page
+the GPUs the tutorial is written for, when it ran on fewer; that it ran without a sandbox, or used
+the network) plus the stamp itself as a <meta> tag, which `make check` verifies. A page
 whose output does not come from a run of its current English source says so
 instead.
 """
@@ -66,6 +67,10 @@ def describe(stamp: Stamp) -> list[nodes.Node]:
     if needed > hardware.gpus:  # run anyway on less than it declares (NEEDS=lenient): its output may differ there
         written = _("written for {gpus} GPUs") if needed > 1 else _("written for 1 GPU")
         parts += [nodes.Text(" · ")] + _fill(written, gpus=nodes.Text(str(needed)))
+    if not stamp.sandboxed:  # SANDBOX=off: nothing kept the run from what it was not given
+        parts += [nodes.Text(" · "), nodes.Text(_("run without a sandbox"))]
+    if stamp.network:  # its tutorials-needs line: what it downloaded may differ from one build to the next
+        parts += [nodes.Text(" · "), nodes.Text(_("used the network"))]
     parts += [nodes.Text(" · torch "), nodes.literal(text=hardware.torch or "-")]
     if hardware.cuda:
         parts += [nodes.Text(" · CUDA "), nodes.literal(text=hardware.cuda)]
