@@ -7,9 +7,10 @@ import textwrap
 import pytest
 
 from conftest import append, build, executed, make
-from tutorials_site.commands.execute import RunOptions, run_tutorial
+from tutorials_site.commands.execute import RunOptions, run_tutorial, sandbox_here
 from tutorials_site.core import used
 from tutorials_site.core.records import Hardware, Stamp, Used, UsedDistribution, UsedFile
+from tutorials_site.core.sandbox import Sandbox
 
 
 def fake_distribution(site, name, version, module=None):
@@ -120,7 +121,7 @@ if __name__ == "__main__":
 
 
 @pytest.mark.tutorial
-def test_a_run_records_what_each_of_its_processes_opened_and_imported(tmp_path, site):
+def test_a_run_records_what_each_of_its_processes_opened_and_imported(tmp_path, site, monkeypatch):
     root = tmp_path / "project"
     (root / "gallery" / "data").mkdir(parents=True)
     source = root / "gallery" / "plot_uses.py"
@@ -137,8 +138,11 @@ def test_a_run_records_what_each_of_its_processes_opened_and_imported(tmp_path, 
         if path.is_file():
             (workdir / path.relative_to(root / "gallery")).symlink_to(path)
     run_dir = tmp_path / "build" / "run"
+    monkeypatch.syspath_prepend(site)  # in the sandbox as a build's sys.path is (the build runs with it there)
+    confined = sandbox_here(root, (tmp_path / "build",))
+    assert isinstance(confined, Sandbox), confined
     outcome = run_tutorial(source, run_dir, workdir, RunOptions.defaults(root, "g/images"), timeout=120, label="t",
-                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site)})
+                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site)}, confined=confined)
     assert outcome.ok, outcome.result
     assert len(list((run_dir / used.FOLDER).glob("*.jsonl"))) == 3  # the runner, the child Python, the worker
     record = used.record(run_dir, root, [tmp_path / "build", source], ignored=())

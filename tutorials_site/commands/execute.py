@@ -279,7 +279,7 @@ def _recorded_files(output: Path, images: str) -> Iterator[tuple[Path, str]]:
                 info = entry.stat(follow_symlinks=False)
                 figure = relative.startswith(f"page/{images}/")
                 if stat.S_ISDIR(info.st_mode) and (figure or f"page/{images}/".startswith(relative + "/")
-                                                   or relative == "out"):
+                                                   or relative in ("out", USED)):
                     pending.append(path)
                 elif stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
                     what = "a link" if stat.S_ISLNK(info.st_mode) else "not a file" if not stat.S_ISREG(
