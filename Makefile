@@ -83,7 +83,7 @@ check: $(DEPS)  ## fail unless every page shows a run of its current source, in 
 
 # A machine with fewer GPUs than a tutorial needs fails it, as CI's runners would: NEEDS=lenient runs it anyway.
 ci-build: $(DEPS)  ## CI's build in one command (on a GPU machine, CI's GPU build): all, strict, sandboxed, checked
-	@if [ "$${SANDBOX:-on}" != on ]; then echo "make ci-build: SANDBOX=$$SANDBOX refused: CI's build runs every tutorial in its sandbox (README, \"The sandbox\")" >&2; exit 2; fi
+	@if [ "$${SANDBOX:-on}" != on ]; then echo "make ci-build: SANDBOX=$$SANDBOX refused: CI's build runs every tutorial in its sandbox (guides/sandbox.md)" >&2; exit 2; fi
 	NEEDS="$${NEEDS:-strict}" STRICT=1 $(RUN) html
 	$(RUN) check
 

@@ -116,7 +116,7 @@ def test_make_ci_build_refuses_to_run_the_tutorials_without_their_sandbox(projec
     result = make(project_copy, "ci-build", LANGUAGES="en", SANDBOX="off")
     assert result.returncode != 0
     assert result.stderr.splitlines()[0] == ("make ci-build: SANDBOX=off refused: CI's build runs every tutorial in its "
-                                             "sandbox (README, \"The sandbox\")")
+                                             "sandbox (guides/sandbox.md)")
     assert not (project_copy / "_build").exists()
 
 

@@ -47,8 +47,8 @@ def warning_calls():
 
 
 def readme_subtypes():
-    """The subtypes README.md's table of warnings lists."""
-    section = (ROOT / "README.md").read_text(encoding="utf-8").split("\n### Warnings\n", 1)[1].split("\n#", 1)[0]
+    """The subtypes the table of warnings in guides/building.md lists."""
+    section = (ROOT / "guides" / "building.md").read_text(encoding="utf-8").split("\n### Warnings\n", 1)[1].split("\n#", 1)[0]
     return re.findall(r"^\| `tutorials\.([\w-]+)` \|", section, re.M)
 
 

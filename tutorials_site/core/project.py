@@ -42,7 +42,7 @@ HEADER_NAMES = tuple(f"{stem}{ext}" for ext in (".txt", ".md", ".rst") for stem 
 DEFAULT_FILENAME_PATTERN = r"/plot"
 DEFAULT_IGNORE_PATTERN = r"__init__\.py"
 
-# Options whose effect is ours to give, since sphinx-gallery executes nothing here (see README):
+# Options whose effect is ours to give, since sphinx-gallery executes nothing here (see guides/building.md):
 # every other option of sphinx-gallery's configuration reference reaches it unchanged.
 REFUSED = {
     "parallel": "each tutorial already runs in a process of its own; the build runs them one after "

@@ -1,7 +1,7 @@
 """The site at the project root, and the folders that stand for it: links to its entries.
 
 Everything at the root is the site's (its conf.py, pages, galleries, static files, templates, local
-extensions, data), except the engine's own files (ENGINE: this package, its tests, its README, make and CI
+extensions, data), except the engine's own files (ENGINE: this package, its tests, its README and guides, make and CI
 files, the catalogs folder the engine manages) and what a build makes (the build folder, the published
 tree, the virtual environment). Sphinx reads a staged copy of the site (core.staging) and conf.py is
 evaluated in one (core.project): a folder whose entries link to the root's, so that conf.py's relative
@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 # The engine's own entries at the root: never part of the site, never staged, never pages.
 ENGINE = frozenset({
     ".git", ".github", ".ci", ".gitignore", ".venv", ".pytest_cache", ".mypy_cache", "__pycache__", "_build",
-    "tutorials_site", "tests", "benchmarks", "locales",
+    "tutorials_site", "tests", "benchmarks", "locales", "guides",
     "README.md", "CONTRIBUTING.md", "TRANSLATING.md", "LICENSE", "Makefile", "mypy.ini", "pytest.ini", "ruff.toml",
     "requirements.txt", "requirements-test.txt", "requirements-cpu.lock", "requirements-cuda.lock",
     "requirements-test.lock",

@@ -2,7 +2,7 @@
 
 Each module wires its own part; they import from tutorials_site.core only. Each
 module's setup says whether its handlers are safe under `sphinx-build -j` and why.
-Every warning they log has type "tutorials" and a subtype (README: "Warnings"),
+Every warning they log has type "tutorials" and a subtype (guides/building.md: "Warnings"),
 so that conf.py's `suppress_warnings = ["tutorials.<subtype>"]` silences it.
 """
 
