@@ -60,7 +60,7 @@ def test_an_absolute_path_inside_the_project_selects_its_tutorial():
     assert [t.label for t in site.select((str(site.root / DDP),))] == [DDP]
 
 
-@pytest.mark.parametrize("pattern", ["beginner_source/nope*", "ddp_tutorial.py", "beginner_source/GALLERY_HEADER.rst"])
+@pytest.mark.parametrize("pattern", ["beginner_source/nope*", "beginner_source/GALLERY_HEADER.rst"])
 def test_a_selection_matching_no_tutorial_is_an_error_naming_it(pattern):
     with pytest.raises(UsageError) as error:
         Project.read().select((DDP, pattern))

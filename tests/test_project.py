@@ -67,7 +67,7 @@ def test_any_language_babel_knows_can_be_a_site_s():
     assert portuguese.name.startswith("Português") and not thai.spaced
     assert languages.name_in(languages.of("en"), languages.of("ko")) == "영어"
     site = languages.site_languages("ko", ["en"])
-    with pytest.raises(languages.UsageError, match="unknown language segment\\(s\\) ja; this site's .*: ko, en"):
+    with pytest.raises(languages.UsageError, match="unknown language segment 'ja' \\(this site's, .*: ko en\\)"):
         site.select("ja")
 
 

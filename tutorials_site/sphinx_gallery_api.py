@@ -88,6 +88,29 @@ def filled_conf(options: Mapping[str, Any], src_dir: Path) -> dict[str, Any]:
     return conf
 
 
+def option_names() -> frozenset[str]:
+    """The options sphinx-gallery knows. Internal: the keys of `gen_gallery.DEFAULT_GALLERY_CONF`, which its
+    `_fill_gallery_conf_defaults` checks a configuration's keys against (and suggests from) at config-inited."""
+    from sphinx_gallery.gen_gallery import DEFAULT_GALLERY_CONF
+
+    return frozenset(DEFAULT_GALLERY_CONF)
+
+
+def conf_problem(options: Mapping[str, Any]) -> str | None:
+    """What sphinx-gallery's own check of the options' values refuses (its message, on one line); None where they
+    pass. Internal: `_fill_gallery_conf_defaults(conf, app=None, check_keys=False)` raises Sphinx's ConfigError, as
+    `fill_gallery_conf_defaults` would at config-inited, once the tutorials ran. `show_memory` is left out: the
+    extension takes it before sphinx-gallery sees it (sphinxext.gallery.take_show_memory)."""
+    from sphinx.errors import ConfigError
+    from sphinx_gallery.gen_gallery import _fill_gallery_conf_defaults
+
+    try:
+        _fill_gallery_conf_defaults({k: v for k, v in options.items() if k != "show_memory"}, app=None, check_keys=False)
+    except ConfigError as error:
+        return " ".join(str(error).split())
+    return None
+
+
 def examples_it_ran(conf: Mapping[str, Any]) -> list[str]:
     """The examples sphinx-gallery executed itself in this build (internal: the `passing_examples` and
     `failing_examples` entries its generation fills in the configuration)."""

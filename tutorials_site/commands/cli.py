@@ -90,6 +90,15 @@ COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], object]] = {
 # The commands that write a build folder, and those that read a build's HTML (see core.build_lock).
 WRITERS = ("html", "html-noplot", "assemble")
 READERS = ("check", "publish")
+# The commands that run Sphinx with sphinx-gallery, which would refuse a wrong option only once it starts (after
+# the tutorials ran): checked first, as sphinx-gallery checks it (its import is paid by their Sphinx run anyway).
+RENDERERS = (*WRITERS, "serve", "update-po")
+
+
+def _check_gallery_conf(site: project.Project) -> None:
+    from .. import sphinx_gallery_api
+
+    site.refuse_unknown_options(sphinx_gallery_api.option_names(), sphinx_gallery_api.conf_problem(site.options))
 
 
 def _holding(settings: Settings, args: argparse.Namespace) -> AbstractContextManager[None]:
@@ -111,6 +120,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_intermixed_args(argv)
     args.env = os.environ  # SHARDS, FROM, CLASS_SHARDS: lists given to make as variables
     try:
+        if args.command in RENDERERS:
+            _check_gallery_conf(project.current())
         settings = from_environment(args.env, args.builddir, project.current().languages)
         with _holding(settings, args):
             COMMANDS[args.command](settings, args)

@@ -68,6 +68,19 @@ def option_lines(source: str) -> dict[str, int]:
     return lines
 
 
+def name_lines(source: str) -> dict[str, int]:
+    """The line at which conf.py's SOURCE last assigns each name (`name = ...`, `for name in ...`, ...)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    lines: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            lines[node.id] = max(node.lineno, lines.get(node.id, 0))
+    return lines
+
+
 def _is_conf(node: ast.expr) -> bool:
     return isinstance(node, ast.Name) and node.id == "sphinx_gallery_conf"
 

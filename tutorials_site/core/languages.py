@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UsageError
+from .errors import UsageError, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -101,8 +101,9 @@ class SiteLanguages:
             return list(self.all)
         unknown = [seg for seg in value.split() if self.by_seg(seg) is None]
         if unknown:
-            raise UsageError(f"LANGUAGES: unknown language segment(s) {', '.join(unknown)}; this site's "
-                             f"(conf.py's tutorials_languages): {', '.join(lang.seg for lang in self.all)}")
+            segs = [lang.seg for lang in self.all]
+            raise UsageError(f"LANGUAGES: unknown language segment {unknown[0]!r}{did_you_mean(unknown[0], segs, 0.5)} "
+                             f"(this site's, from conf.py's tutorials_languages: {' '.join(segs)})")
         return [lang for seg in dict.fromkeys(value.split()) if (lang := self.by_seg(seg)) is not None]
 
 

@@ -19,6 +19,7 @@ pages sphinx-gallery renders:
 import atexit
 import contextlib
 import fnmatch
+import glob
 import os
 import re
 import runpy
@@ -27,14 +28,14 @@ import sys
 import tempfile
 import traceback
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from . import conf_checks, languages, site_tree
-from .errors import SiteError, UsageError
+from . import conf_checks, config_values, languages, site_tree
+from .errors import SiteError, UsageError, closest, did_you_mean
 from .layout import ROOT
 
 # The names sphinx-gallery looks for a gallery header under, in its order (.txt, then the source suffixes sorted).
@@ -125,15 +126,20 @@ class Conf:
 
 
 def _conf_error(error: BaseException, conf: Path) -> ConfError:
-    """conf.py's error at its line: the deepest frame of the traceback in conf.py itself."""
-    line = error.lineno if isinstance(error, SyntaxError) and error.filename == str(conf) else None
-    for frame in traceback.extract_tb(error.__traceback__):
-        if frame.filename == str(conf):
-            line = frame.lineno
+    """conf.py's error at its line (the deepest frame of the traceback in conf.py itself) and, where a module of
+    the project that conf.py imports raised it, at that module's line too (paths from the project root)."""
+    places = [(frame.filename, frame.lineno) for frame in traceback.extract_tb(error.__traceback__)]
+    if isinstance(error, SyntaxError) and error.filename:
+        places.append((error.filename, error.lineno))
+    line = next((number for name, number in reversed(places) if name == str(conf)), None)
     where = f"conf.py:{line}" if line else "conf.py"
+    project = conf.parent
+    inner = next(((name, number) for name, number in reversed(places)
+                  if name != str(conf) and Path(name).is_relative_to(project)), None)
+    raised = f", raised at {Path(inner[0]).relative_to(project).as_posix()}:{inner[1]}" if inner else ""
     message = error.msg if isinstance(error, SyntaxError) else str(error)
-    return ConfError(f"{where}: {type(error).__name__}: {message} (conf.py is evaluated as Sphinx evaluates it, "
-                     "from the project root)")
+    return ConfError(f"{where}: {type(error).__name__}: {message}{raised} (conf.py is evaluated as Sphinx evaluates "
+                     "it, from the project root)")
 
 
 CONF_FOLDER = "tutorials-conf-"  # <temp>/tutorials-conf-<pid>-<random>/: where a process reads conf.py
@@ -224,8 +230,43 @@ class Project:
             if conf_checks.asks_for(name, options.get(name)):
                 raise ConfError(f"{site.where(name)}: sphinx_gallery_conf[{name!r}] = {options[name]!r} is not "
                                 f"supported here: {why}; remove it")
+        site.refuse_unknown_settings()
         site.languages  # noqa: B018  (checked now: a wrong language stops every command at once)
         return site
+
+    def refuse_unknown_settings(self) -> None:
+        """ConfError at the line of the first `tutorials_*` name of conf.py that the engine does not read
+        (core.config_values), with the closest one it does, or that the build passes itself."""
+        lines = self.name_lines
+        for name in sorted((n for n in self.conf if n.startswith(config_values.PREFIX)), key=lambda n: lines.get(n, 0)):
+            where = f"conf.py:{lines[name]}" if name in lines else "conf.py"
+            if name not in config_values.NAMES:
+                hint = did_you_mean(name, config_values.IN_CONF) or "; guides/building.md lists the engine's settings"
+                raise ConfError(f"{where}: {name}: not a setting of the engine{hint}")
+            if name not in config_values.IN_CONF:
+                raise ConfError(f"{where}: {name}: set by the build itself, which replaces conf.py's value; remove it")
+
+    def refuse_unknown_options(self, known: Collection[str], problem: str | None = None) -> None:
+        """ConfError at the line of the first sphinx_gallery_conf option not among KNOWN (sphinx-gallery's), with
+        the closest known one; then, where sphinx-gallery's own check of the values found a PROBLEM (its message),
+        at the line of the option the message names."""
+        for option in sorted(self.options, key=lambda o: self.option_lines.get(o, 0)):
+            if option not in known:
+                hint = did_you_mean(option, known) or "; sphinx-gallery's configuration reference lists its options"
+                raise ConfError(f"{self.where(option)}: sphinx_gallery_conf[{option!r}]: unknown option{hint}")
+        if problem:
+            named = {o: found.start() for o in self.options if (found := re.search(rf"\b{re.escape(o)}\b", problem))}
+            if named:
+                option = min(named, key=named.__getitem__)
+                raise ConfError(f"{self.where(option)}: sphinx_gallery_conf[{option!r}]: {problem}")
+            line = self.name_lines.get("sphinx_gallery_conf")
+            raise ConfError(f"conf.py{f':{line}' if line else ''}: sphinx_gallery_conf: {problem}")
+
+    @cached_property
+    def name_lines(self) -> dict[str, int]:
+        """The line of conf.py that last assigns each name (none for a project made in memory)."""
+        conf = self.root / site_tree.CONF
+        return conf_checks.name_lines(conf.read_text(encoding="utf-8")) if conf.is_file() else {}
 
     @cached_property
     def option_lines(self) -> dict[str, int]:
@@ -419,11 +460,23 @@ class Project:
             matched = {t for t in self.tutorials if fnmatch.fnmatchcase(t.label, pattern)}
             if not matched:
                 folders = " ".join(f"{g.examples_dir}/" for g in self.galleries)
-                raise UsageError(f"TUTORIALS: {pattern!r} matches no tutorial of conf.py's galleries ({folders}); "
-                                 "name a script by its path from the project root (beginner_source/ddp_tutorial.py) "
-                                 f"or by a pattern ('beginner_source/*ddp*'): `ls {folders}` shows the scripts")
+                said = f"TUTORIALS: {pattern!r} matches no tutorial of conf.py's galleries ({folders})"
+                hint = "" if glob.has_magic(pattern) else self._suggested(pattern)
+                raise UsageError(said + hint if hint else
+                                 f"{said}; name a script by its path from the project root "
+                                 "(beginner_source/ddp_tutorial.py) or by a pattern ('beginner_source/*ddp*'): "
+                                 f"`ls {folders}` shows the scripts")
             chosen |= matched
         return tuple(t for t in self.tutorials if t in chosen)
+
+    def _suggested(self, name: str) -> str:
+        """"; did you mean ...?" naming the tutorial closest to NAME: by its path from the project root, else by
+        its file name (or that name without .py), for a name given without its folder or with a wrong one; "" where
+        none is close."""
+        names = {n: t.label for t in self.tutorials for n in (t.rel.name, t.rel.stem)}
+        found = closest(name, [t.label for t in self.tutorials]) or names.get(
+            closest(PurePosixPath(name).name, names) or "")
+        return f"; did you mean {found!r}?" if found else ""
 
     def tutorial_of_page(self, docname: str) -> Tutorial | None:
         """The tutorial whose page is DOCNAME; None for any other page."""

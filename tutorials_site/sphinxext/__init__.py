@@ -10,6 +10,7 @@ from sphinx.application import Sphinx
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
+from ..core import config_values
 from . import assets, colab, color_scheme, gallery, i18n, meta, provenance, search, versions
 
 # In this order: the handlers of one event run in the order they were connected (the page's tags follow it).
@@ -17,7 +18,11 @@ PARTS = (assets, colab, color_scheme, gallery, i18n, meta, search, provenance, v
 
 
 def setup(app: Sphinx) -> ExtensionMetadata:
-    """Set every part up; the extension is safe in parallel where each of its parts is."""
+    """Register the engine's settings Sphinx reads (core.config_values, their one list), then set every part up;
+    the extension is safe in parallel where each of its parts is."""
+    for value in config_values.VALUES:
+        if value.rebuild is not None:
+            app.add_config_value(value.name, value.default, value.rebuild, types=value.types)
     parts: list[ExtensionMetadata] = [part.setup(app) for part in PARTS]
     return {"version": __version__,
             "parallel_read_safe": all(part["parallel_read_safe"] for part in parts),

@@ -39,8 +39,8 @@ def add_colab_link(app: Sphinx, doctree: nodes.document, docname: str) -> None:
 
 
 def setup(app: Sphinx) -> ExtensionMetadata:
-    """Register the link's setting, tutorials_github_repo, and the handler."""
-    app.add_config_value("tutorials_github_repo", "", "html", types=[str])
+    """Connect the handler (the link's setting, tutorials_github_repo, is registered with the others:
+    core.config_values)."""
     app.connect("doctree-resolved", add_colab_link)
     # Nothing at reading; at writing, it edits only the doctree it is given (resolved in the main process).
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -362,13 +362,8 @@ def drop_unused_css(app: Sphinx, pagename: str, templatename: str, context: dict
 
 
 def setup(app: Sphinx) -> ExtensionMetadata:
-    """Register the run settings and the handlers that render pages from runs and keep sphinx-gallery from
-    executing."""
-    app.add_config_value("tutorials_runs", "", "env", types=[str])
-    app.add_config_value("tutorials_root", "", "env", types=[str])  # set by the build driver: project_root
-    # The keys of the tutorials shown without output (a JSON list; a TUTORIALS build sets it).
-    app.add_config_value("tutorials_unrun", "[]", "env", types=[str])
-    app.add_config_value("tutorials_show_memory", False, "env", types=[bool])  # set from show_memory, below
+    """Connect the handlers that render pages from runs and keep sphinx-gallery from executing (the run
+    settings are registered with the others: core.config_values)."""
     app.connect("html-page-context", drop_unused_css)
     # After sphinx-gallery's own builder-inited setup, before it generates the galleries.
     app.connect("builder-inited", render_galleries, priority=sg.GENERATES_GALLERIES - 100)

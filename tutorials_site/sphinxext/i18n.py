@@ -302,15 +302,10 @@ def note_label_catalog(app: Sphinx, config: Config) -> None:
 
 
 def setup(app: Sphinx) -> ExtensionMetadata:
-    """Register the language settings and the handlers that put every string of a page in its language."""
-    app.add_config_value("tutorials_label_catalog", "", "env", types=[str])  # set by note_label_catalog
+    """Connect the handlers that put every string of a page in its language (its settings are registered with
+    the others: core.config_values)."""
     app.connect("config-inited", note_label_catalog)
     app.connect("config-inited", accept_source_directive_names)
-    # The site's languages (conf.py: Sphinx codes, after its `language`); the languages of this build (LANGUAGES),
-    # which the build driver passes.
-    app.add_config_value("tutorials_languages", None, "html", types=[list, tuple])
-    app.add_config_value("tutorials_built_languages", "", "html", types=[str])
-    app.add_config_value("tutorials_strict", False, "env", types=[bool])  # re-read: warnings come from reading
     app.connect("doctree-read", mark_untranslated)
     app.connect("doctree-read", join_wide_line_breaks)
     app.connect("doctree-resolved", translate_gallery_strings)

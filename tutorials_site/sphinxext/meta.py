@@ -86,8 +86,8 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
 
 
 def setup(app: Sphinx) -> ExtensionMetadata:
-    """Register the site's description (translated in the site's catalog, like its project name) and the handler."""
-    app.add_config_value("tutorials_site_description", "", "html", types=[str])
+    """Connect the handler (its setting, tutorials_site_description, translated in the site's catalog like its
+    project name, is registered with the others: core.config_values)."""
     app.connect("html-page-context", add_page_context)
     # Nothing at reading; at writing, it reads the environment (whole in every writing process) and edits
     # only its page's context.

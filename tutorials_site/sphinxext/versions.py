@@ -46,9 +46,8 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
 
 
 def setup(app: Sphinx) -> ExtensionMetadata:
-    """Register the settings the build passes (tutorials_site_url, tutorials_versions) and the handler."""
-    app.add_config_value("tutorials_site_url", "", "html", types=[str])
-    app.add_config_value("tutorials_versions", "", "html", types=[str])
+    """Connect the handler (its settings, tutorials_site_url and tutorials_versions, are registered with the
+    others: core.config_values)."""
     app.connect("html-page-context", add_page_context)
     # Nothing at reading; at writing, it edits only its page's context.
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}
