@@ -213,7 +213,7 @@ def test_a_tree_without_stable_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("PAGES", str(tmp_path / "empty"))
     with pytest.raises(SystemExit) as exited:
         cli.main(["audit"])
-    assert exited.value.code.startswith(f"error: PAGES={tmp_path / 'empty'}: not a published tree with a stable/ version")
+    assert exited.value.code.startswith(f"error: PAGES={tmp_path / 'empty'}: nothing published there yet: run `make docs")
 
 
 # --- the server ----------------------------------------------------------------------------------

@@ -56,6 +56,9 @@ def stable_languages(pages: Path | str, wanted: Collection[str] | None = None) -
     """The URL segments published under PAGES/stable/ (those in `wanted`, if given), in the site's order;
     refuses a tree without stable/."""
     pages = Path(pages)
+    if not (pages / "versions.json").is_file():
+        raise AuditError(f"PAGES={pages}: nothing published there yet: run `make docs VERSION=1.0` first (it builds "
+                         "every language and publishes them into docs/ as the stable version), then `make audit`")
     try:
         stable = versions.load(pages / "versions.json")["stable"]
     except versions.VersionsError as error:

@@ -160,7 +160,10 @@ def _shown_run(runs_root: Path, key: str, run: Stamp, shown: Stamp) -> list[str]
 
 
 def missing_build(htmldir: Path | str) -> str:
-    """What check and publish say of a folder of pages without its build record."""
+    """What check and publish say of a folder of pages without its build record: a folder with no page of any
+    language is one nothing was built into yet."""
+    if not any(Path(htmldir).glob("*/index.html")):
+        return f"{htmldir}: nothing built there yet: run `make html` first"
     return (f"{htmldir}: no {BUILD_RECORD}: its last build failed or did not finish (a build writes it last, once "
             "every language succeeded, so that pages of two builds are never taken for one); build it with `make html`")
 
