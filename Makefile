@@ -1,5 +1,6 @@
 # The whole interface of the project. Every variable works as an environment
 # variable and as a make argument: `make html LANGUAGES=en` = `LANGUAGES=en make html`.
+# `make help` prints this block and each target's `## ` comment, a line each (tutorials_site/commands/make_help.py).
 #   LANGUAGES  URL segments of the languages to build (default: all)
 #   VERSION    name of the version being built (default: from git)
 #   STRICT     1: fail on any passage shown in English instead of its translation
@@ -28,6 +29,7 @@
 #   VERBOSE    1: builds show each language's Sphinx log on the screen too, not only in
 #              BUILDDIR/logs/<lang>.log (its warnings and errors are always shown, at their authors' lines)
 #   SHARDS     `make assemble`: the shards' build folders
+#   FROM       `make durations`: the build folders whose runs' durations it records (default: BUILDDIR)
 #   CHROMIUM   the browser `make test` and `make audit` drive (default: /usr/bin/chromium)
 #   TORCH      cpu or cuda: the torch build (and lock file) the venv gets (default: cuda where
 #              `nvidia-smi -L` answers, cpu elsewhere)
@@ -35,6 +37,8 @@
 #              offers none; a location ending in /torch/ has the other torch-family packages'
 #              CPU wheels on pages beside it (/torchvision/, ...) (default:
 #              https://download.pytorch.org/whl/cpu/torch/)
+#   VENV       the virtual environment the commands run in, created where missing (default: .venv)
+#   PYTHON     the Python that creates the venv (default: python3)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -67,7 +71,7 @@ LOCK_TOOLS := $(shell grep -E '^pip(-tools)?==' requirements-test.txt)
 export LANGUAGES VERSION STRICT SHARD NEEDS CLASS_SHARDS REUSE RETRY_FAILED SHARDS TUTORIALS PORT FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS VERBOSE SANDBOX
 RUN := "$$PY" -m tutorials_site
 
-.PHONY: html html-noplot serve check ci-build assemble shard-matrix durations lint docs publish update-po i18n-status audit test test-fast bench clean lock
+.PHONY: help html html-noplot serve check ci-build assemble shard-matrix durations lint docs publish update-po i18n-status audit test test-fast bench clean lock
 
 html: $(DEPS)  ## build every language, executing the tutorials
 	$(RUN) html
@@ -121,8 +125,11 @@ test: $(VENV)/.test-deps $(CHROMIUM)  ## the whole test suite, as CI runs it (si
 test-fast: $(VENV)/.test-deps  ## the unit tests alone, under a minute: no site build, no browser, no tutorial run
 	"$$PY" -m pytest -m "not site and not tutorial"
 
-bench: $(DEPS)
+bench: $(DEPS)  ## build timings and memory on this machine (benchmarks/build_bench.py)
 	"$$PY" benchmarks/build_bench.py
+
+help:  ## this list: every target and variable, from the Makefile's own comments
+	@"$$PYTHON" -m tutorials_site.commands.make_help Makefile
 
 clean:  ## everything the build made, caches included; never .venv/ or docs/
 	rm -rf -- "$$BUILDDIR" .pytest_cache
