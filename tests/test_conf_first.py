@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import append, build, one_line_error
 from tutorials_site import sphinx_gallery_api as sg
 from tutorials_site import sphinxext
 from tutorials_site.commands import cli
@@ -76,6 +77,18 @@ def test_a_wrong_option_stops_a_build_before_anything_runs(tmp_path, monkeypatch
     assert exited.value.code == ("error: conf.py:5: sphinx_gallery_conf['capture_reprr']: unknown option; did you "
                                  "mean 'capture_repr'?")
     assert not builddir.exists()
+
+
+@pytest.mark.site
+def test_a_build_with_a_misspelt_option_stops_at_its_line_before_any_tutorial_runs(project_copy):
+    conf = project_copy / "conf.py"
+    line = len(conf.read_text(encoding="utf-8").splitlines()) + 1
+    append(conf, 'sphinx_gallery_conf["capture_reprr"] = ("__repr__",)\n')
+    result = build(project_copy, project_copy / "_build")
+    assert one_line_error(result) == (f"error: conf.py:{line}: sphinx_gallery_conf['capture_reprr']: unknown option; "
+                                      "did you mean 'capture_repr'?")
+    assert "Configuration error" not in result.stdout + result.stderr
+    assert not (project_copy / "_build").exists()  # nothing ran, nothing was written
 
 
 # --- tutorials_* names: one list, in core; sphinxext registers from it ---
