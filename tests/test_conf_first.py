@@ -102,6 +102,10 @@ def test_a_misspelt_tutorials_setting_is_refused_at_its_line_with_the_closest_na
     with pytest.raises(project.ConfError) as raised:
         project.Project.read(site(tmp_path / "b", "tutorials_runs = 'mine'\n"))
     assert str(raised.value) == "conf.py:5: tutorials_runs: set by the build itself, which replaces conf.py's value; remove it"
+    with pytest.raises(project.ConfError) as raised:
+        project.Project.read(site(tmp_path / "d", "tutorials_qqq = 1\n"))
+    assert str(raised.value) == ("conf.py:5: tutorials_qqq: not a setting of the engine; the engine's: "
+                                 f"{', '.join(config_values.IN_CONF)}")
     read = project.Project.read(site(tmp_path / "c", "tutorials_github_repo = 'a/b'\ntutorials_needs = 'cpu'\n"))
     assert read.conf["tutorials_github_repo"] == "a/b"
 

@@ -19,7 +19,6 @@ pages sphinx-gallery renders:
 import atexit
 import contextlib
 import fnmatch
-import glob
 import os
 import re
 import runpy
@@ -241,8 +240,12 @@ class Project:
         for name in sorted((n for n in self.conf if n.startswith(config_values.PREFIX)), key=lambda n: lines.get(n, 0)):
             where = f"conf.py:{lines[name]}" if name in lines else "conf.py"
             if name not in config_values.NAMES:
-                hint = did_you_mean(name, config_values.IN_CONF) or "; guides/building.md lists the engine's settings"
-                raise ConfError(f"{where}: {name}: not a setting of the engine{hint}")
+                # Compared without the prefix they all share, which would make any name close to every one.
+                found = closest(name.removeprefix(config_values.PREFIX),
+                                [known.removeprefix(config_values.PREFIX) for known in config_values.IN_CONF])
+                hint = (f"did you mean {config_values.PREFIX + found!r}?" if found else
+                        f"the engine's: {', '.join(config_values.IN_CONF)}")
+                raise ConfError(f"{where}: {name}: not a setting of the engine; {hint}")
             if name not in config_values.IN_CONF:
                 raise ConfError(f"{where}: {name}: set by the build itself, which replaces conf.py's value; remove it")
 
@@ -461,7 +464,7 @@ class Project:
             if not matched:
                 folders = " ".join(f"{g.examples_dir}/" for g in self.galleries)
                 said = f"TUTORIALS: {pattern!r} matches no tutorial of conf.py's galleries ({folders})"
-                hint = "" if glob.has_magic(pattern) else self._suggested(pattern)
+                hint = "" if any(sign in pattern for sign in "*?[") else self._suggested(pattern)  # no guess at a pattern
                 raise UsageError(said + hint if hint else
                                  f"{said}; name a script by its path from the project root "
                                  "(beginner_source/ddp_tutorial.py) or by a pattern ('beginner_source/*ddp*'): "
