@@ -59,10 +59,10 @@ def _stub(path):
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
-def copy_project(target):
-    """The project copied to `target`, to break or change freely: its tutorials FIXTURE_TUTORIALS alone (any
-    other one removed, with its catalogs), all but KEPT_TUTORIAL stubs."""
-    shutil.copytree(ROOT, target, ignore=_NOT_COPIED)
+def copy_project(target, source=ROOT):
+    """The project (at SOURCE) copied to `target`, to break or change freely: its tutorials FIXTURE_TUTORIALS
+    alone (any other one removed, with its catalogs), all but KEPT_TUTORIAL stubs."""
+    shutil.copytree(source, target, ignore=_NOT_COPIED)
     tutorials = Project.read(target).tutorials
     missing = set(FIXTURE_TUTORIALS) - {t.label for t in tutorials}
     assert not missing, f"tests/conftest.py: FIXTURE_TUTORIALS names {sorted(missing)}, not in the project: rename them there"

@@ -4,8 +4,10 @@ functions."""
 import ast
 import re
 
+from conftest import FIXTURE_TUTORIALS, copy_project
 from tutorials_site.commands import lint
 from tutorials_site.core.layout import ROOT
+from tutorials_site.core.project import Project
 
 PACKAGE = ROOT / "tutorials_site"
 
@@ -190,3 +192,13 @@ def test_no_test_reads_the_repository_s_tutorials_unless_it_says_it_is_about_the
              if _ROOT_GALLERIES.search(line) and "shipped" not in line and "_ROOT_GALLERIES" not in line]
     assert found == []
 
+
+
+def test_a_tutorial_added_to_the_project_is_in_none_of_the_tests_copies(project_copy, tmp_path):
+    (project_copy / "beginner_source" / "zz_added.py").write_text('"""\nAdded\n=====\n"""\nprint(1)\n')
+    for lang in ("ko", "ja"):
+        (project_copy / "locales" / lang / "LC_MESSAGES" / "beginner_source" / "zz_added.po").write_text("")
+    assert "beginner_source/zz_added.py" in {t.label for t in Project.read(project_copy).tutorials}
+    copy = copy_project(tmp_path / "again", source=project_copy)
+    assert sorted(t.label for t in Project.read(copy).tutorials) == sorted(FIXTURE_TUTORIALS)
+    assert not list((copy / "locales").rglob("zz_added.po"))
