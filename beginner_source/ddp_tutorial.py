@@ -235,12 +235,12 @@ if __name__ == "__main__":
 # How fast, here
 # --------------
 #
-# The same model, trained for the same number of steps of 64 examples each,
-# three ways: in one process; with ``DataParallel`` (only where more than one
-# GPU is visible); and with DDP, where each of the ``WORLD_SIZE`` processes
-# takes a batch of 64, so a DDP step handles ``WORLD_SIZE`` times more data.
-# The figures are measured when the site is built, on the hardware named in
-# the line under the introduction.
+# The same model, trained for the same number of steps of 64 examples each:
+# in one process, and with DDP, where each of the ``WORLD_SIZE`` processes
+# takes a batch of 64, so a DDP step handles ``WORLD_SIZE`` times more data;
+# where more than one GPU is visible, with ``DataParallel`` too. The chart
+# below has a bar for each of these that ran, measured when the site was
+# built, on the hardware named in the line under the introduction.
 #
 # On a machine without a GPU, both DDP processes share the same CPU cores as
 # the single process, so DDP cannot be faster per step; it shows what the
@@ -297,7 +297,8 @@ if __name__ == "__main__":
     ax.barh(list(rates), list(rates.values()), color=["#7f7f7f", "#ee4c2c", "#1f77b4"][: len(rates)])
     ax.invert_yaxis()
     ax.set_xlabel("training steps per second (higher is faster)")
-    ax.set_title("The same model, three ways, on this site's build machine")
+    # No title: the text above says what the chart shows, in the reader's language, and the engine gives an
+    # untitled figure an alt text in that language too (a title drawn into the image would be English in each).
     fig.tight_layout()
 
 ######################################################################

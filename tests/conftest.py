@@ -39,6 +39,9 @@ _NOT_COPIED = shutil.ignore_patterns(".git", ".venv", "_build", "docs", "__pycac
 # no code): the tests that build a copy exercise the pipeline, and each of their builds then takes
 # seconds. Cross-references and catalogs stay whole; the full site is built once, by `site`.
 KEPT_TUTORIAL = "data_parallel_tutorial"
+# The tutorials the tests are written against (their names, pages and catalogs): a copy holds these alone, so
+# that a tutorial added to the repository changes no test's project. Renaming one of these is renaming it here.
+FIXTURE_TUTORIALS = ("beginner_source/data_parallel_tutorial.py", "beginner_source/ddp_tutorial.py")
 # What a build prints depends on these (commands/build_log.py): cleared here, once, so that the tests' builds
 # print what a build outside CI prints, whatever runs the tests, unless a test sets them.
 for _name in ("VERBOSE", "GITHUB_ACTIONS"):
@@ -56,11 +59,19 @@ def _stub(path):
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
-def copy_project(target):
-    """The project copied to `target`, to break or change freely; tutorials but one are stubs."""
-    shutil.copytree(ROOT, target, ignore=_NOT_COPIED)
-    for tutorial in Project.read(target).tutorials:
-        if tutorial.path.stem != KEPT_TUTORIAL:
+def copy_project(target, source=ROOT):
+    """The project (at SOURCE) copied to `target`, to break or change freely: its tutorials FIXTURE_TUTORIALS
+    alone (any other one removed, with its catalogs), all but KEPT_TUTORIAL stubs."""
+    shutil.copytree(source, target, ignore=_NOT_COPIED)
+    tutorials = Project.read(target).tutorials
+    missing = set(FIXTURE_TUTORIALS) - {t.label for t in tutorials}
+    assert not missing, f"tests/conftest.py: FIXTURE_TUTORIALS names {sorted(missing)}, not in the project: rename them there"
+    for tutorial in tutorials:
+        if tutorial.label not in FIXTURE_TUTORIALS:
+            tutorial.path.unlink()
+            for po in Path(target, "locales").glob(f"*/LC_MESSAGES/{tutorial.key}.po"):
+                po.unlink()
+        elif tutorial.path.stem != KEPT_TUTORIAL:
             _stub(tutorial.path)
     return target
 
@@ -129,6 +140,12 @@ def machine():
 def project_copy(tmp_path):
     """A throw-away copy of the project, to break or change without touching the real one."""
     return copy_project(tmp_path / "project")
+
+
+@pytest.fixture(scope="session")
+def fixture_site(tmp_path_factory):
+    """A copy of the project (its tutorials FIXTURE_TUTORIALS), read as a Project: for the tests that only read it."""
+    return Project.read(copy_project(tmp_path_factory.mktemp("fixture_site") / "project"))
 
 
 VENV = Path(sys.executable).parent.parent  # the environment running these tests

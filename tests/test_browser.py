@@ -135,7 +135,7 @@ def body_only_word(site, seg):
 
 
 def found_pages(page, server, seg, query):
-    """The links of a search's results, once they are shown."""
+    """The links of a search's results, once they are shown (SERVER: a URL, http or file)."""
     page.goto(f"{server}/{seg}/search.html?q={query}")
     results = page.locator("#search-results ul.search li a")
     results.first.wait_for(timeout=10_000)
@@ -154,9 +154,15 @@ DDP_SEARCHES = {"en": "DistributedDataParallel", "ko": "분산", "ja": "分散",
 
 
 @pytest.mark.parametrize("seg", list(DDP_SEARCHES))
-def test_search_finds_the_ddp_tutorial_in_every_language(page, server, seg):
-    hrefs = found_pages(page, server, seg, DDP_SEARCHES[seg])
+def test_search_finds_the_ddp_tutorial_in_every_language_served_or_from_disk(page, base_url, seg):
+    hrefs = found_pages(page, base_url, seg, DDP_SEARCHES[seg])
     assert any("beginner/ddp_tutorial.html" in href for href in hrefs), (seg, hrefs)
+    summaries = page.locator("#search-results ul.search li p.context")
+    if base_url.startswith("http"):  # served: each result's summary, fetched from its page
+        summaries.first.wait_for(timeout=10_000)
+    else:  # from disk a browser refuses those requests: titles alone, and no error
+        page.wait_for_timeout(500)
+        assert summaries.count() == 0
     assert_clean(page)
 
 

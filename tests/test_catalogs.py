@@ -1,5 +1,6 @@
 """Catalogs: strict reading, layout errors, msgfmt-clean files, status lines."""
 
+import os
 import re
 import shutil
 import subprocess
@@ -8,6 +9,7 @@ import sys
 import pytest
 from babel.messages.catalog import Catalog
 
+from conftest import FIXTURE_TUTORIALS, snapshot
 from tutorials_site.core import catalogs, languages
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import current
@@ -21,12 +23,16 @@ def test_every_catalog_is_clean_under_msgfmt_check(po):
     assert result.returncode == 0, result.stderr
 
 
-def test_every_language_has_a_catalog_for_every_tutorial_page_and_gallery_and_the_labels():
+def test_every_language_has_the_same_catalogs_each_for_a_tutorial_a_page_a_gallery_or_the_labels():
+    """About the shipped catalogs, whatever tutorials there are: a tutorial just added has none until
+    `make update-po`, in no language; otherwise every language has one per tutorial, page and gallery."""
     site = current()
-    for lang in languages.TRANSLATED:
-        names = {p.relative_to(catalogs.catalog_dir(lang)).as_posix() for p in catalogs.catalog_dir(lang).rglob("*.po")}
-        pages = {"index.po"} | {f"{g.gallery_dir}/index.po" for g in site.galleries}  # the landing page, the galleries
-        assert names == {"sphinx.po"} | pages | {f"{t.key}.po" for t in site.tutorials}
+    pages = {"index.po"} | {f"{g.gallery_dir}/index.po" for g in site.galleries}  # the landing page, the galleries
+    found = {lang.code: {p.relative_to(catalogs.catalog_dir(lang)).as_posix()
+                         for p in catalogs.catalog_dir(lang).rglob("*.po")} for lang in languages.TRANSLATED}
+    for lang, names in found.items():
+        assert {"sphinx.po"} | pages <= names <= {"sphinx.po"} | pages | {f"{t.key}.po" for t in site.tutorials}, lang
+    assert len({frozenset(names) for names in found.values()}) == 1, found
 
 
 BROKEN = '''msgid ""
@@ -85,8 +91,8 @@ def test_a_catalog_for_a_tutorial_that_does_not_exist_is_an_error(tmp_path, monk
         catalogs.check_layout(current())
 
 
-def test_i18n_status_prints_a_line_per_language_and_tutorial_then_a_total():
-    result = subprocess.run([sys.executable, "-m", "tutorials_site", "i18n-status"], cwd=ROOT,
+def test_i18n_status_prints_a_line_per_language_and_tutorial_then_a_total(project_copy):
+    result = subprocess.run([sys.executable, "-m", "tutorials_site", "i18n-status"], cwd=project_copy,
                             capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "LANGUAGES": ""})
     lines = result.stdout.splitlines()
     pattern = re.compile(r"^(ko|ja|zh-cn) (\S+) translated=(\d+) fuzzy=(\d+) untranslated=(\d+) (\d+)%$")
@@ -144,3 +150,35 @@ def test_a_translation_with_a_long_run_without_blanks_is_wrapped_at_its_blanks_a
     assert catalogs.load(po)["A long paragraph."].string == text
     lines = po.read_text(encoding="utf-8").splitlines()
     assert lines.count(f'"{long_run}"') == 2  # each run on a line of its own, unbroken
+
+
+@pytest.mark.site  # update-po reads the whole project with Sphinx
+def test_update_po_rewrites_no_catalog_whose_messages_did_not_change(project_copy):
+    """`make update-po` on a fresh clone leaves `git status` clean: no catalog changes, even after edits that move
+    every message's line (code added above them, in a tutorial and in the engine); a changed message does rewrite
+    its catalog, in every language."""
+    for label in FIXTURE_TUTORIALS:  # whole, not stubs: a stub loses the comments at the end of code lines
+        shutil.copy(ROOT / label, project_copy / label)
+    ddp = project_copy / "beginner_source" / "ddp_tutorial.py"
+    for path in (ddp, project_copy / "tutorials_site" / "sphinxext" / "i18n.py"):
+        text = path.read_text(encoding="utf-8")
+        start = text.index('"""', 3) + 3  # after the module's docstring: code
+        path.write_text(text[:start] + "\n\n\n" + text[start:], encoding="utf-8")
+
+    def catalogs_now():
+        return {f"{folder}/{name}": data for folder in ("locales", "tutorials_site/locale")
+                for name, data in snapshot(project_copy / folder).items()}
+
+    before = catalogs_now()
+
+    def update_po():
+        result = subprocess.run([sys.executable, "-m", "tutorials_site", "update-po"], cwd=project_copy,
+                                capture_output=True, text=True, env={**os.environ, "LANGUAGES": ""})
+        assert result.returncode == 0, result.stdout + result.stderr
+        return catalogs_now()
+
+    assert update_po() == before
+    ddp.write_text(ddp.read_text(encoding="utf-8").replace("How fast, here", "How fast, on this machine"),
+                   encoding="utf-8")
+    changed = {name for name, data in update_po().items() if before[name] != data}
+    assert changed == {f"locales/{lang}/LC_MESSAGES/beginner_source/ddp_tutorial.po" for lang in ("ko", "ja", "zh_CN")}

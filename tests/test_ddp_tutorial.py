@@ -57,6 +57,24 @@ def test_the_measured_comparison_is_a_table_and_a_figure(english, site, world, m
     assert (site / "en" / "beginner" / figure).resolve().stat().st_size > 0
 
 
+def _figure_alt(page):
+    image = re.search(r'<img[^>]+sphx_glr_ddp_tutorial_001[^>]*>', page)[0]
+    return html.unescape(re.search(r'alt="([^"]*)"', image)[1])
+
+
+def test_the_figure_has_no_title_drawn_in_english_and_its_alt_text_is_in_every_language(site, english):
+    """The chart's alt text is the engine's, for an untitled figure: "Figure 1 of <the page's title>", translated;
+    a title drawn by matplotlib would be English in every language, and sphinx-gallery would make it the alt."""
+    alts = {}
+    for seg in ("en", "ko", "ja", "zh-cn"):
+        page = english if seg == "en" else (site / seg / PAGE).read_text()
+        title = html.unescape(re.search(r"<h1>([^<]+)", page)[1]).strip()
+        alts[seg] = _figure_alt(page)
+        assert title in alts[seg] and "1" in alts[seg], (seg, alts[seg])
+    assert alts["en"] == "Figure 1 of Getting started with DistributedDataParallel"
+    assert len(set(alts.values())) == 4, alts
+
+
 @pytest.mark.parametrize("lang", languages.TRANSLATED, ids=lambda lang: lang.seg)
 def test_every_language_shows_the_same_run(site, english, lang):
     page = (site / lang.seg / PAGE).read_text()

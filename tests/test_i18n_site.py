@@ -18,7 +18,7 @@ pytestmark = pytest.mark.site  # every test here builds a site
 
 TRANSLATED = list(languages.TRANSLATED)
 PAGE = "beginner/data_parallel_tutorial.html"
-ENGLISH_SOURCE = ROOT / "beginner_source" / "data_parallel_tutorial.py"
+ENGLISH_SOURCE = ROOT / "beginner_source" / "data_parallel_tutorial.py"  # the shipped tutorial: `site` builds the repository itself
 
 
 outputs = output_texts

@@ -18,7 +18,6 @@ from tutorials_site.commands import serve
 from tutorials_site.core import terminal
 from tutorials_site.core.errors import UsageError
 from tutorials_site.core.layout import ROOT
-from tutorials_site.core.project import Project
 from tutorials_site.core.stamps import STAMP_META
 
 DATA_PARALLEL = "beginner_source/data_parallel_tutorial.py"
@@ -50,20 +49,19 @@ def _one_line(result):
     (("./beginner_source/../beginner_source/ddp_tutorial.py", DDP), [DDP]),  # normalised, named once
     ((DDP, DATA_PARALLEL), [DATA_PARALLEL, DDP]),  # in the project's order
 ])
-def test_tutorials_are_selected_by_path_or_pattern(patterns, expected):
-    site = Project.read()
-    assert [t.label for t in site.select(patterns)] == expected
+def test_tutorials_are_selected_by_path_or_pattern(fixture_site, patterns, expected):
+    assert [t.label for t in fixture_site.select(patterns)] == expected
 
 
-def test_an_absolute_path_inside_the_project_selects_its_tutorial():
-    site = Project.read()
+def test_an_absolute_path_inside_the_project_selects_its_tutorial(fixture_site):
+    site = fixture_site
     assert [t.label for t in site.select((str(site.root / DDP),))] == [DDP]
 
 
 @pytest.mark.parametrize("pattern", ["beginner_source/nope*", "beginner_source/GALLERY_HEADER.rst"])
-def test_a_selection_matching_no_tutorial_is_an_error_naming_it(pattern):
+def test_a_selection_matching_no_tutorial_is_an_error_naming_it(fixture_site, pattern):
     with pytest.raises(UsageError) as error:
-        Project.read().select((DDP, pattern))
+        fixture_site.select((DDP, pattern))
     message = str(error.value)
     assert f"TUTORIALS: {pattern!r} matches no tutorial" in message and "`ls beginner_source/`" in message
     assert "\n" not in message
@@ -200,12 +198,15 @@ def test_serve_rebuilds_a_saved_tutorial_and_reloads_the_page(project_copy, tmp_
         assert "saved-while-serving" not in page
         with connect(f"ws://127.0.0.1:{port}/websocket-reload") as reloads:
             source = project_copy / DATA_PARALLEL
+            for temporary in ("4913", "data_parallel_tutorial.py.tmp", "data_parallel_tutorial.py~"):  # an editor's
+                (source.parent / temporary).write_text("x")
             source.write_text(source.read_text(encoding="utf-8") + "\nprint('saved-while-serving')\n",
                               encoding="utf-8")
             assert reloads.recv(timeout=240) == "refresh"  # sent once the rebuild is done
         assert "saved-while-serving" in _get(url)  # executed again: the output of the new line shows
         out = (tmp_path / "serve.log").read_text()
-        assert "[serve] changed: beginner_source/data_parallel_tutorial.py; building" in out
+        assert "[serve] changed: beginner_source/data_parallel_tutorial.py; building" in out  # not the editor's
+        assert f"[build] served at http://127.0.0.1:{port}/;" in out and "[build] open" not in out
         assert out.count("[execute] beginner_source/ddp_tutorial.py (time limit") == 1  # only what changed ran
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -242,6 +243,12 @@ def test_serve_refuses_a_port_it_cannot_use_before_building(project_copy, port, 
     ("beginner_source/__pycache__/helper.cpython-311.pyc", False),
     ("beginner_source/.ddp_tutorial.py.swp", False),
     ("beginner_source/ddp_tutorial.py~", False),
+    ("beginner_source/.#ddp_tutorial.py", False),  # Emacs' lock
+    ("beginner_source/#ddp_tutorial.py#", False),  # Emacs' autosave
+    ("beginner_source/4913", False),  # Vim's test of the folder
+    ("beginner_source/ddp_tutorial.py.tmp", False),
+    ("beginner_source/ddp_tutorial.py___jb_tmp___", False),
+    ("beginner_source/data/4913.csv", True),
 ])
 def test_serve_rebuilds_for_inputs_not_for_an_editor_s_files(path, rebuilds):
     assert serve.is_input(ROOT / path) is rebuilds

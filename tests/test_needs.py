@@ -104,7 +104,7 @@ def test_only_a_comment_line_of_its_own_declares_and_else_the_default_applies(tm
     script = _project(tmp_path)
     script.write_text(NEEDS_DOC.format(line=""))  # in a docstring, in a string, after code: none counts
     [tutorial] = Project.read(tmp_path).tutorials
-    assert needs.of(Project.read(tmp_path), tutorial) == needs.Needs(1, 1, "no tutorials-needs line: the default, gpu")
+    assert needs.of(Project.read(tmp_path), tutorial) == needs.Needs(0, 1, "no tutorials-needs line: the default, cpu")
     script.write_text(NEEDS_DOC.format(line="  # tutorials-needs: cpu  "))
     line = NEEDS_DOC.splitlines().index("{line}") + 1
     assert needs.of(Project.read(tmp_path), tutorial) == needs.Needs(0, line, "its tutorials-needs line")
@@ -124,8 +124,9 @@ def test_a_malformed_or_second_line_is_refused_naming_the_file_and_line(tmp_path
 
 @pytest.mark.parametrize(("conf", "gpus", "origin"), [
     ('tutorials_needs = "cpu"', 0, "conf.py's tutorials_needs"),
+    ('tutorials_needs = "gpu"', 1, "conf.py's tutorials_needs"),
     ('tutorials_needs = {"gallery": "gpus=4"}', 4, "conf.py's tutorials_needs"),
-    ("tutorials_needs = {}", 1, "conf.py's tutorials_needs"),  # a gallery it does not name: the default
+    ("tutorials_needs = {}", 0, "conf.py's tutorials_needs"),  # a gallery it does not name: the default
 ])
 def test_conf_py_sets_the_default_for_every_gallery_or_per_gallery(tmp_path, conf, gpus, origin):
     _project(tmp_path, conf).write_text('"""Doc."""\n')

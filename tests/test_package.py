@@ -2,11 +2,12 @@
 functions."""
 
 import ast
-import subprocess
-import sys
+import re
 
+from conftest import FIXTURE_TUTORIALS, copy_project
 from tutorials_site.commands import lint
 from tutorials_site.core.layout import ROOT
+from tutorials_site.core.project import Project
 
 PACKAGE = ROOT / "tutorials_site"
 
@@ -132,9 +133,20 @@ def test_the_length_checker_counts_from_def_to_the_last_line_methods_and_nested_
 
 
 def test_ruff_is_clean():
-    result = subprocess.run([sys.executable, "-m", "ruff", "check", "--output-format", "concise", str(ROOT)],
-                            capture_output=True, text=True, cwd=ROOT)
-    assert result.returncode == 0, result.stdout + result.stderr
+    code, output = lint.ruff(lint.sources())  # as `make lint` runs it: whatever build folders lie at the root
+    assert code == 0, output
+
+
+def test_the_linters_leave_out_any_build_folder_or_published_tree_wherever_it_is(tmp_path):
+    for name in ("src", "out/runs", "out/src/en", "noplot/src", "noplot/doctrees", "pages/stable", "docs", ".venv/lib"):
+        (tmp_path / name).mkdir(parents=True)
+    (tmp_path / "out" / "src" / "en" / "page.rst").write_text("Generated\n")
+    (tmp_path / "pages" / "versions.json").write_text("{}")
+    (tmp_path / "src" / "index.rst").write_text("Mine\n")
+    (tmp_path / "conf.py").write_text("")
+    entries = lint.sources(tmp_path, [tmp_path / "docs"])  # docs: PAGES, still empty
+    assert [p.name for p in entries] == ["conf.py", "src"]
+    assert lint.hand_written_rst(entries) == [tmp_path / "src" / "index.rst"]
 
 
 def test_mypy_is_clean():
@@ -165,3 +177,28 @@ def test_each_piece_of_shared_knowledge_has_one_home():
         "os.replace": ["tutorials_site/core/files.py"],  # an atomic write: files.write_atomically
         "git": ["tutorials_site/core/git.py"],  # git.run
     }  # and display columns: docutils.utils.column_width
+
+
+# What a unit test may not do: read the repository's own list of tutorials, name one of its tutorials, or its
+# catalogs of one, without saying on that line that it is about the shipped tutorials (and then adapting to
+# any number of them). A tutorial added, renamed or removed must leave `make test-fast` green; tests make
+# the projects they need (conftest: project_copy, fixture_site).
+_ROOT_GALLERIES = re.compile(r'Project\.read\(\)|ROOT\s*/\s*"beginner_source"|ROOT\b.*LC_MESSAGES.*beginner_source')
+
+
+def test_no_test_reads_the_repository_s_tutorials_unless_it_says_it_is_about_the_shipped_ones():
+    found = [f"{path.name}:{number}: {line.strip()}" for path in sorted((ROOT / "tests").glob("*.py"))
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if _ROOT_GALLERIES.search(line) and "shipped" not in line and "_ROOT_GALLERIES" not in line]
+    assert found == []
+
+
+
+def test_a_tutorial_added_to_the_project_is_in_none_of_the_tests_copies(project_copy, tmp_path):
+    (project_copy / "beginner_source" / "zz_added.py").write_text('"""\nAdded\n=====\n"""\nprint(1)\n')
+    for lang in ("ko", "ja"):
+        (project_copy / "locales" / lang / "LC_MESSAGES" / "beginner_source" / "zz_added.po").write_text("")
+    assert "beginner_source/zz_added.py" in {t.label for t in Project.read(project_copy).tutorials}
+    copy = copy_project(tmp_path / "again", source=project_copy)
+    assert sorted(t.label for t in Project.read(copy).tutorials) == sorted(FIXTURE_TUTORIALS)
+    assert not list((copy / "locales").rglob("zz_added.po"))

@@ -13,7 +13,7 @@ from tutorials_site.core.stamps import STAMP_META, stamp_path
 from tutorials_site.sphinxext import provenance
 
 PAGE = "beginner/data_parallel_tutorial"
-SCRIPT = ROOT / "beginner_source" / "data_parallel_tutorial.py"
+SCRIPT = ROOT / "beginner_source" / "data_parallel_tutorial.py"  # the shipped tutorial: fake_app stands for the repository
 CPU = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0+cpu", cuda=None)
 
 

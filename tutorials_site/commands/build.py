@@ -639,7 +639,8 @@ def _render_site(build: _Build, failed: Sequence[str], *, noplot: bool, what: st
     rendered = ", ".join(lang.seg for lang, _, _ in todo) or "none"
     log.line(f"[build] done in {log.elapsed():.1f} s: rendered {rendered}"
              + (f" (up to date: {', '.join(current)})" if current else "") + f"; tutorials: {what}")
-    log.line(f"[build] open {shown(tree.html / 'index.html')}; Sphinx's logs are in {shown(tree.logs)}/")
+    where = f"served at {settings.served_at}" if settings.served_at else f"open {shown(tree.html / 'index.html')}"
+    log.line(f"[build] {where}; Sphinx's logs are in {shown(tree.logs)}/")
 
 
 # --- The commands ---

@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from pathlib import Path
 
 from ..core import build_lock, checks, languages, project, publish, shards
@@ -81,7 +82,7 @@ COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], object]] = {
     "durations": lambda s, a: _durations(a.paths or a.env.get("FROM", "").split() or [s.tree.root]),
     "update-po": lambda s, a: catalogs.update_po(project.current(), s.tree.logs / "gettext.log", build.made_by_builds(s)),
     "i18n-status": lambda s, a: _i18n_status(s),
-    "lint": lambda s, a: lint.lint(),
+    "lint": lambda s, a: lint.lint(s),
     "audit": lambda s, a: audit.run(s),
     "serve": lambda s, a: serve.serve(s, a.env),  # each of its builds takes the build folder's lock itself
 }
@@ -117,12 +118,14 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="assemble: the shards' build folders; check, publish: the built HTML; "
                              "durations: build folders")
     parser.add_argument("--builddir", help="instead of BUILDDIR")
+    parser.add_argument("--served-at", default="", help="html: the URL `make serve` serves the build at")
     args = parser.parse_intermixed_args(argv)
     args.env = os.environ  # SHARDS, FROM, CLASS_SHARDS: lists given to make as variables
     try:
         if args.command in RENDERERS:
             _check_gallery_conf(project.current())
-        settings = from_environment(args.env, args.builddir, project.current().languages)
+        settings = replace(from_environment(args.env, args.builddir, project.current().languages),
+                           served_at=args.served_at)
         with _holding(settings, args):
             COMMANDS[args.command](settings, args)
     except SiteError as error:

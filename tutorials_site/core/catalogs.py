@@ -142,10 +142,12 @@ _CREATED = re.compile(rb'^"POT-Creation-Date: [^"]*"\n', re.M)
 
 def save(catalog: Catalog, path: Path | str) -> None:
     """Write atomically: an interrupted update never leaves half a catalog. A catalog whose content is unchanged
-    (its template's creation date aside) is left as it is: an update rewrites no catalog it did not change."""
+    (its template's creation date aside) is left as it is: an update rewrites no catalog it did not change.
+    References name the file without a line: a line number moves with every edit above it (the engine's code,
+    a tutorial's code), which would rewrite catalogs whose messages did not change."""
     data = io.BytesIO()
     with _linear_wrapping():
-        write_po(data, catalog, width=79, include_previous=True, sort_output=False)
+        write_po(data, catalog, width=79, include_previous=True, sort_output=False, include_lineno=False)
     path = Path(path)
     if path.is_file() and _CREATED.sub(b"", path.read_bytes()) == _CREATED.sub(b"", data.getvalue()):
         return

@@ -9,8 +9,8 @@ A tutorial declares it on a comment line of its own (core.runs.setting):
     # tutorials-needs: gpu network
 
 Without a GPU need on that line, conf.py's `tutorials_needs` applies (one value for every gallery, or
-a dict from a gallery's source folder to a value), else DEFAULT: one GPU, as
-most PyTorch tutorials are written for one. A need is a minimum: a machine with
+a dict from a gallery's source folder to a value), else DEFAULT: no GPU. A tutorial that needs
+one says so: a page then never claims a GPU that its author did not ask for. A need is a minimum: a machine with
 more GPUs meets it. The runner class of a need (CLASSES) is where CI executes
 the tutorial: `cpu` (no GPU), `gpu` (one), `multi-gpu` (two or more).
 """
@@ -25,7 +25,7 @@ from .project import ConfError, Project, Tutorial
 
 CLASSES = ("cpu", "gpu", "multi-gpu")
 SETTING = "tutorials_needs"  # conf.py's default, for every gallery or per gallery
-DEFAULT = "gpu"
+DEFAULT = "cpu"
 _GPUS = re.compile(r"gpus[ \t]*=[ \t]*([0-9]+)")  # ASCII digits only: gpus=2
 _NAMED = {"cpu": 0, "gpu": 1}
 NETWORK = "network"

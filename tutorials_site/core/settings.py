@@ -38,6 +38,7 @@ class Settings:
     retry_failed: bool = False  # RETRY_FAILED: a tutorial whose current run failed runs again
     verbose: bool = False  # VERBOSE: Sphinx's own output on the screen too, not only in <builddir>/logs/
     sandboxed: bool = True  # SANDBOX (on, the default, or off): each tutorial runs in a sandbox (core.sandbox)
+    served_at: str = ""  # the URL `make serve` serves this build at (its builds say so instead of a file to open)
 
     @property
     def published(self) -> list[versions.VersionEntry]:

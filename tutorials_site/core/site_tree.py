@@ -35,8 +35,10 @@ def link(path: Path, target: Path) -> None:
 
 
 def made_by_builds(folder: Path) -> bool:
-    """Whether FOLDER is what a build or a publish made: a build folder (another BUILDDIR) or a published tree."""
-    return ((folder / "runs").is_dir() and (folder / "src").is_dir()) or (folder / "versions.json").is_file()
+    """Whether FOLDER is what a build or a publish made: a build folder (another BUILDDIR: its staged sources, and
+    its runs or, built without executing, its doctrees) or a published tree."""
+    return (((folder / "src").is_dir() and ((folder / "runs").is_dir() or (folder / "doctrees").is_dir()))
+            or (folder / "versions.json").is_file())
 
 
 def entries(root: Path, skip: Collection[Path] = ()) -> list[Path]:

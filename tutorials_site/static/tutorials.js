@@ -1,5 +1,11 @@
 // Small behaviours of every page; deferred, so the page is parsed when this runs.
 
+// Opened from disk (file://), a browser refuses the request Sphinx's search makes for each result's summary
+// (an error in the console each): results show titles alone there; served (`make serve`), with summaries.
+if (location.protocol === "file:" && typeof DOCUMENTATION_OPTIONS !== "undefined") {
+  DOCUMENTATION_OPTIONS.SHOW_SEARCH_SUMMARY = false;
+}
+
 // Remember the language a reader picks in the switcher; the site's root index.html reads it.
 document.addEventListener("click", (event) => {
   const link = event.target.closest("a[data-language]");
