@@ -8,7 +8,6 @@ from tutorials_site.core.layout import BuildTree
 from tutorials_site.core.needs import Needs
 from tutorials_site.core.project import Project
 from tutorials_site.core.records import BlockRecord, Hardware, RunError, RunFile, RunRecord, Stamp
-from tutorials_site.core.used import SourceDigest
 from tutorials_site.core.stamping import (
     MB,
     cites_lines,
@@ -20,6 +19,7 @@ from tutorials_site.core.stamping import (
     stamped_lines,
     unexpected_failure,
 )
+from tutorials_site.core.used import SourceDigest
 
 CPU = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0+cpu", cuda=None)
 TWO_GPUS = Hardware(device="NVIDIA H100", gpus=2, machine="x86_64", torch="2.13.0", cuda="13.0")
@@ -32,7 +32,8 @@ def _stamp(hardware=CPU, gpu_peak_bytes=(), failed=False, peak_rss_bytes=292 * M
     error = RunError(line=13, block_line=13, message="ValueError: no") if failed else None
     result = RunRecord(blocks=(), error=error, hardware=hardware, gpu_peak_bytes=gpu_peak_bytes, seconds=4.8)
     return run_stamp(result, hardware=hardware, raised=raised, source=SourceDigest("s" * 64, (3,)), script="x.py",
-                     environment="e" * 64, outputs="o" * 64, files=FILES, seconds=4.93, peak_rss_bytes=peak_rss_bytes, needs_gpus=2, origin=ORIGIN)
+                     environment="e" * 64, outputs="o" * 64, files=FILES, seconds=4.93, peak_rss_bytes=peak_rss_bytes,
+                     needs_gpus=2, origin=ORIGIN)
 
 
 def test_a_finished_run_is_stamped_with_what_it_ran_cost_and_ran_on():

@@ -325,12 +325,12 @@ def _code_text(path: Path) -> tuple[bytes, tuple[int, ...]]:
         text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # read as sphinx-gallery reads it
     except UnicodeDecodeError:
         return data, ()  # never runs (Python refuses it): all of it counts
-    blocks = code_blocks(text)
-    parts = [content.strip("\n") for _, content in blocks]
-    parts += [line.strip() for line in _LINE.findall(text) if _SETTING_LINE.fullmatch(line.rstrip("\n"))]
-    if any("__doc__" in part for part in parts):
-        parts.append("".join(_LINE.findall(text)[:_docstring_rows(text)]))
-    return b"\0".join(part.encode() for part in parts), tuple(line for line, _ in blocks)
+    blocks, lines, docstring = code_blocks(text), _LINE.findall(text), _docstring_rows(text)
+    parts = [("code", content.strip("\n")) for _, content in blocks]
+    parts += [("setting", line.strip()) for line in lines[docstring:] if _SETTING_LINE.fullmatch(line.rstrip("\n"))]
+    if any("__doc__" in part for _, part in parts):
+        parts.append(("docstring", "".join(lines[:docstring])))
+    return b"".join(f"{kind}\0{part}\0".encode() for kind, part in parts), tuple(line for line, _ in blocks)
 
 
 def source_digest(path: Path, label: str | None = None, root: Path = ROOT) -> SourceDigest:
