@@ -27,7 +27,8 @@ def cites_lines(result: RunRecord, script: str) -> bool:
     frame (`x.py", line 12`), a warning or a log line (`x.py:12`), a debugger's (`x.py(12)`); or it failed, its
     error at a line. Its output then holds where the code stood, which a prose edit above it moves."""
     cited = re.compile(rf'(?<![\w.-]){re.escape(script)}(?:", line \d|:\d|\(\d)')
-    return result.error is not None or any(cited.search(text) for block in result.blocks for text in block.texts)
+    shown = (text for block in result.blocks for text in (*block.texts, block.rst))  # its reST: an HTML repr too
+    return result.error is not None or any(cited.search(text) for text in shown)
 
 
 def run_stamp(result: RunRecord, *, hardware: Hardware, raised: bool, source: SourceDigest, script: str,
