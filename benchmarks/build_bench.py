@@ -9,6 +9,9 @@
   for a 0.5 s script that does not import torch (target: <= +0.3 s) and for one that
   does (target: <= +0.3 s beyond its own `import torch`), and for each real tutorial;
 - no-op rebuild, and the rebuild after one translation changed (target: executes nothing);
+- the rebuild after an edit of each real tutorial's prose (a paragraph reworded; a line of prose added above
+  its code) and of its code (a comment in a code block): what it executed (targets: 0, 0 unless its output
+  cites its own lines, and 1) and what it took;
 - peak memory: the largest process of the build, and each run's process tree (its stamp);
 - `make update-po` on a catalog with one translation of 50k, 100k, 200k characters without a blank
   (benchmarks/catalog_bench.py; target: linear);
@@ -40,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import catalog_bench, ci_runs  # noqa: E402
 from tutorials_site.commands.execute import RunOptions, run_tutorial, sandbox_here  # noqa: E402
-from tutorials_site.core import languages, project, used  # noqa: E402
+from tutorials_site.core import fingerprint, languages, project, used  # noqa: E402
 from tutorials_site.core.layout import BuildTree  # noqa: E402
 from tutorials_site.core.records import Stamp  # noqa: E402
 
@@ -156,6 +159,39 @@ def catalog_change(tmp):
     return seconds, re.findall(r"^\[build\] (\S+): sphinx-build", output, re.M), executed
 
 
+# A paragraph's last line: a comment line of a text block (after a `# %%` or `####...` line) that ends a sentence.
+_PROSE_LINE = re.compile(r"^(?:# ?%%|#{20,}).*\n(?:#.*\n)*?(# [A-Za-z].*\.)$", re.M)
+
+
+def _edits(text):
+    """(what, edited text) of a tutorial's three edits: a reworded paragraph, a line of prose added, a code comment."""
+    line = _PROSE_LINE.search(text)[1]
+    code = next(line for _, block in fingerprint.code_blocks(text) for line in block.split("\n")
+                if line.strip() and not line.lstrip().startswith("#"))
+    return [("prose reworded, same lines", text.replace(line, line + " Reworded.", 1)),
+            ("prose, a line added", text.replace(line, line + "\n# A line of prose added.", 1)),
+            ("a comment in its code", text.replace(code, code + "  # a comment added", 1))]
+
+
+def edit_rebuilds(tmp):
+    """For each real tutorial and each of its edits (_edits), from a build that is current: (tutorial, what,
+    seconds of the rebuild, tutorials it executed, whether the tutorial's run cites its own lines)."""
+    copy = Path(tmp, "project")
+    shutil.copytree(ROOT, copy, ignore=COPY)
+    build(copy / "_build", root=copy)
+    found = []
+    for tutorial in project.Project.read(copy).tutorials:
+        original = tutorial.path.read_text()
+        cites = Stamp.read(BuildTree(copy / "_build").run_dir(tutorial.key) / "stamp.json").cites_lines
+        for what, text in _edits(original):
+            tutorial.path.write_text(text)
+            seconds, executed, _ = build(copy / "_build", root=copy)
+            found.append((tutorial.path.name, what, seconds, executed, cites))
+        tutorial.path.write_text(original)
+        build(copy / "_build", root=copy)  # current again (the last edit ran it)
+    return found
+
+
 def kept_runs(tmp):
     """The first CI run of a generated repository, then for each change a second run from the runs it kept."""
     work = Path(tmp)
@@ -192,6 +228,8 @@ def main():
     overhead = process_overhead(args.repeat)
     with tempfile.TemporaryDirectory() as tmp:
         catalog_s, rebuilt, executed = catalog_change(tmp)
+    with tempfile.TemporaryDirectory() as tmp:
+        edits = edit_rebuilds(tmp)
     peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     with tempfile.TemporaryDirectory() as tmp:
         first_run, second_runs = kept_runs(tmp)
@@ -209,6 +247,10 @@ def main():
     print(f"no-op rebuild, all languages   {noop_s:7.2f} s   {noop_s / all_s:6.1%} of clean")
     print(f"one ja translation changed     {catalog_s:7.2f} s   rebuilt: {' '.join(rebuilt) or 'nothing'}; "
           f"tutorials executed: {executed} (target: 0)")
+    for name, what, seconds, executed, cites in edits:
+        target = 1 if what.startswith("a comment") or (cites and "added" in what) else 0
+        print(f"  {name}, {what:<27} {seconds:7.2f} s   tutorials executed: {executed} (target: {target}"
+              + (", its output cites its lines)" if cites and "prose" in what else ")"))
     print(f"peak memory: largest build process {peak_mib:.0f} MiB; each run's process tree: "
           + ", ".join(f"{stamp.peak_rss_mb:.0f} MB" for stamp in stamps)
           + "".join(f"; GPU {list(stamp.gpu_peak_mb)} MB" for stamp in stamps if stamp.gpu_peak_mb))

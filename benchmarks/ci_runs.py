@@ -123,6 +123,10 @@ CATALOG_PATH = f"locales/ko/LC_MESSAGES/{GALLERY}/{tutorial_name(TRANSLATED)}.po
 CHANGES = (
     Change("nothing", 0, lambda repo: None),
     Change("one tutorial", 1, _retitle(f"{GALLERY}/{tutorial_name(7)}.py", "ran\")", "ran, changed\")")),
+    Change("one tutorial's prose, a line longer", 0,
+           _retitle(f"{GALLERY}/{tutorial_name(8)}.py", "It prints one line.", "It prints one line,\nand only one.")),
+    Change("a comment in one tutorial's code", 1,
+           _retitle(f"{GALLERY}/{tutorial_name(8)}.py", "# tutorials-needs: cpu\n", "# tutorials-needs: cpu\n# it prints\n")),
     Change("a translation (.po)", 0, _retitle(CATALOG_PATH, "작은 튜토리얼", "작은 예제")),
     Change("an engine template", 0, _append("tutorials_site/templates/sphinx_rtd_theme/layout.html", "{#- a template changed #}\n")),
     Change("the engine's CSS", 0, _append("tutorials_site/static/tutorials.css", "/* a stylesheet changed */\n")),

@@ -231,3 +231,87 @@ def test_a_build_refuses_a_tutorial_whose_declared_file_is_missing_before_runnin
     result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en"})
     assert result.returncode == 0 and executed(result) == 1, result.stdout + result.stderr
     assert "[execute] beginner_source/data_parallel_tutorial.py (time limit" in result.stdout
+
+
+# --- the source digest: the code, not the prose ---------------------------------------------------------
+
+PROSE_SCRIPT = '''"""
+Demo
+====
+
+What this shows.
+"""
+# tutorials-timeout: 60
+import sys
+
+# %%
+# A paragraph of prose,
+# on two lines.
+
+# a comment of the code
+print("hello")  # trailing
+
+######################################################################
+# More prose.
+# sphinx_gallery_thumbnail_number = 1
+
+value = 2
+'''
+
+
+def _digest(tmp_path, text):
+    path = tmp_path / "plot_prose.py"
+    path.write_text(text)
+    return fingerprint.source_digest(path, root=tmp_path)
+
+
+@pytest.mark.parametrize("text", [
+    PROSE_SCRIPT,
+    PROSE_SCRIPT.replace('"""\nDemo', '"""Demo', 1) + "# %%\n",  # a header at the end, nothing after it
+    '"""Doc"""; z = 3\nprint(1)\n' + "#" * 25 + "\n#t\n# %%\n# u\n\n\nprint(2)\n",
+    'def f(:\n    pass\n# %%\n# text\nx = 1\n',  # cannot be parsed: all of it after line 1 is split the same
+    'x = (\n"""\n# %%\n# in a string, still a text block to sphinx-gallery\n"""\n)\n'.replace("x = (", '"""D"""\nx = (', 1),
+])
+def test_the_code_blocks_are_those_sphinx_gallery_splits(tmp_path, text):
+    from tutorials_site import sphinx_gallery_api as sg
+
+    path = tmp_path / "plot_split.py"
+    path.write_text(text)
+    theirs = [(block.lineno, block.content) for block in sg.split_code_and_text_blocks(str(path))[1]
+              if block.type == "code"]
+    assert fingerprint.code_blocks(text) == theirs and theirs
+
+
+@pytest.mark.parametrize("old, new", [
+    ("What this shows.", "What this example shows, in a few words."),  # the docstring
+    ("# A paragraph of prose,\n# on two lines.", "# A paragraph, edited,\n# on two lines."),  # a text block, same lines
+    ("# on two lines.\n", "# on two lines,\n# then on three, then four.\n#\n# And a second paragraph.\n"),  # more lines
+    ("# More prose.\n", ""),  # fewer lines
+    ("import sys\n\n# %%", "import sys\n\n\n\n# %%"),  # blank lines around a code block
+])
+def test_a_prose_edit_leaves_the_code_digest_as_it_was(tmp_path, old, new):
+    assert old in PROSE_SCRIPT
+    before, after = _digest(tmp_path, PROSE_SCRIPT), _digest(tmp_path, PROSE_SCRIPT.replace(old, new, 1))
+    assert after.code == before.code
+    assert (after.lines == before.lines) == (old.count("\n") == new.count("\n"))
+
+
+@pytest.mark.parametrize("old, new", [
+    ("# a comment of the code", "# a comment of the code, edited"),  # a comment that stays code
+    ("# trailing", "# trailing, edited"),
+    ('print("hello")', 'print("hello!")'),
+    ("# tutorials-timeout: 60", "# tutorials-timeout: 90"),  # a setting
+    ("# sphinx_gallery_thumbnail_number = 1", "# sphinx_gallery_thumbnail_number = 2"),  # a setting in a text block
+    ("# More prose.\n", "# More prose.\n# tutorials-needs: gpus=1\n"),  # a setting added in a text block
+    ("# %%\n# A paragraph", "# A paragraph"),  # a text block made code
+    ("print(\"hello\")  # trailing\n", "print(\"hello\")  # trailing\n# %%\n# Prose between.\nx = 1\n"),  # a block split
+])
+def test_a_code_or_setting_edit_changes_the_code_digest(tmp_path, old, new):
+    assert old in PROSE_SCRIPT
+    assert _digest(tmp_path, PROSE_SCRIPT.replace(old, new, 1)).code != _digest(tmp_path, PROSE_SCRIPT).code
+
+
+def test_the_docstring_is_code_where_the_code_names_doc(tmp_path):
+    script = PROSE_SCRIPT.replace("value = 2", "value = __doc__")
+    assert (_digest(tmp_path, script.replace("What this shows.", "Edited.")).code
+            != _digest(tmp_path, script).code)

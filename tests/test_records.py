@@ -24,7 +24,7 @@ from tutorials_site.core.records import (
     UsedFile,
 )
 from tutorials_site.core.stamps import outputs_digest
-from tutorials_site.core.used import Present
+from tutorials_site.core.used import Present, SourceDigest
 
 HARDWARE = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0+cpu", cuda=None)
 RESULT = RunRecord(blocks=(BlockRecord(line=7, texts=("hello\n",), images=(), rst="hello"),),
@@ -90,21 +90,21 @@ PRESENT = Present(ROOT, STAMP.environment)
 
 def test_a_run_whose_record_is_of_another_format_is_not_current_so_it_runs_again(tmp_path):
     run = _run(tmp_path)
-    assert runs.problems(tmp_path, "run", STAMP.source, PRESENT) == []
+    assert runs.problems(tmp_path, "run", SourceDigest(STAMP.source, ()), PRESENT) == []
     for name in (runs.STAMP, runs.RESULT):
         before = (run / name).read_text()
         (run / name).write_text(before.replace(f'"format": {type(STAMP).FORMAT if name == runs.STAMP else 1}',
                                                '"format": 9'))
-        (problem,) = runs.problems(tmp_path, "run", STAMP.source, PRESENT)
+        (problem,) = runs.problems(tmp_path, "run", SourceDigest(STAMP.source, ()), PRESENT)
         assert problem.startswith(f"its record cannot be used ({run / name}: a ") and "of format 9" in problem
         (run / name).write_text(before)
     (run / runs.STAMP).unlink()
-    assert runs.problems(tmp_path, "run", STAMP.source, PRESENT) == ["not executed"]
+    assert runs.problems(tmp_path, "run", SourceDigest(STAMP.source, ()), PRESENT) == ["not executed"]
 
 
 def test_a_run_whose_record_and_stamp_disagree_on_its_failure_is_not_current(tmp_path):
     _run(tmp_path, dataclasses.replace(RESULT, error=None))  # sealed as it is: only the failure disagrees
-    assert runs.problems(tmp_path, "run", STAMP.source, PRESENT) == [
+    assert runs.problems(tmp_path, "run", SourceDigest(STAMP.source, ()), PRESENT) == [
         "its record and its stamp disagree on whether it failed (edited after the run?)"]
 
 

@@ -18,7 +18,8 @@ CPU = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0+cpu", cuda=
 
 
 def stamp(hardware=CPU, needs_gpus=0, source=None):
-    return Stamp(source=source or source_digest(SCRIPT, "beginner_source/data_parallel_tutorial.py"),
+    digest = source_digest(SCRIPT, "beginner_source/data_parallel_tutorial.py")
+    return Stamp(source=source or digest.code, code_lines=digest.lines,
                  environment="e" * 64, outputs="o" * 64, seconds=1.5, failed=False, peak_rss_mb=100.0,
                  gpu_peak_mb=(), hardware=hardware, commit="0123abc", date="2025-06-01 12:00 UTC",
                  needs_gpus=needs_gpus, files=())  # a page's copy: without the seal

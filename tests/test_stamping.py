@@ -10,6 +10,7 @@ from tutorials_site.core.project import Project
 from tutorials_site.core.records import BlockRecord, Hardware, RunError, RunFile, RunRecord, Stamp
 from tutorials_site.core.stamping import (
     MB,
+    cites_lines,
     excused,
     expectation_errors,
     own_frames,
@@ -18,6 +19,7 @@ from tutorials_site.core.stamping import (
     stamped_lines,
     unexpected_failure,
 )
+from tutorials_site.core.used import SourceDigest
 
 CPU = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0+cpu", cuda=None)
 TWO_GPUS = Hardware(device="NVIDIA H100", gpus=2, machine="x86_64", torch="2.13.0", cuda="13.0")
@@ -29,15 +31,16 @@ FILES = (RunFile(path="result.json", sha256="r" * 64, size=120),)
 def _stamp(hardware=CPU, gpu_peak_bytes=(), failed=False, peak_rss_bytes=292 * MB, raised=True):
     error = RunError(line=13, block_line=13, message="ValueError: no") if failed else None
     result = RunRecord(blocks=(), error=error, hardware=hardware, gpu_peak_bytes=gpu_peak_bytes, seconds=4.8)
-    return run_stamp(result, hardware=hardware, raised=raised, source="s" * 64, environment="e" * 64,
-                     outputs="o" * 64, files=FILES, seconds=4.93, peak_rss_bytes=peak_rss_bytes, needs_gpus=2, origin=ORIGIN)
+    return run_stamp(result, hardware=hardware, raised=raised, source=SourceDigest("s" * 64, (3,)), script="x.py",
+                     environment="e" * 64, outputs="o" * 64, files=FILES, seconds=4.93, peak_rss_bytes=peak_rss_bytes,
+                     needs_gpus=2, origin=ORIGIN)
 
 
 def test_a_finished_run_is_stamped_with_what_it_ran_cost_and_ran_on():
     stamp = _stamp(TWO_GPUS, gpu_peak_bytes=(int(1.26 * MB), 3 * MB), peak_rss_bytes=int(291.96 * MB))
     assert stamp == Stamp(source="s" * 64, environment="e" * 64, outputs="o" * 64, seconds=4.93, failed=False,
                           peak_rss_mb=292.0, gpu_peak_mb=(1.3, 3.0), hardware=TWO_GPUS, commit="0123456789ab+changes",
-                          date="2026-01-01 00:00 UTC", needs_gpus=2, files=FILES)
+                          date="2026-01-01 00:00 UTC", needs_gpus=2, files=FILES, code_lines=(3,))
     # A failed run is stamped and kept too; one that did not finish (timed out, killed) is told apart.
     assert _stamp(failed=True).failed and not _stamp(failed=True).unfinished
     assert _stamp(failed=True, raised=False).unfinished
@@ -150,3 +153,17 @@ def test_a_kept_failure_is_told_as_when_it_ran_unless_conf_py_expects_it(tmp_pat
     _record(run_dir, _stamp(), None)
     assert unexpected_failure(run_dir, site, tutorials["plot_unlisted"]) == []  # passed
     assert unexpected_failure(tmp_path / "none", site, tutorials["plot_unlisted"]) == []  # no run
+
+
+@pytest.mark.parametrize("text, cites", [
+    ('Traceback (most recent call last):\n  File "beginner_source/x.py", line 12, in <module>\n', True),
+    ("/work/run/beginner_source/x.py:30: UserWarning: deprecated\n  y = f()\n", True),
+    ("> /work/x.py(4)<module>()\n", True),
+    ("x.py is a script; its 3 lines: 1, 2, 3\n", False),  # its name, without a line
+    ('  File "beginner_source/plot_x.py", line 12\n.../site-packages/box.py:3: Warning\n', False),  # other files
+])
+def test_a_run_cites_the_scripts_lines_where_its_output_names_it_with_a_line_or_it_failed(text, cites):
+    shown = RunRecord(blocks=(BlockRecord(line=5, texts=(text,), images=(), rst=""),), error=None, hardware=CPU)
+    assert cites_lines(shown, "x.py") == cites
+    failed = RunRecord(blocks=(), error=RunError(line=13, block_line=13, message="ValueError: no"), hardware=CPU)
+    assert cites_lines(failed, "x.py")  # its error is at a line

@@ -59,10 +59,27 @@ def test_the_record_holds_the_project_files_read_and_the_distributions_imported(
     assert record.distributions == (UsedDistribution("fake-dist", "1.2"),)
 
 
+SOURCE = used.SourceDigest("s", ())
+
+
 def stamp(used_record):
     return Stamp(source="s", environment="e", outputs="o", seconds=1.0, failed=False, peak_rss_mb=1.0, gpu_peak_mb=(),
                  hardware=Hardware(device="CPU", gpus=0, machine="x86_64", torch=None, cuda=None), commit="c",
                  date="d", files=(), used=used_record)
+
+
+@pytest.mark.parametrize("cites, moved, current", [
+    (False, False, True), (False, True, True),  # its output holds no line number: a prose edit moves nothing shown
+    (True, False, True), (True, True, False),  # it cites the script's lines (a traceback, a warning) and they moved
+])
+def test_a_run_that_cites_the_scripts_lines_is_current_while_its_code_stays_on_them(cites, moved, current):
+    import dataclasses
+
+    run = dataclasses.replace(stamp(None), code_lines=(7, 20), cites_lines=cites)
+    now = used.SourceDigest("s", (9, 22) if moved else (7, 20))
+    assert (used.source_problems(run, now) == []) == current
+    assert used.source_problems(run, used.SourceDigest("code changed", (7, 20))) == [
+        "output comes from another version of the source (its code, a setting comment or a file it declares it reads)"]
 
 
 def test_a_run_is_current_until_a_file_it_read_or_a_distribution_it_imported_changes(tmp_path, site):
@@ -72,23 +89,24 @@ def test_a_run_is_current_until_a_file_it_read_or_a_distribution_it_imported_cha
     imported = fake_distribution(site, "numpy-like", "2.0", module="numpy_like")
     record = Used(files=(UsedFile("helper.py", used.file_digest(root / "helper.py")),),
                   distributions=(UsedDistribution("numpy-like", "2.0"),))
-    assert used.fingerprint_problems(stamp(record), "s", used.Present(root, "e")) == []
+    assert used.fingerprint_problems(stamp(record), SOURCE, used.Present(root, "e")) == []
     # installing what the run did not import (the test tools, a Sphinx extension) changes nothing
     fake_distribution(site, "pytest-like", "8.0", module="pytest_like")
     fake_distribution(site, "sphinx-design", "0.6")
-    assert used.fingerprint_problems(stamp(record), "s", used.Present(root, "e")) == []
+    assert used.fingerprint_problems(stamp(record), SOURCE, used.Present(root, "e")) == []
     # the other parts of the fingerprint, and a record from before records
-    assert len(used.fingerprint_problems(stamp(record), "other source", used.Present(root, "other env"))) == 2
-    assert used.fingerprint_problems(stamp(None), "s", used.Present(root, "e")) == [
+    other = used.SourceDigest("other source", ())
+    assert len(used.fingerprint_problems(stamp(record), other, used.Present(root, "other env"))) == 2
+    assert used.fingerprint_problems(stamp(None), SOURCE, used.Present(root, "e")) == [
         "ran before the build recorded what a run uses"]
     # a helper it loaded changed; a distribution it imported upgraded
     append(root / "helper.py", "# changed\n")
-    assert used.fingerprint_problems(stamp(record), "s", used.Present(root, "e")) == [
+    assert used.fingerprint_problems(stamp(record), SOURCE, used.Present(root, "e")) == [
         "a project file it read changed since: helper.py"]
     (root / "helper.py").write_text("VALUE = 1\n")
     upgraded = imported.rename(site / "numpy_like-2.1.dist-info")
     (upgraded / "METADATA").write_text("Metadata-Version: 2.1\nName: numpy-like\nVersion: 2.1\n")
-    assert used.fingerprint_problems(stamp(record), "s", used.Present(root, "e")) == [
+    assert used.fingerprint_problems(stamp(record), SOURCE, used.Present(root, "e")) == [
         "a distribution it imported changed since: numpy-like 2.0 -> 2.1"]
 
 

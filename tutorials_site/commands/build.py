@@ -38,7 +38,7 @@ from ..core.staging import LOCALE, stage, working_folder
 from ..core.terminal import OutputLimits
 from ..core.tutorial_text import TutorialSyntaxError
 from ..core.tutorial_text import parse as parse_text
-from ..core.used import Present
+from ..core.used import Present, SourceDigest
 from . import execute
 from .build_log import BuildLog, Executing, Rendering, shown
 
@@ -74,7 +74,7 @@ class _Pending:
     """A tutorial whose run is not current: it runs, and its run is stamped with what was known before."""
 
     tutorial: project.Tutorial
-    digest: str  # its source digest
+    digest: SourceDigest  # its source digest
     need: needs.Needs
 
 
@@ -106,7 +106,8 @@ def _stamp(item: _Pending, outcome: execute.Outcome, present: Present, files: tu
     it used (SKIP: the folders builds make and the venv, none of it the project's); MACHINE: the GPUs here,
     asked only for a run that did not finish, whose runner could not record them."""
     stamp = stamping.run_stamp(outcome.result, hardware=outcome.result.hardware or _hardware(machine()),
-                               raised=outcome.raised, source=item.digest, environment=present.environment,
+                               raised=outcome.raised, source=item.digest, script=item.tutorial.path.name,
+                               environment=present.environment,
                                outputs=runs.outputs(run_dir, outcome.result), files=files, seconds=outcome.seconds,
                                peak_rss_bytes=outcome.peak_rss_bytes, needs_gpus=item.need.gpus,
                                origin=stamping.origin(ROOT), sandboxed=sandboxed, network=item.need.network)
@@ -176,7 +177,7 @@ def _run_isolated(settings: Settings, site: project.Project, item: _Pending, run
             f"tutorials need goes in conf.py's {isolation.SETTING}")
 
 
-def _current(tree: BuildTree, tutorial: project.Tutorial, digest: str, present: Present, output_limits: OutputLimits,
+def _current(tree: BuildTree, tutorial: project.Tutorial, digest: SourceDigest, present: Present, output_limits: OutputLimits,
              log: BuildLog | None = None) -> bool:
     """Whether TUTORIAL's run in TREE is the one its stamp sealed, stands for source DIGEST in PRESENT and
     shows what OUTPUT_LIMITS ask for. LOG, where given, is told of a run whose files are not those sealed."""

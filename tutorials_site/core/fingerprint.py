@@ -20,10 +20,16 @@ The environment fingerprint (environment_fingerprint), the same for every tutori
   and the variables tutorials get (`tutorials_environment`); not the theme,
   the templates, the languages or any other setting.
 
-The source digest (source_digest), per tutorial: its script and the files it
+The source digest (source_digest), per tutorial: its code, not its prose; that is,
+the code blocks as sphinx-gallery splits the script (code_blocks: their comments
+included, each block on its own, not the blank lines around it), every setting
+comment line wherever it stands (`# tutorials-*:`, `# sphinx_gallery_*`), the
+docstring only where the code names `__doc__`, and the files the script
 declares it reads (`# tutorials-reads: PATTERN ...` comment lines, core.runs),
 which must lie inside the project: what its run cannot be seen to read (files
-read by C code or by programs that are not Python, folders listed).
+read by C code or by programs that are not Python, folders listed). Beside the
+digest, the line each code block starts at: a run whose output cites the
+script's line numbers depends on them too (core.used.source_problems).
 
 And per run, what it used while it ran (core.used, recorded by the run itself):
 the project's files it opened or imported, by digest, and the installed
@@ -39,11 +45,13 @@ re-run with run_stale_examples).
 
 import ast
 import hashlib
+import io
 import itertools
 import json
 import os
 import re
 import sys
+import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
@@ -59,7 +67,7 @@ from .errors import SiteError
 from .isolation import SETTING, site_folders
 from .layout import ROOT
 from .records import Used
-from .used import Present, release
+from .used import Present, SourceDigest, release
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # tutorials_site/
 # Where a run starts: the supervisor the build calls, the processes it starts by module name (also
@@ -264,15 +272,77 @@ def declared_reads(source: Path, label: str, root: Path = ROOT) -> list[Path]:
     return sorted(found)
 
 
-def source_digest(path: Path, label: str | None = None, root: Path = ROOT) -> str:
-    """The digest of what a tutorial brings to its run: its script and the files it declares it reads (in the
-    project at ROOT). LABEL names the script in errors. The modules and files it opens are recorded by the
-    run itself (core.used)."""
+# A line of sphinx-gallery's that starts a text block (a line of 20 or more `#`, or `# %%`): the text block is it
+# and the lines right after it that start with `#`. The lines of a script are split at "\n" alone, as its parser does.
+_TEXT_HEADER = re.compile(r"(#{20,}|# ?%%)[^\n]*\n")
+_LINE = re.compile(r"[^\n]*\n|[^\n]+$")
+# Comment lines that are settings, wherever they stand (in a text block too): ours (core.runs) and sphinx-gallery's.
+_SETTING_LINE = re.compile(rf"[ \t]*#[ \t]*(tutorials-({'|'.join(runs.SETTINGS)}):|sphinx_gallery_)[^\n]*")
+
+
+def _docstring_rows(text: str) -> int:
+    """How many lines the script's docstring takes from the top, as sphinx-gallery finds it (up to the line where
+    the first string token ends); 0 where the script has none or cannot be parsed (all of it is then code)."""
+    try:
+        module = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return 0
+    first = module.body[0] if module.body else None
+    if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)):
+        return 0
+    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+    return next(token.end[0] for token in tokens if token.type == tokenize.STRING)
+
+
+def code_blocks(text: str) -> list[tuple[int, str]]:
+    """(first line, content) of each code block of the script TEXT, as sphinx-gallery splits it
+    (tests/test_fingerprint.py holds the two to each other): after the docstring, what lies between text blocks
+    and is not blank. A script that cannot be parsed is split the same, from its first line."""
+    lines = _LINE.findall(text)
+    row = _docstring_rows(text)
+    blocks: list[tuple[int, str]] = []
+    start, code = row + 1, ""
+    while row < len(lines):
+        if not _TEXT_HEADER.fullmatch(lines[row]):
+            code += lines[row]
+            row += 1
+            continue
+        if code.strip():
+            blocks.append((start, code))
+        row += 1
+        while row < len(lines) and lines[row].startswith("#"):
+            row += 1
+        start, code = row + 1, ""
+    if code.strip():
+        blocks.append((start, code))
+    return blocks
+
+
+def _code_text(path: Path) -> tuple[bytes, tuple[int, ...]]:
+    """What of the script at PATH its run depends on (see above), as bytes, and where its code blocks start."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # read as sphinx-gallery reads it
+    except UnicodeDecodeError:
+        return data, ()  # never runs (Python refuses it): all of it counts
+    blocks, lines, docstring = code_blocks(text), _LINE.findall(text), _docstring_rows(text)
+    parts = [("code", content.strip("\n")) for _, content in blocks]
+    parts += [("setting", line.strip()) for line in lines[docstring:] if _SETTING_LINE.fullmatch(line.rstrip("\n"))]
+    if any("__doc__" in part for _, part in parts):
+        parts.append(("docstring", "".join(lines[:docstring])))
+    return b"".join(f"{kind}\0{part}\0".encode() for kind, part in parts), tuple(line for line, _ in blocks)
+
+
+def source_digest(path: Path, label: str | None = None, root: Path = ROOT) -> SourceDigest:
+    """What a tutorial brings to its run (see above): its code and the files it declares it reads (in the project
+    at ROOT), digested, and where its code blocks start. LABEL names the script in errors. The modules and files
+    it opens are recorded by the run itself (core.used)."""
     path = Path(path)
-    digest = hashlib.sha256(path.read_bytes())
+    code, lines = _code_text(path)
+    digest = hashlib.sha256(code)
     for other in declared_reads(path, label or str(path), root):
         digest.update(b"\0" + os.path.relpath(other, path.parent).encode() + b"\0" + other.read_bytes())
-    return digest.hexdigest()
+    return SourceDigest(digest.hexdigest(), lines)
 
 
 def present(root: Path = ROOT) -> Present:

@@ -198,10 +198,10 @@ class Used:
 class Stamp(Record):
     """stamp.json: that a run of `source` in `environment` showed `outputs` (core.stamps)."""
 
-    FORMAT: ClassVar[int] = 2
+    FORMAT: ClassVar[int] = 3  # 3: `source` is of the code alone (prose edits run nothing), with its lines
     NAME: ClassVar[str] = "execution stamp (stamp.json)"
 
-    source: str  # core.fingerprint.source_digest: the script and the files it declares it reads
+    source: str  # core.fingerprint.source_digest's code: the script's code blocks and settings, the files it declares
     environment: str  # core.fingerprint.environment_fingerprint
     outputs: str  # core.stamps.outputs_digest of what the run shows
     seconds: float
@@ -221,6 +221,10 @@ class Stamp(Record):
     network: bool = False  # its sandbox shared the machine's network (its tutorials-needs line)
     # The project files and distributions it used (core.used); None: stamped before they were recorded (not current).
     used: Used | None = None
+    code_lines: tuple[int, ...] = ()  # the first line of each code block of the script that ran
+    # Its output cites the script's line numbers (a traceback, a warning) or it failed (its error has a line):
+    # it stands for the script only while its code stays on those lines (core.used.source_problems).
+    cites_lines: bool = False
 
 
 # A build's record beside its pages (BuildInfo): written last, by a build that succeeded.

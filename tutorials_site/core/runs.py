@@ -27,7 +27,7 @@ from .files import write_atomically
 from .project import Tutorial
 from .records import RecordError, RunError, RunFile, RunRecord, Stamp
 from .stamps import outputs_digest, stamp_problems
-from .used import Present
+from .used import Present, SourceDigest
 
 RESULT = "result.json"
 STAMP = seal.STAMP
@@ -176,7 +176,7 @@ def sealed(runs_root: Path, tutorial: Tutorial) -> tuple[RunFile, ...]:
     return files
 
 
-def problems(runs_root: Path, key: str, source_digest: str, present: Present) -> list[str]:
+def problems(runs_root: Path, key: str, source_digest: SourceDigest, present: Present) -> list[str]:
     """Why the run KEY under RUNS_ROOT does not stand for `source_digest` in PRESENT (empty: it does):
     its files are not those its stamp sealed (core.seal.verify, each problem naming the file), or its stamp
     is of another source or of what it used then (core.used).

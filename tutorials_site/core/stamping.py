@@ -15,22 +15,34 @@ from .layout import BuildTree
 from .needs import Needs, describe_gpus
 from .project import Project, Tutorial
 from .records import Hardware, RecordError, RunFile, RunRecord, Stamp
+from .used import SourceDigest
 
 MB = 2**20
 # A frame's first line in a Python traceback, as the runner records it (the tutorial's file relative to the project).
 _FRAME = re.compile(r'  File "(.*)", line \d+')
 
 
-def run_stamp(result: RunRecord, *, hardware: Hardware, raised: bool, source: str, environment: str, outputs: str,
-              files: tuple[RunFile, ...], seconds: float, peak_rss_bytes: int, needs_gpus: int,
-              origin: Mapping[str, str], sandboxed: bool = True, network: bool = False) -> Stamp:
-    """The stamp of a run that ended and recorded RESULT: SOURCE (its source digest) run in ENVIRONMENT on
+def cites_lines(result: RunRecord, script: str) -> bool:
+    """Whether the run recorded in RESULT shows line numbers of the script named SCRIPT (its file name): a traceback's
+    frame (`x.py", line 12`), a warning or a log line (`x.py:12`), a debugger's (`x.py(12)`); or it failed, its
+    error at a line. Its output then holds where the code stood, which a prose edit above it moves."""
+    cited = re.compile(rf'(?<![\w.-]){re.escape(script)}(?:", line \d|:\d|\(\d)')
+    shown = (text for block in result.blocks for text in (*block.texts, block.rst))  # its reST: an HTML repr too
+    return result.error is not None or any(cited.search(text) for text in shown)
+
+
+def run_stamp(result: RunRecord, *, hardware: Hardware, raised: bool, source: SourceDigest, script: str,
+              environment: str, outputs: str, files: tuple[RunFile, ...], seconds: float, peak_rss_bytes: int,
+              needs_gpus: int, origin: Mapping[str, str], sandboxed: bool = True, network: bool = False) -> Stamp:
+    """The stamp of a run of the script named SCRIPT that ended and recorded RESULT: SOURCE (its source digest, and
+    whether its output cites the lines of its code: cites_lines) run in ENVIRONMENT on
     HARDWARE showed OUTPUTS (its outputs digest) from FILES (its seal, core.seal), at what cost, from ORIGIN
     (runs.origin), SANDBOXED or not (SANDBOX=off), with the NETWORK or not (its tutorials-needs line). A run
     that failed (RESULT's error) is stamped too, kept like a successful one; RAISED: it raised, else it did not
     finish. Sizes are in MB, to a tenth."""
     failed = result.error is not None
-    return Stamp(source=source, environment=environment, outputs=outputs, seconds=seconds, failed=failed,
+    return Stamp(source=source.code, code_lines=source.lines, cites_lines=cites_lines(result, script),
+                 environment=environment, outputs=outputs, seconds=seconds, failed=failed,
                  unfinished=failed and not raised, peak_rss_mb=round(peak_rss_bytes / MB, 1),
                  gpu_peak_mb=tuple(round(b / MB, 1) for b in result.gpu_peak_bytes), hardware=hardware,
                  needs_gpus=needs_gpus, commit=origin["commit"], date=origin["date"], files=files,

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .records import RecordError, Stamp
-from .used import Present, fingerprint_problems
+from .used import Present, SourceDigest, fingerprint_problems
 
 # The <meta> name under which every tutorial page carries its stamp (checked by `make check`).
 STAMP_META = "tutorial-execution-stamp"
@@ -55,7 +55,7 @@ def outputs_digest(outputs: Iterable[str], images: Iterable[bytes]) -> str:
     return digest.hexdigest()
 
 
-def stamp_problems(stamp: Stamp, source_digest: str, present: Present, outputs: str | None = None) -> list[str]:
+def stamp_problems(stamp: Stamp, source_digest: SourceDigest, present: Present, outputs: str | None = None) -> list[str]:
     """Why a stamp does not vouch for the output of `source_digest` run in PRESENT's project and environment
     (empty: it does): core.used.fingerprint_problems, and the output shown and the run's time.
 

@@ -5,9 +5,10 @@ the modules it imported (commands/child_site/tutorials_site_used.py, into RUNDIR
 Once it ended, the build makes of that the run's Used record (record): each project file it read, by
 digest, and each installed distribution it imported, by name and release. A module it looked for and went
 without (an optional dependency) is no part of it: installing it later runs nothing again, as installing
-any distribution a run did not import. A run is current while its
-source digest, the environment fingerprint (core.fingerprint: the engine's run code, Python, start-up
-hooks, the accelerator pins, conf.py's run settings) and every file and distribution of its Used
+any distribution a run did not import. A run is current while its source digest (its code, not its prose:
+core.fingerprint.source_digest; where its output cites the script's line numbers, also the lines its code
+stands on: source_problems), the environment fingerprint (core.fingerprint: the engine's run code, Python,
+start-up hooks, the accelerator pins, conf.py's run settings) and every file and distribution of its Used
 record are as they were (fingerprint_problems); no other file or distribution counts.
 """
 
@@ -113,12 +114,32 @@ class Present:
             self._versions.update(installed())
         return self._versions.get(name, ABSENT)
 
-def fingerprint_problems(stamp: Stamp, source: str, present: Present) -> list[str]:
-    """Why STAMP's run no longer stands for the tutorial whose source digest is SOURCE, in PRESENT (empty: it
+@dataclass(frozen=True)
+class SourceDigest:
+    """What a tutorial brings to its run (core.fingerprint.source_digest): its code's digest, and where its code
+    blocks start."""
+
+    code: str  # the digest of its code blocks, setting comments and the files it declares it reads
+    lines: tuple[int, ...]  # the first line of each code block, as sphinx-gallery numbers it
+
+
+def source_problems(stamp: Stamp, source: SourceDigest) -> list[str]:
+    """Why STAMP's run is not of the tutorial's current SOURCE (empty: it is): its code changed, or its output
+    cites the script's line numbers (a traceback, a warning, its error) and its code moved to other lines. A
+    prose edit alone changes neither: the kept output is rendered again, nothing runs."""
+    if stamp.source != source.code:
+        return ["output comes from another version of the source (its code, a setting comment or a file it "
+                "declares it reads)"]
+    if stamp.cites_lines and stamp.code_lines != source.lines:
+        return ["its output cites the script's line numbers, and its code moved to other lines since (a text "
+                "block above it changed length)"]
+    return []
+
+
+def fingerprint_problems(stamp: Stamp, source: SourceDigest, present: Present) -> list[str]:
+    """Why STAMP's run no longer stands for the tutorial whose source is SOURCE, in PRESENT (empty: it
     does): the one test of whether a run is current, for the build, REUSE, shards and `make check`."""
-    problems = []
-    if stamp.source != source:
-        problems.append("output comes from another version of the source (the script or a file it declares it reads)")
+    problems = source_problems(stamp, source)
     if stamp.environment != present.environment:
         problems.append("executed in another environment (the runner's code, Python, start-up hooks, the accelerator "
                         "pins or conf.py's run settings changed since)")

@@ -25,6 +25,7 @@ from .. import sphinx_gallery_api as sg
 from ..core.fingerprint import source_digest
 from ..core.records import Stamp
 from ..core.stamps import STAMP_META, read_stamp, stamp_path
+from ..core.used import source_problems
 from .gallery import example_of
 
 _ = get_translation("sphinx")
@@ -95,7 +96,8 @@ class ProvenanceDirective(SphinxDirective):
         stamp = read_stamp(target)
         # Every language's page shows the run of the repository's English script.
         tutorial = example_of(self.config, self.env.docname)
-        if stamp and tutorial is not None and stamp.source == source_digest(tutorial.path, tutorial.label, tutorial.root):
+        if (stamp and tutorial is not None
+                and not source_problems(stamp, source_digest(tutorial.path, tutorial.label, tutorial.root))):
             self.env.metadata[self.env.docname][STAMP_META] = stamp.to_json()
             line = nodes.container(classes=["tutorial-provenance"])
             line += nodes.paragraph("", "", *describe(stamp))
