@@ -35,13 +35,14 @@ from tutorials_site.core.project import Project
 TUTORIAL_PAGE = Path("en", "beginner", "data_parallel_tutorial.html")
 # What a copy of the project needs to build: what git tracks, minus the heavy or generated parts.
 _NOT_COPIED = shutil.ignore_patterns(".git", ".venv", "_build", "docs", "__pycache__", ".pytest_cache")
-# Copies of the project keep every tutorial, but all except this one as stubs (prose and comments,
-# no code): the tests that build a copy exercise the pipeline, and each of their builds then takes
-# seconds. Cross-references and catalogs stay whole; the full site is built once, by `site`.
-KEPT_TUTORIAL = "data_parallel_tutorial"
-# The tutorials the tests are written against (their names, pages and catalogs): a copy holds these alone, so
-# that a tutorial added to the repository changes no test's project. Renaming one of these is renaming it here.
+# The tutorials the tests are written against (their names, pages and catalogs), with their catalogs: this
+# team's own copies under FIXTURES (beginner_source/, locales/), so that adding, renaming or removing a tutorial
+# of the site changes no test. A copy of the project holds these in place of the project's own tutorials.
+FIXTURES = Path(__file__).parent / "fixtures" / "site"
 FIXTURE_TUTORIALS = ("beginner_source/data_parallel_tutorial.py", "beginner_source/ddp_tutorial.py")
+# In a copy, all of them except this one are stubs (prose and comments, no code): the tests that build a
+# copy exercise the pipeline, and each of their builds then takes seconds. Catalogs stay whole.
+KEPT_TUTORIAL = "data_parallel_tutorial"
 # What a build prints depends on these (commands/build_log.py): cleared here, once, so that the tests' builds
 # print what a build outside CI prints, whatever runs the tests, unless a test sets them.
 for _name in ("VERBOSE", "GITHUB_ACTIONS"):
@@ -59,20 +60,18 @@ def _stub(path):
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
-def copy_project(target, source=ROOT):
-    """The project (at SOURCE) copied to `target`, to break or change freely: its tutorials FIXTURE_TUTORIALS
-    alone (any other one removed, with its catalogs), all but KEPT_TUTORIAL stubs."""
+def copy_project(target, source=ROOT, stubs=True):
+    """The project (at SOURCE) copied to `target`, to break or change freely, with the tests' tutorials in place
+    of its own: FIXTURE_TUTORIALS and their catalogs (from FIXTURES), all but KEPT_TUTORIAL stubs unless not STUBS."""
     shutil.copytree(source, target, ignore=_NOT_COPIED)
-    tutorials = Project.read(target).tutorials
-    missing = set(FIXTURE_TUTORIALS) - {t.label for t in tutorials}
-    assert not missing, f"tests/conftest.py: FIXTURE_TUTORIALS names {sorted(missing)}, not in the project: rename them there"
-    for tutorial in tutorials:
-        if tutorial.label not in FIXTURE_TUTORIALS:
-            tutorial.path.unlink()
-            for po in Path(target, "locales").glob(f"*/LC_MESSAGES/{tutorial.key}.po"):
-                po.unlink()
-        elif tutorial.path.stem != KEPT_TUTORIAL:
-            _stub(tutorial.path)
+    for tutorial in Project.read(target).tutorials:
+        tutorial.path.unlink()
+        for po in Path(target, "locales").glob(f"*/LC_MESSAGES/{tutorial.key}.po"):
+            po.unlink()
+    shutil.copytree(FIXTURES, target, dirs_exist_ok=True)
+    for label in FIXTURE_TUTORIALS:
+        if stubs and Path(label).stem != KEPT_TUTORIAL:
+            _stub(Path(target, label))
     return target
 
 
@@ -116,10 +115,21 @@ def builds_site():
 
 
 @pytest.fixture(scope="session")
-def site(builds_site, tmp_path_factory):
-    """The project built once, executing the tutorials, into a temporary directory."""
+def site_project(tmp_path_factory):
+    """A copy of the project with the tests' tutorials whole (FIXTURE_TUTORIALS, no stubs), in a git repository of
+    its own (a build names its commit): the project `site` builds and fixture_site reads."""
+    project = copy_project(tmp_path_factory.mktemp("site_project") / "project", stubs=False)
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "the tests' site")
+    return project
+
+
+@pytest.fixture(scope="session")
+def site(builds_site, site_project, tmp_path_factory):
+    """site_project built once, executing the tutorials, into a temporary directory."""
     builddir = tmp_path_factory.mktemp("site")
-    result = build(ROOT, builddir)
+    result = build(site_project, builddir)
     assert result.returncode == 0, result.stdout + result.stderr
     return builddir / "html"
 
@@ -143,9 +153,10 @@ def project_copy(tmp_path):
 
 
 @pytest.fixture(scope="session")
-def fixture_site(tmp_path_factory):
-    """A copy of the project (its tutorials FIXTURE_TUTORIALS), read as a Project: for the tests that only read it."""
-    return Project.read(copy_project(tmp_path_factory.mktemp("fixture_site") / "project"))
+def fixture_site(site_project):
+    """site_project read as a Project (its tutorials FIXTURE_TUTORIALS, whole): for the tests that only read it,
+    and the project fake_app's pages are of. Not to be changed."""
+    return Project.read(site_project)
 
 
 VENV = Path(sys.executable).parent.parent  # the environment running these tests
@@ -275,9 +286,10 @@ def untranslated(monkeypatch):
 
 
 @pytest.fixture
-def fake_app(tmp_path, untranslated):
-    """fake_app(**config): a FakeApp whose source and output folders are in tmp_path."""
-    return lambda **config: FakeApp(tmp_path / "src", tmp_path / "out", **config)
+def fake_app(tmp_path, untranslated, fixture_site):
+    """fake_app(**config): a FakeApp whose source and output folders are in tmp_path, its tutorials those of
+    fixture_site (tutorials_root, as the build driver names the project)."""
+    return lambda **config: FakeApp(tmp_path / "src", tmp_path / "out", tutorials_root=str(fixture_site.root), **config)
 
 
 @pytest.fixture

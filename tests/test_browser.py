@@ -561,7 +561,7 @@ def test_phone_width_scrolls_blocks_not_the_page_and_reaches_the_switchers(brows
 
 
 
-GALLERY_INDEXES = sorted({t.gallery.gallery_dir + "/index.html" for t in Project.read(ROOT).tutorials})
+GALLERY_INDEXES = sorted({g.gallery_dir + "/index.html" for g in Project.read(ROOT).galleries})
 
 
 @pytest.mark.parametrize("width", [320, 768, 1280, 1920])

@@ -7,10 +7,8 @@ import shutil
 
 import pytest
 
-from conftest import TUTORIAL_PAGE, build
+from conftest import FIXTURE_TUTORIALS, TUTORIAL_PAGE, build
 from tutorials_site.core import checks, languages
-from tutorials_site.core.layout import ROOT
-from tutorials_site.core.project import current
 
 ENGLISH = [languages.BY_SEG["en"]]
 ALL = list(languages.ALL)
@@ -33,12 +31,12 @@ def test_the_output_blocks_of_a_page_are_read_as_text_in_order(tmp_path):
 
 
 @pytest.mark.site
-def test_a_build_without_execution_fails(tmp_path):
-    assert build(ROOT, tmp_path, "--noplot", env={"LANGUAGES": "en"}).returncode == 0
+def test_a_build_without_execution_fails(project_copy, tmp_path):
+    assert build(project_copy, tmp_path, "--noplot", env={"LANGUAGES": "en"}).returncode == 0
     page = (tmp_path / "html" / TUTORIAL_PAGE).read_text()
     assert "This page was built without running the tutorial" in page
     problems = checks.check_stamps(tmp_path / "html", ENGLISH)
-    assert len(problems) == len(current().tutorials)  # one per tutorial
+    assert len(problems) == len(FIXTURE_TUTORIALS)  # one per tutorial
     assert any("data_parallel_tutorial.py (en): no execution stamp" in problem for problem in problems)
 
 

@@ -10,7 +10,6 @@ import pytest
 
 from conftest import TUTORIAL_PAGE
 from tutorials_site.core import versions
-from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import current
 
 REPO = current().conf["tutorials_github_repo"]
@@ -31,7 +30,7 @@ def test_link_opens_this_pages_notebook_on_the_gh_pages_branch(site):
 
 @pytest.mark.site
 @pytest.mark.parametrize("how", ["make argument", "environment variable"])
-def test_makefile_variables_work_both_ways(tmp_path, how):
+def test_makefile_variables_work_both_ways(project_copy, tmp_path, how):
     settings = {"VERSION": "9.9", "LANGUAGES": "en", "BUILDDIR": str(tmp_path)}
     venv = Path(sys.executable).parent.parent  # the environment running these tests
     command = ["make", "-s", "html-noplot", f"VENV={venv}"]
@@ -42,6 +41,6 @@ def test_makefile_variables_work_both_ways(tmp_path, how):
             env.pop(key, None)
     else:
         env.update(settings)
-    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    result = subprocess.run(command, cwd=project_copy, env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "/blob/gh-pages/9.9/en/_downloads/" in colab_link(tmp_path / "html" / TUTORIAL_PAGE)

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.site  # every test here runs sphinx-build
 
 # Plain sphinx-build, as a site's own build would run it: only the package importable.
 SPHINX_ENV = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "agg"}
+DEMO = "demo_tutorial"  # the small site's one tutorial, in conf.py's first gallery
 SCRIPT = '"""\nA demo\n======\n\nWhat it shows.\n"""\n\nprint("hello")\n'
 
 
@@ -33,8 +34,7 @@ def sphinx_build(root: Path, *options: str) -> None:
 def build_site(root: Path, theme: str, language: str, repo: str, *options: str) -> Path:
     """A small site (this project's gallery options, one tutorial in it, an index) built by plain sphinx-build;
     returns its HTML folder. (The extension knows a tutorial by this project's galleries for now.)"""
-    tutorial = current().tutorials[0]
-    gallery = tutorial.gallery
+    gallery = current().galleries[0]
     files = {
         "conf.py": ("project = 'Small'\n"
                     "extensions = ['sphinx_gallery.gen_gallery', 'tutorials_site.sphinxext']\n"
@@ -43,7 +43,7 @@ def build_site(root: Path, theme: str, language: str, repo: str, *options: str) 
                     f"tutorials_github_repo = {repo!r}\n"),
         "index.rst": f"Small\n=====\n\nA paragraph.\n\n.. toctree::\n\n   {gallery.gallery_dir}/index\n",
         f"{gallery.examples_dir}/README.txt": "Demos\n=====\n",
-        f"{gallery.examples_dir}/{tutorial.rel.as_posix()}": SCRIPT,
+        f"{gallery.examples_dir}/{DEMO}.py": SCRIPT,
     }
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -68,7 +68,7 @@ def test_a_site_without_templates_or_catalogs_gets_the_engine_s_parts(tmp_path, 
     repo = "someone/small-site" if language == "ko" else ""  # set in one build of each theme, unset in the other
     html = build_site(tmp_path, theme, language, repo)
     index = (html / "index.html").read_text(encoding="utf-8")
-    page_name = current().tutorials[0].page
+    page_name = f"{current().galleries[0].gallery_dir}/{DEMO}"
     tutorial = (html / f"{page_name}.html").read_text(encoding="utf-8")
     for page, name in ((index, "index"), (tutorial, page_name)):
         # the lists: every language of the engine, linked to the same page in it; the version list for versions.js

@@ -74,9 +74,9 @@ def test_no_op_rebuild_executes_nothing_and_each_trigger_re_executes(project_cop
     assert executed(build(project_copy, builddir)) == 1  # back to the real torch
 
 
-def test_two_builds_of_the_same_commit_differ_only_in_timing_and_dates(site, tmp_path):
+def test_two_builds_of_the_same_commit_differ_only_in_timing_and_dates(site, site_project, tmp_path):
     again = tmp_path / "again"
-    assert build(Path(__file__).parent.parent, again).returncode == 0
+    assert build(site_project, again).returncode == 0
     first = {p.relative_to(site): p for p in site.rglob("*") if p.is_file()}
     second = {p.relative_to(again / "html"): p for p in (again / "html").rglob("*") if p.is_file()}
     assert sorted(first) == sorted(second)

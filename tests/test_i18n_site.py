@@ -10,15 +10,15 @@ import nbformat
 import pytest
 from markdown_it import MarkdownIt
 
-from tutorials_site.core import languages, project, translate
+from conftest import FIXTURE_TUTORIALS, FIXTURES
+from tutorials_site.core import catalogs, languages, translate
 from tutorials_site.core.checks import output_texts
-from tutorials_site.core.layout import ROOT
 
 pytestmark = pytest.mark.site  # every test here builds a site
 
 TRANSLATED = list(languages.TRANSLATED)
 PAGE = "beginner/data_parallel_tutorial.html"
-ENGLISH_SOURCE = ROOT / "beginner_source" / "data_parallel_tutorial.py"  # the shipped tutorial: `site` builds the repository itself
+ENGLISH_SOURCE = FIXTURES / "beginner_source" / "data_parallel_tutorial.py"  # the tests' own: `site` builds site_project
 
 
 outputs = output_texts
@@ -49,12 +49,13 @@ def test_html_lang_and_the_switchers_relative_links(site, lang):
 
 
 @pytest.mark.parametrize("lang", TRANSLATED, ids=lambda lang: lang.seg)
-def test_page_and_downloads_are_translated_but_code_and_output_are_english(site, lang):
+def test_page_and_downloads_are_translated_but_code_and_output_are_english(site, fixture_site, lang, monkeypatch):
     english_page = (site / "en" / PAGE).read_text()
     page = (site / lang.seg / PAGE).read_text()
     assert outputs(page) == outputs(english_page)
 
-    [tutorial] = [t for t in project.current().tutorials if t.path == ENGLISH_SOURCE]
+    monkeypatch.setattr(catalogs, "LOCALES", fixture_site.root / "locales")  # the catalogs `site` was built with
+    [tutorial] = [t for t in fixture_site.tutorials if t.label == FIXTURE_TUTORIALS[0]]
     generated, report = translate.generate(lang, tutorial)
     title = ast.get_docstring(ast.parse(generated)).splitlines()[0]
     assert title != "Optional: Data Parallelism" and title in page
@@ -90,10 +91,10 @@ def test_a_fully_translated_page_has_no_banner(site, lang):
         assert "translation-incomplete" not in (site / lang.seg / page).read_text(), page
 
 
-def tutorial_downloads(site):
+def tutorial_downloads(site, fixture_site):
     """(language, tutorial, {extension: file}) of every tutorial page of every language."""
     for lang in languages.ALL:
-        for tutorial in project.current().tutorials:
+        for tutorial in fixture_site.tutorials:
             page = site / lang.seg / tutorial.gallery.gallery_dir / tutorial.rel.with_suffix(".html")
             links = re.findall(r'<a class="reference download internal" download="" href="([^"]+)"',
                                page.read_text())
@@ -114,9 +115,9 @@ def reading_faults(markdown):
     return faults
 
 
-def test_every_notebook_reads_as_markdown_written_by_hand(site):
+def test_every_notebook_reads_as_markdown_written_by_hand(site, fixture_site):
     checked = 0
-    for lang, tutorial, files in tutorial_downloads(site):
+    for lang, tutorial, files in tutorial_downloads(site, fixture_site):
         notebook = nbformat.read(files["ipynb"], as_version=4)
         for cell in notebook.cells:
             if cell.cell_type == "markdown":
@@ -136,9 +137,9 @@ def test_the_reading_check_finds_what_sphinx_gallery_leaves_in_markdown():
     assert reading_faults("``DataParallel``은 ``torch.nn.DataParallel`` <strong>(rank)</strong>은") == []
 
 
-def test_every_downloaded_script_has_the_english_line_structure_and_no_doubled_escapes(site):
+def test_every_downloaded_script_has_the_english_line_structure_and_no_doubled_escapes(site, fixture_site):
     english = {}
-    for lang, tutorial, files in tutorial_downloads(site):
+    for lang, tutorial, files in tutorial_downloads(site, fixture_site):
         lines = files["py"].read_text().splitlines()
         if lang == languages.ALL[0]:
             english[tutorial.key] = lines

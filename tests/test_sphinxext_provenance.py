@@ -6,14 +6,14 @@ from types import SimpleNamespace
 import pytest
 from docutils import nodes
 
+from conftest import FIXTURES
 from tutorials_site.core.fingerprint import source_digest
-from tutorials_site.core.layout import ROOT
 from tutorials_site.core.records import Hardware, Stamp
 from tutorials_site.core.stamps import STAMP_META, stamp_path
 from tutorials_site.sphinxext import provenance
 
 PAGE = "beginner/data_parallel_tutorial"
-SCRIPT = ROOT / "beginner_source" / "data_parallel_tutorial.py"  # the shipped tutorial: fake_app stands for the repository
+SCRIPT = FIXTURES / "beginner_source" / "data_parallel_tutorial.py"  # the tests' own: fake_app's project (conftest) has it
 CPU = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0+cpu", cuda=None)
 
 

@@ -3,6 +3,7 @@
 import pytest
 from babel.messages.catalog import Catalog
 
+from conftest import FIXTURE_TUTORIALS
 from tutorials_site.commands import catalogs as catalogs_command
 from tutorials_site.core import catalogs, languages, translate, tutorial_text
 from tutorials_site.core.project import current
@@ -40,8 +41,9 @@ def test_breaking_or_unsafe_translations_are_refused(msgstr, reason):
 
 
 @pytest.mark.parametrize("lang", languages.TRANSLATED, ids=lambda lang: lang.seg)
-@pytest.mark.parametrize("tutorial", current().tutorials, ids=lambda t: t.key)
+@pytest.mark.parametrize("tutorial", current().tutorials, ids=lambda t: t.key)  # the shipped ones, however many
 def test_every_generated_source_has_the_english_code_and_line_numbers(lang, tutorial):
+    """About the shipped tutorials and their catalogs: each one's translated sources, whatever the repository holds."""
     text, report = generate(lang, tutorial)
     path = tutorial.path
     english = path.read_text()
@@ -50,10 +52,13 @@ def test_every_generated_source_has_the_english_code_and_line_numbers(lang, tuto
     assert report.total == len(tutorial_text.parse(path).units)
 
 
-def _catalog_with(tmp_path, monkeypatch, entries):
+def _catalog_with(tmp_path, monkeypatch, entries, site):
+    """(Korean, the tests' data_parallel_tutorial in SITE) with a catalog of ENTRIES alone in tmp_path; SITE stands
+    for the repository (catalogs.ROOT), as the tutorial's catalogs name it."""
     monkeypatch.setattr(catalogs, "LOCALES", tmp_path / "locales")
+    monkeypatch.setattr(catalogs, "ROOT", site.root)
     lang = languages.BY_SEG["ko"]
-    tutorial = current().tutorials[0]
+    [tutorial] = [t for t in site.tutorials if t.label == FIXTURE_TUTORIALS[0]]
     catalog = Catalog(locale="ko")
     for msgid, msgstr in entries.items():
         catalog.add(msgid, msgstr)
@@ -61,12 +66,12 @@ def _catalog_with(tmp_path, monkeypatch, entries):
     return lang, tutorial
 
 
-def test_a_refused_translation_falls_back_to_english_naming_catalog_line_and_message(tmp_path, monkeypatch):
+def test_a_refused_translation_falls_back_to_english_naming_catalog_line_and_message(tmp_path, monkeypatch, fixture_site):
     title = "Optional: Data Parallelism"
     lang, tutorial = _catalog_with(tmp_path, monkeypatch, {
         title: "<b>데이터 병렬</b>",
         "Summary": "요약",
-    })
+    }, fixture_site)
     text, report = generate(lang, tutorial)
     assert title in text and "<b>" not in text and "\n# 요약\n" in text
     [problem] = report.problems
@@ -86,19 +91,19 @@ def test_one_rule_says_which_translations_are_used_and_which_stop_the_build():
     assert changed.stops_build and changed.reason.startswith("changes a inline literal")
 
 
-def test_the_build_and_i18n_status_apply_the_same_rule(tmp_path, monkeypatch, capsys):
+def test_the_build_and_i18n_status_apply_the_same_rule(tmp_path, monkeypatch, capsys, fixture_site):
     title = "Optional: Data Parallelism"
     lang, tutorial = _catalog_with(tmp_path, monkeypatch, {title: "<b>데이터 병렬</b>", "Summary": "요약",
-                                                           LITERAL: "``DistributedDataParallel`` 로 모델 감싸기"})
+                                                           LITERAL: "``DistributedDataParallel`` 로 모델 감싸기"}, fixture_site)
     with pytest.raises(translate.TranslationError, match=f"msgid {LITERAL!r}: changes a inline literal"):
         generate(lang, tutorial)
-    catalogs_command.status(current(), [lang])
+    catalogs_command.status(fixture_site, [lang])
     total = len(tutorial_text.parse(tutorial.path).units)
     assert f"ko {tutorial.key} translated=1 fuzzy=0 untranslated={total - 1} " in capsys.readouterr().out
 
 
-def test_a_source_whose_code_would_differ_is_refused(tmp_path, monkeypatch):
-    lang, tutorial = _catalog_with(tmp_path, monkeypatch, {})
+def test_a_source_whose_code_would_differ_is_refused(tmp_path, monkeypatch, fixture_site):
+    lang, tutorial = _catalog_with(tmp_path, monkeypatch, {}, fixture_site)
     monkeypatch.setattr(tutorial_text, "render", lambda text, usable, spaced: tutorial.path.read_text() + "import os\n")
     with pytest.raises(translate.TranslationError, match="differs from .* in code or line numbers"):
         generate(lang, tutorial)

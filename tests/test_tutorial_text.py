@@ -8,7 +8,7 @@ from tutorials_site.core import languages, translate, tutorial_text
 from tutorials_site.core.project import current
 from tutorials_site.core.tutorial_text import display_width, parse, render
 
-TUTORIALS = [t.path for t in current().tutorials]
+TUTORIALS = [t.path for t in current().tutorials]  # the shipped ones, however many: each must parse and render
 TRANSLATED_LANGUAGES = languages.TRANSLATED
 
 SAMPLE = '''"""
@@ -192,7 +192,7 @@ def test_a_reference_breaks_before_its_url_as_the_english_does():
         "`DistributedDataParallel API 参考", "<https://pytorch.org/docs/stable/distributed.html>`_"]
 
 
-LANGUAGE_SOURCES = [(lang, t) for lang in TRANSLATED_LANGUAGES for t in current().tutorials]
+LANGUAGE_SOURCES = [(lang, t) for lang in TRANSLATED_LANGUAGES for t in current().tutorials]  # the shipped ones
 
 
 def blank(line):
