@@ -29,6 +29,7 @@ from babel.messages.mofile import write_mo
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 from tutorials_site import sphinxext
+from tutorials_site.core import versions
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import Project
 
@@ -117,9 +118,10 @@ def builds_site():
 @pytest.fixture(scope="session")
 def site_project(tmp_path_factory):
     """A copy of the project with the tests' tutorials whole (FIXTURE_TUTORIALS, no stubs), in a git repository of
-    its own (a build names its commit): the project `site` builds and fixture_site reads."""
+    its own (a build names its commit) on a branch named as the repository's version (versions.current), so that
+    its build is named as the repository's would be: the project `site` builds and fixture_site reads."""
     project = copy_project(tmp_path_factory.mktemp("site_project") / "project", stubs=False)
-    git(project, "init", "-q")
+    git(project, "init", "-q", "-b", versions.current())
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "the tests' site")
     return project

@@ -32,10 +32,10 @@ def test_the_output_blocks_of_a_page_are_read_as_text_in_order(tmp_path):
 
 @pytest.mark.site
 def test_a_build_without_execution_fails(project_copy, tmp_path):
-    assert build(project_copy, tmp_path, "--noplot", env={"LANGUAGES": "en"}).returncode == 0
-    page = (tmp_path / "html" / TUTORIAL_PAGE).read_text()
+    assert build(project_copy, tmp_path / "build", "--noplot", env={"LANGUAGES": "en"}).returncode == 0
+    page = (tmp_path / "build" / "html" / TUTORIAL_PAGE).read_text()
     assert "This page was built without running the tutorial" in page
-    problems = checks.check_stamps(tmp_path / "html", ENGLISH)
+    problems = checks.check_stamps(tmp_path / "build" / "html", ENGLISH)
     assert len(problems) == len(FIXTURE_TUTORIALS)  # one per tutorial
     assert any("data_parallel_tutorial.py (en): no execution stamp" in problem for problem in problems)
 

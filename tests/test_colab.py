@@ -31,7 +31,7 @@ def test_link_opens_this_pages_notebook_on_the_gh_pages_branch(site):
 @pytest.mark.site
 @pytest.mark.parametrize("how", ["make argument", "environment variable"])
 def test_makefile_variables_work_both_ways(project_copy, tmp_path, how):
-    settings = {"VERSION": "9.9", "LANGUAGES": "en", "BUILDDIR": str(tmp_path)}
+    settings = {"VERSION": "9.9", "LANGUAGES": "en", "BUILDDIR": str(tmp_path / "build")}
     venv = Path(sys.executable).parent.parent  # the environment running these tests
     command = ["make", "-s", "html-noplot", f"VENV={venv}"]
     env = dict(os.environ)
@@ -43,4 +43,4 @@ def test_makefile_variables_work_both_ways(project_copy, tmp_path, how):
         env.update(settings)
     result = subprocess.run(command, cwd=project_copy, env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "/blob/gh-pages/9.9/en/_downloads/" in colab_link(tmp_path / "html" / TUTORIAL_PAGE)
+    assert "/blob/gh-pages/9.9/en/_downloads/" in colab_link(tmp_path / "build" / "html" / TUTORIAL_PAGE)

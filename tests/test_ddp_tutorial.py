@@ -1,6 +1,7 @@
 """The DistributedDataParallel tutorial: executed at build time (a rank per GPU over nccl, two gloo ranks on a
 machine without a GPU), its ranks' output on the page in every language, its notebook runnable on a Jupyter
-kernel, and a failing rank failing the build."""
+kernel, and a failing rank failing the build. About the tests' own copy of it (tests/fixtures/site, which the
+`site` fixture builds), not whatever the repository ships."""
 
 import html
 import re
