@@ -9,12 +9,12 @@ import sys
 import pytest
 from babel.messages.catalog import Catalog
 
-from conftest import FIXTURE_TUTORIALS, snapshot
+from conftest import FIXTURE_TUTORIALS, FIXTURES, snapshot
 from tutorials_site.core import catalogs, languages
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import current
 
-ALL_PO = sorted((ROOT / "locales").rglob("*.po"))
+ALL_PO = sorted((ROOT / "locales").rglob("*.po"))  # the shipped catalogs, however many
 
 
 @pytest.mark.parametrize("po", ALL_PO, ids=lambda p: str(p.relative_to(ROOT)))
@@ -158,7 +158,7 @@ def test_update_po_rewrites_no_catalog_whose_messages_did_not_change(project_cop
     every message's line (code added above them, in a tutorial and in the engine); a changed message does rewrite
     its catalog, in every language."""
     for label in FIXTURE_TUTORIALS:  # whole, not stubs: a stub loses the comments at the end of code lines
-        shutil.copy(ROOT / label, project_copy / label)
+        shutil.copy(FIXTURES / label, project_copy / label)
     ddp = project_copy / "beginner_source" / "ddp_tutorial.py"
     for path in (ddp, project_copy / "tutorials_site" / "sphinxext" / "i18n.py"):
         text = path.read_text(encoding="utf-8")
