@@ -196,8 +196,11 @@ def test_on_a_terminal_a_build_shows_its_progress_on_a_live_line(built) -> None:
     assert status == 0, output
     # Redrawn in place: each state of the live line ends with a carriage return, never a newline.
     states = output.split("\r")
-    assert any(state.startswith("[execute] 0/1 done |") and re.search(rf"in all; {DDP.as_posix()}: running \d:\d\d", state)
-               and "(its last run: " in state for state in states), output
+    # The running tutorial, its time and its estimate (by its last run, in the built fixture) first.
+    estimate = r"(about \d:\d\d left \(its last run: \d:\d\d\)|longer than its last run \d:\d\d)"
+    assert any(re.match(rf"\[execute\] {DDP.as_posix()}: running \d:\d\d( in block \d+ \(line \d+\))?, {estimate}", state)
+               for state in states), output
+    assert any(state.endswith("| 1/1 done") for state in states), output
     assert any(state.startswith("[build] 0/1 languages done |") and "rendering en" in state for state in states)
     assert f"[execute] {DDP.as_posix()}: " in output and "[build] en: done in" in output
     assert "(time limit" not in output  # what the live line said needs no line of its own

@@ -125,7 +125,8 @@ class Executing(_Stage):
         self._label = ""
         self._progress_file: Path | None = None  # the running tutorial's progress.json
         self._started = self._since = self._told = time.monotonic()
-        self._live = (_Live(log.out, len(expected), "[execute] {n_fmt}/{total_fmt} done |{bar:20}| {desc}",
+        # The running tutorial first: where a terminal is too narrow for the whole line, the end is cut.
+        self._live = (_Live(log.out, len(expected), "[execute] {desc} |{bar:10}| {n_fmt}/{total_fmt} done",
                             self._describe) if log.terminal and expected else None)
         if self._live is None and expected:
             self._log.line(f"[execute] {len(expected)} tutorial(s) to run, {expected_in_all(expected)}")
@@ -161,11 +162,11 @@ class Executing(_Stage):
         return running(self._label, time.monotonic() - self._since, self._expected[self._done], progress)
 
     def _describe(self) -> str:
-        described = f"{clock(time.monotonic() - self._started)} in all"
+        so_far = f"{clock(time.monotonic() - self._started)} in all"
         if not self._label:
-            return described
+            return so_far
         after = self._expected[self._done + 1:]
-        return f"{described}; {self._running()}" + (f"; then {len(after)} more, {expected_in_all(after)}" if after else "")
+        return f"{self._running()}; {so_far}" + (f"; then {len(after)} more, {expected_in_all(after)}" if after else "")
 
 
 class Rendering(_Stage):
