@@ -410,15 +410,13 @@ def download_footer(doctree: nodes.Node) -> nodes.Element | None:
     Internal: save_rst_example writes them, with the download note's target, in a
     `.. container:: sphx-glr-footer sphx-glr-footer-example` at the end of the page.
     """
-    return next(iter(doctree.findall(lambda node: isinstance(node, nodes.container)
-                                     and _FOOTER in node["classes"])), None)
+    return next((node for node in doctree.findall(nodes.container) if _FOOTER in node["classes"]), None)
 
 
 def download_note(doctree: nodes.Node) -> nodes.Element | None:
     """The note at the top of an example page that sends the reader to the download boxes at its end; None
     where there is none. Internal: an admonition of class `sphx-glr-download-link-note` (see EXAMPLE_PAGE_MARK)."""
-    return next(iter(doctree.findall(lambda node: isinstance(node, nodes.Element)
-                                     and _NOTE in node.get("classes", ()))), None)
+    return next((node for node in doctree.findall(nodes.Element) if _NOTE in node["classes"]), None)
 
 
 def built_image(env: Any, path: str) -> str | None:

@@ -105,7 +105,7 @@ def _link_stable(pages: Path, stable: str) -> None:
     if link.is_dir() and not link.is_symlink():
         _exchange(staged, link)
     else:
-        os.replace(staged, link)  # a link replaced by another in one rename
+        os.rename(staged, link)  # rename(2) replaces a link (or nothing) in one step
 
 
 def site_url() -> str:

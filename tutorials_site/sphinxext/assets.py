@@ -92,10 +92,10 @@ def drop_unused_fonts(app: Sphinx, exception: Exception | None) -> None:
     removed = assets.unused_fonts(static)
     for font in removed:
         font.unlink()
-    folders = {folder for font in removed for folder in font.parents if folder.is_relative_to(static) and folder != static}
-    for folder in sorted(folders, key=lambda path: len(path.parts), reverse=True):  # the deepest first
-        if not any(folder.iterdir()):
-            folder.rmdir()
+    emptied = {parent for font in removed for parent in font.parents if parent.is_relative_to(static) and parent != static}
+    for parent in sorted(emptied, key=lambda path: len(path.parts), reverse=True):  # the deepest first
+        if not any(parent.iterdir()):
+            parent.rmdir()
 
 
 def setup(app: Sphinx) -> ExtensionMetadata:
