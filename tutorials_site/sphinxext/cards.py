@@ -1,24 +1,25 @@
 """`tutorials-cards`: a card per tutorial, grouped by gallery, for a landing page (index.md).
 
 Each card shows sphinx-gallery's thumbnail of the tutorial, its title (the page's, in the build's language),
-its intro as sphinx-gallery's own cards take it (from this language's script) and, from the stamp of its
+the first paragraph of its intro (from this language's script, its names as code) and, from the stamp of its
 run, how long it ran and on what. A gallery's heading is its index page's title.
 """
 
 import posixpath
+import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
-from sphinx.errors import ExtensionError
 from sphinx.locale import get_translation
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_api as sg
-from ..core import project
+from ..core import project, tutorial_text
 from ..core.records import Stamp
 from ..core.stamps import read_stamp, stamp_path
 from .gallery import site_project, tutorial_titles
@@ -31,6 +32,40 @@ def doc_link(docname: str, classes: list[str]) -> nodes.paragraph:
     xref = addnodes.pending_xref("", nodes.inline("", ""), refdomain="std", reftype="doc",
                                  reftarget=f"/{docname}", refexplicit=False, refwarn=True)
     return nodes.paragraph("", "", xref, classes=classes)
+
+
+# A paragraph's inline reST, as far as a card shows it: literals, roles (`text <target>` or a target), emphasis.
+_INLINE = re.compile(r"``(?P<code>.+?)``|:(?P<role>[\w:.-]+):`(?P<target>[^`]+)`|\*\*(?P<strong>.+?)\*\*|\*(?P<em>[^*]+)\*")
+_LINKS = {"ref", "doc", "std:ref", "std:doc"}  # roles naming a page or a section: shown as text, not code
+
+
+def _role(role: str, target: str, titles: Mapping[str, str]) -> nodes.Node:
+    """What a role shows: its explicit title; a tutorial's title for a link to one; a name as code (`~` shortens it)."""
+    explicit = re.fullmatch(r"(.*?)\s*<([^<>]+)>", target, re.S)
+    if explicit:
+        return nodes.Text(explicit[1]) if role in _LINKS else nodes.literal(text=explicit[1])
+    if role in _LINKS:
+        return nodes.Text(titles.get(target, target))
+    name = target.lstrip("!")
+    return nodes.literal(text=name[1:].rsplit(".", 1)[-1] if name.startswith("~") else name)
+
+
+def inline(text: str, titles: Mapping[str, str]) -> list[nodes.Node]:
+    """A paragraph of reST (a catalog's message: one line) as text and code nodes, without links: a card links
+    to its tutorial only. TITLES: the tutorials' titles by their reference labels."""
+    text = re.sub(r"\\(.)", lambda m: "" if m[1].isspace() else m[1], text)  # reST escapes, as a reader sees them
+    parts: list[nodes.Node] = []
+    end = 0
+    for match in _INLINE.finditer(text):
+        parts.append(nodes.Text(text[end:match.start()]))
+        if match["code"]:
+            parts.append(nodes.literal(text=match["code"]))
+        elif match["role"]:
+            parts.append(_role(match["role"], match["target"], titles))
+        else:
+            parts.append(nodes.Text(match["strong"] or match["em"]))
+        end = match.end()
+    return [*parts, nodes.Text(text[end:])]
 
 
 def run_facts(stamp: Stamp | None) -> str:
@@ -64,16 +99,14 @@ class CardsDirective(SphinxDirective):
         if stamp_path(page_script).exists():
             self.env.note_dependency(str(stamp_path(page_script)))
         try:
-            _, blocks = sg.split_code_and_text_blocks(str(script))
-            intro, _title = sg.extract_intro_and_title(script, blocks[0].content)
-        except (OSError, IndexError, ExtensionError):
+            intro = next((unit.msgid for unit in tutorial_text.parse(script).units if unit.kind == "paragraph"), "")
+        except (OSError, tutorial_text.TutorialSyntaxError):
             intro = ""  # sphinx-gallery reports the script where it reads its page
-        titles = tutorial_titles(self.env.app)
         card = nodes.container(classes=["tutorials-card"])
         card += nodes.image(uri=f"/{sg.thumbnail_path(folder, stem)}", alt="", classes=["tutorials-card-thumb"])
         card += doc_link(tutorial.page, ["tutorials-card-title"])
         if intro:
-            card += nodes.paragraph(text=sg.tooltip_text(intro, titles.get), classes=["tutorials-card-text"])
+            card += nodes.paragraph("", "", *inline(intro, tutorial_titles(self.env.app)), classes=["tutorials-card-text"])
         facts = run_facts(read_stamp(page_script))
         if facts:
             card += nodes.paragraph(text=facts, classes=["tutorials-card-facts"])
