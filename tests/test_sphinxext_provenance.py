@@ -154,6 +154,6 @@ def test_the_page_s_head_carries_its_stamp_escaped(fake_app):
 
 def test_setup_adds_the_directive_and_connects_its_handlers(fake_app):
     app = fake_app()
-    assert app.directives == {"tutorial-provenance": provenance.ProvenanceDirective}
+    assert app.directives["tutorial-provenance"] is provenance.ProvenanceDirective
     assert {("source-read", provenance.add_directive), ("html-page-context", provenance.add_stamp_meta)} <= {
         (event, handler) for event, handler, _ in app.connected}
