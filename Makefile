@@ -28,6 +28,8 @@
 #              one; the log and each page say so, and `make ci-build` refuses it (default: on)
 #   VERBOSE    1: builds show each language's Sphinx log on the screen too, not only in
 #              BUILDDIR/logs/<lang>.log (its warnings and errors are always shown, at their authors' lines)
+#   PROGRESS_INTERVAL  seconds between the lines that say how a running tutorial goes, where the build
+#              has no terminal to draw its live line on (CI, a pipe) (default 15)
 #   SHARDS     `make assemble`: the shards' build folders
 #   FROM       `make durations`: the build folders whose runs' durations it records (default: BUILDDIR)
 #   CHROMIUM   the browser `make test` and `make audit` drive (default: /usr/bin/chromium)
@@ -68,7 +70,7 @@ TORCH_CPU_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
 LOCK_TOOLS := $(shell grep -E '^pip(-tools)?==' requirements-test.txt)
 # Every variable reaches the commands through the environment and is quoted in the recipes
 # ("$$PY", never $(PY)), so it arrives as one argument whatever it holds: `;`, spaces, quotes.
-export LANGUAGES VERSION STRICT SHARD NEEDS CLASS_SHARDS REUSE RETRY_FAILED SHARDS TUTORIALS PORT FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS VERBOSE SANDBOX
+export LANGUAGES VERSION STRICT SHARD NEEDS CLASS_SHARDS REUSE RETRY_FAILED SHARDS TUTORIALS PORT FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS VERBOSE SANDBOX PROGRESS_INTERVAL
 RUN := "$$PY" -m tutorials_site
 
 .PHONY: help html html-noplot serve check ci-build assemble shard-matrix durations lint docs publish update-po i18n-status audit test test-fast bench clean lock

@@ -13,6 +13,7 @@
   its code) and of its code (a comment in a code block): what it executed (targets: 0, 0 unless its output
   cites its own lines, and 1) and what it took;
 - peak memory: the largest process of the build, and each run's process tree (its stamp);
+- the size of a published version of the site, all languages (target: <= 15 MB; stable/ adds nothing, a link);
 - `make update-po` on a catalog with one translation of 50k, 100k, 200k characters without a blank
   (benchmarks/catalog_bench.py; target: linear);
 - what each run's fingerprint holds: the project files and the distributions it used, of those installed;
@@ -62,6 +63,12 @@ def build(builddir, langs="", root=ROOT):
     seconds, output = timed([sys.executable, "-m", "tutorials_site", "html", "--builddir", str(builddir)],
                             env={"LANGUAGES": langs}, cwd=root)
     return seconds, sum(map(int, re.findall(r"^\[execute\] executed (\d+) of", output, re.M))), output
+
+
+def published_size(htmldir):
+    """Bytes of the version `make publish` would copy out of a build's HTML folder (all but its versions.json)."""
+    return sum(path.stat().st_size for path in Path(htmldir).rglob("*")
+               if path.is_file() and path != Path(htmldir, "versions.json"))
 
 
 def eight_tutorials(tmp):
@@ -223,6 +230,7 @@ def main():
     with tempfile.TemporaryDirectory() as builddir:
         build(builddir)
         noop_s = statistics.median(build(builddir)[0] for _ in range(args.repeat))
+        size_mb = published_size(Path(builddir, "html")) / 2**20
         stamps = [Stamp.read(BuildTree(Path(builddir)).run_dir(t.key) / "stamp.json")
                   for t in project.current().tutorials]
     overhead = process_overhead(args.repeat)
@@ -244,6 +252,8 @@ def main():
         plain_s, runner_s, supervised_s = overhead[key]
         print(f"{what:<30} {runner_s:7.2f} s   {runner_s - plain_s:+.2f} s against `python script.py` "
               f"{plain_s:.2f} s (target <= +0.3 s); with the supervisor's start and end {supervised_s:.2f} s")
+    print(f"published version, all languages {size_mb:5.1f} MB (target <= 15 MB; 42 MB with the theme's unused fonts); "
+          "stable/ a link to it")
     print(f"no-op rebuild, all languages   {noop_s:7.2f} s   {noop_s / all_s:6.1%} of clean")
     print(f"one ja translation changed     {catalog_s:7.2f} s   rebuilt: {' '.join(rebuilt) or 'nothing'}; "
           f"tutorials executed: {executed} (target: 0)")

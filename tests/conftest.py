@@ -193,7 +193,7 @@ def git(repo, *args):
 def gh_pages(published, tmp_path):
     """A git repository standing in for the gh-pages branch, holding the published tree."""
     repo = tmp_path / "gh-pages"
-    shutil.copytree(published / "docs", repo)
+    shutil.copytree(published / "docs", repo, symlinks=True)  # stable: the link it is
     git(repo, "init", "-q", "-b", "gh-pages")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "published")

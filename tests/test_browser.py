@@ -1,10 +1,12 @@
 """The built site in Debian's Chromium, served over http on 127.0.0.1 and opened from disk."""
 
 import html
+import json
 import os
 import re
 import subprocess
 import sys
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from playwright.sync_api import sync_playwright
@@ -13,7 +15,7 @@ from conftest import TUTORIAL_PAGE, contrast, luminance, make
 from tutorials_site.commands.audit import BROWSER_FLAGS, axe_violations, serve, watch
 from tutorials_site.core import languages, versions
 from tutorials_site.core.layout import ROOT
-from tutorials_site.core.project import Project
+from tutorials_site.core.project import Project, current
 from tutorials_site.core.publish import site_url
 
 pytestmark = pytest.mark.site  # every test here builds a site or drives a browser
@@ -587,3 +589,77 @@ def test_card_titles_wrap_inside_their_cards_in_every_language(browser, server, 
                 })).filter(Boolean)""")
     context.close()
     assert overflowing == []
+
+
+# --- what a tutorial page leads with (sphinxext/page.py, cards.py) ---------------------------------------------
+
+DDP_PAGE = "beginner/ddp_tutorial.html"
+BUTTON_STYLE = """(els) => els.map(e => { const s = getComputedStyle(e); const r = e.getBoundingClientRect();
+  return [s.fontFamily, s.fontWeight, s.fontSize, s.paddingTop, s.borderTopWidth, s.borderRadius, s.backgroundImage,
+          Math.round(r.height)].join("|"); })"""
+
+
+def box(page, selector):
+    return page.locator(selector).first.bounding_box()
+
+
+def test_the_buttons_stand_under_the_title_all_of_one_style(page, server):
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{server}/en/{DDP_PAGE}")
+    title, actions, first_code = box(page, "h1"), box(page, ".tutorial-actions"), box(page, "div.highlight")
+    assert title["y"] + title["height"] <= actions["y"] and actions["y"] + actions["height"] <= first_code["y"]
+    links = page.locator(".tutorial-actions a")
+    hrefs = links.evaluate_all("els => els.map(e => e.href)")
+    assert sorted(href.rsplit(".", 1)[1] for href in hrefs if href.startswith(server)) == ["ipynb", "py", "zip"]
+    repo = current().conf["tutorials_github_repo"]
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    assert f"https://github.com/{repo}/blob/{commit}/beginner_source/ddp_tutorial.py" in hrefs
+    assert any(href.startswith("https://colab.research.google.com/github/") for href in hrefs) and len(hrefs) == 5
+    assert len(set(links.evaluate_all(BUTTON_STYLE))) == 1  # one style: face, weight, size, padding, border, height
+    assert page.locator("#sphx-glr-download-beginner-ddp-tutorial-py").count() == 1
+    assert page.get_by_text("Go to the end").count() == 0
+    assert_clean(page)
+
+
+def test_on_this_page_lists_the_sections_right_of_a_text_that_uses_the_width(page, server):
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{server}/en/{DDP_PAGE}")
+    toc, text = page.locator(".tutorials-toc"), box(page, ".rst-content")
+    assert toc.is_visible() and toc.locator(".tutorials-toc-title").inner_text() == "On this page"
+    assert box(page, ".tutorials-toc")["x"] >= text["x"] + text["width"]
+    sections = page.locator("[itemprop=articleBody] h2").evaluate_all("els => els.map(e => e.textContent)")
+    listed = toc.locator("a").evaluate_all("els => els.filter(e => e.offsetParent).map(e => e.textContent)")
+    assert sections and listed[:len(sections)] == [s.replace("\uf0c1", "").strip() for s in sections]  # less the ¶ link
+    assert text["width"] >= 700  # the theme's column was 696 px at this width
+    # A code block scrolls sideways only where a line is longer than the column holds (about 95 characters).
+    scrolling = page.locator("div.highlight pre").evaluate_all(
+        "els => els.filter(e => e.scrollWidth > e.clientWidth)"
+        ".map(e => Math.max(...e.textContent.split('\\n').map(l => l.length)))")
+    assert all(longest > 95 for longest in scrolling), scrolling
+    page.set_viewport_size({"width": 1000, "height": 900})
+    assert not toc.is_visible()
+
+
+def test_report_a_problem_opens_an_issue_filled_with_the_page_language_version_and_commit(page, server, site):
+    page.goto(f"{server}/ko/{DDP_PAGE}")
+    link = page.locator(".tutorials-report a")
+    assert link.inner_text() != "Report a problem with this page"  # in the page's language
+    url = urlsplit(link.get_attribute("href"))
+    assert url.netloc == "github.com" and url.path == f"/{current().conf['tutorials_github_repo']}/issues/new"
+    body = parse_qs(url.query)["body"][0].splitlines()
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    assert body[0].startswith("Page: ") and body[0].endswith(f"/ko/{DDP_PAGE}") and body[1:4] == [
+        "Language: ko", f"Version: {json.loads((site / 'build.json').read_text())['name']}", f"Commit: {commit}"]
+
+
+@pytest.mark.parametrize("seg", [lang.seg for lang in languages.ALL])
+def test_the_landing_page_has_a_card_per_tutorial_with_thumbnail_text_time_and_hardware(page, server, seg):
+    page.goto(f"{server}/{seg}/index.html")
+    cards = page.locator(".tutorials-card")
+    assert cards.count() == len(current().tutorials)
+    for card in cards.all():
+        assert card.locator("img").evaluate("img => img.complete && img.naturalWidth > 0")
+        assert card.locator(".tutorials-card-title a").get_attribute("href").startswith("beginner/")
+        assert card.locator(".tutorials-card-text").inner_text().strip()
+        assert re.search(r"\d", card.locator(".tutorials-card-facts").inner_text())
+    assert_clean(page)

@@ -66,7 +66,7 @@ def label(language: str, msgid: str) -> str:
 @pytest.mark.parametrize("language", ["en", "ko"])
 def test_a_site_without_templates_or_catalogs_gets_the_engine_s_parts(tmp_path, theme, language):
     repo = "someone/small-site" if language == "ko" else ""  # set in one build of each theme, unset in the other
-    html = build_site(tmp_path, theme, language, repo)
+    html = build_site(tmp_path, theme, language, repo, *(["-D", "tutorials_commit=0123abc"] if repo else []))
     index = (html / "index.html").read_text(encoding="utf-8")
     page_name = f"{current().galleries[0].gallery_dir}/{DEMO}"
     tutorial = (html / f"{page_name}.html").read_text(encoding="utf-8")
@@ -90,6 +90,19 @@ def test_a_site_without_templates_or_catalogs_gets_the_engine_s_parts(tmp_path, 
     assert ("colab.research.google.com/github/someone/small-site/" in tutorial) == bool(repo)
     assert label(language, "Open in Colab") in tutorial or not repo
     assert 'class="tutorial-not-executed admonition warning"' in tutorial
+    # under the title, the buttons (the download boxes moved there, once), the source at the commit; the report link
+    title_end = tutorial.index("</h1>")
+    actions = tutorial.index('class="sphx-glr-footer sphx-glr-footer-example tutorial-actions')
+    assert title_end < actions < tutorial.index("tutorial-not-executed") and "Go to the end" not in tutorial
+    assert tutorial.count('id="sphx-glr-download-') == 1 and tutorial.count("sphx-glr-download-jupyter") == 1
+    source = f"https://github.com/someone/small-site/blob/0123abc/{current().tutorials[0].label}"
+    assert (source in tutorial) == bool(repo) and (label(language, "View on GitHub") in tutorial) == bool(repo)
+    assert ("github.com/someone/small-site/issues/new?" in tutorial) == bool(repo)
+    assert (label(language, "Report a problem with this page") in tutorial) == bool(repo)
+    # no font file a page cannot load: sphinx_rtd_theme's are all replaced by system fonts (tutorials.css)
+    static = html / "_static"
+    assert not any(p.suffix in assets.FONT_SUFFIXES for p in static.rglob("*"))
+    assert not any("@font-face" in sheet.read_text() for sheet in static.rglob("*.css"))
     not_run = "This page was built without running the tutorial: its output is missing or out of date."
     assert label(language, not_run) in tutorial
 

@@ -5,6 +5,7 @@ run_stale_examples are applied by the build itself (sphinx-gallery executes noth
 here); without any of them, a tutorial that raises fails the build.
 """
 
+import html
 import os
 import re
 import shutil
@@ -15,14 +16,15 @@ from pathlib import Path
 import pytest
 
 from conftest import build, copy_project
+from tutorials_site.core import assets, catalogs, languages
 from tutorials_site.core.checks import page_outputs
 
 pytestmark = pytest.mark.site  # every test here builds a site
 
 ENGLISH = {"LANGUAGES": "en"}
 
-# Line 8 prints; line 13, in a second block, raises. A failed block shows its traceback alone, as in
-# sphinx-gallery, so what the page shows as printed comes from the first block.
+# Line 8 prints; line 13, in a second block, prints too, then line 14 raises. The page shows both printed
+# lines (sphinx-gallery would drop the failed block's), then the traceback, under a banner.
 RAISES = '''"""
 Raising on purpose
 ==================
@@ -33,11 +35,12 @@ Prints a sentence, then raises.
 print("printed before the error")
 
 # %%
-# The next block raises.
+# The next block prints, then raises.
 
+print("printed by the block that raises")
 raise ValueError("this tutorial fails on purpose")
 '''
-RAISES_LINE = 13
+RAISES_LINE = 14
 PASSES = '''"""
 Running cleanly
 ===============
@@ -66,12 +69,12 @@ def make_copy(tmp_path: Path, tutorials: dict[str, str], *conf_lines: str) -> Pa
     return project
 
 
-def built_copy(tmp_path: Path, tutorials: dict[str, str],
-               *conf_lines: str) -> tuple[Path, Path, subprocess.CompletedProcess, str]:
-    """A copy made by make_copy and built in English: (project, build folder, the process, all it printed)."""
+def built_copy(tmp_path: Path, tutorials: dict[str, str], *conf_lines: str,
+               languages: str = "en") -> tuple[Path, Path, subprocess.CompletedProcess, str]:
+    """A copy made by make_copy and built in LANGUAGES: (project, build folder, the process, all it printed)."""
     project = make_copy(tmp_path, tutorials, *conf_lines)
     builddir = project / "_build"
-    result = build(project, builddir, env=ENGLISH)
+    result = build(project, builddir, env={"LANGUAGES": languages})
     return project, builddir, result, result.stdout + result.stderr
 
 
@@ -85,14 +88,31 @@ def count_lines(output: str, line: str) -> int:
     return sum(candidate.strip() == line for candidate in output.splitlines())
 
 
-def assert_page_shows_traceback(page: Path) -> None:
-    """The page shows what the tutorial printed and, in an output block, the traceback of its error."""
+def assert_page_shows_traceback(page: Path, expected: bool = False) -> None:
+    """The page shows what each block printed, the failed one's included, then in an output block of its own the
+    traceback of its error; over it, a banner says the tutorial failed (or, EXPECTED, that it fails on purpose)."""
     assert page.is_file(), page
     blocks = page_outputs(page)
-    assert any("printed before the error" in block for block in blocks), blocks
-    tracebacks = [block for block in blocks if "Traceback (most recent call last)" in block]
-    assert len(tracebacks) == 1, blocks
-    assert "ValueError: this tutorial fails on purpose" in tracebacks[0], tracebacks[0]
+    assert blocks[:2] == ["printed before the error\n", "printed by the block that raises\n"], blocks
+    assert len(blocks) == 3 and blocks[2].startswith("Traceback (most recent call last)"), blocks
+    assert blocks[2].endswith("ValueError: this tutorial fails on purpose\n"), blocks[2]
+    html = page.read_text(encoding="utf-8")
+    banner = re.search(r'<div class="(tutorial-failed[^"]*)">(.*?)</div>', html, re.S)
+    assert banner and ("tutorial-failed-expected" in banner[1]) == expected, html
+    assert html.index("tutorial-failed") < html.index("tutorial-provenance") < html.index("printed before the error")
+
+
+# The engine's labels (its catalog's messages), and one translated as that language's catalog says.
+ENGINE_LABELS = [message.id for message in catalogs.load(assets.label_po(languages.BY_CODE["ko"])) if message.id]
+
+
+def engine_label(code: str, msgid: str) -> str:
+    return catalogs.translations(catalogs.load(assets.label_po(languages.BY_CODE[code])))[msgid]
+
+
+def html_text(page: Path) -> str:
+    """A page's text, tags removed, entities resolved."""
+    return html.unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8")))
 
 
 def check(project: Path, builddir: Path) -> subprocess.CompletedProcess:
@@ -108,14 +128,25 @@ def last_line(text: str) -> str:
 
 
 def test_without_options_a_failing_tutorial_fails_the_build_and_the_last_line_repeats_it(tmp_path: Path) -> None:
-    _, _, result, output = built_copy(tmp_path, {"raises_error.py": RAISES})
+    project, builddir, result, output = built_copy(tmp_path, {"raises_error.py": RAISES}, languages="en ko")
     assert result.returncode == 1, output
     error = failed_line("beginner_source/raises_error.py")
-    assert count_lines(result.stdout, error) == 1, output  # told when it happened ...
-    assert last_line(result.stderr) == f"[build] failed: {error}", output  # ... and again at the end
+    assert told_with_traceback(result.stdout), output  # told when it happened, with its traceback, once ...
+    assert output.count("Traceback (most recent call last)") == 1, output
+    assert last_line(result.stderr) == f"[build] failed: {error}", output  # ... and its line again at the end
     assert started(output) == [*OWN, "beginner_source/raises_error.py"], output
     assert count_lines(output, "[execute] executed 3 of 3 tutorial(s)") == 1, output
     assert "only_warn_on_example_error" not in output and "abort_on_example_error" not in output
+    # Its page, in every language: what it printed, its traceback, under a banner that says it failed.
+    failed = "This tutorial failed when this page was built"
+    for lang, said in [("en", failed), ("ko", engine_label("ko", next(m for m in ENGINE_LABELS if m.startswith(failed))))]:
+        page = builddir / "html" / lang / "beginner" / "raises_error.html"
+        assert_page_shows_traceback(page)
+        assert said in html_text(page), (lang, said)
+
+    checked = check(project, builddir)  # the build failed: check says which tutorial did
+    assert checked.returncode == 1 and f"check: {error}" in checked.stdout.splitlines(), checked.stdout + checked.stderr
+    assert "no build.json" in last_line(checked.stderr), checked.stderr
 
 
 def test_expected_failure_is_stamped_shows_its_traceback_and_passes_build_and_check(tmp_path: Path) -> None:
@@ -128,7 +159,7 @@ def test_expected_failure_is_stamped_shows_its_traceback_and_passes_build_and_ch
     assert started(output) == [*OWN, "beginner_source/raises_error.py"], output
     assert count_lines(output, "[execute] executed 3 of 3 tutorial(s)") == 1, output
     assert (builddir / "runs" / "beginner_source" / "raises_error" / "stamp.json").is_file()
-    assert_page_shows_traceback(builddir / "html" / "en" / "beginner" / "raises_error.html")
+    assert_page_shows_traceback(builddir / "html" / "en" / "beginner" / "raises_error.html", expected=True)
 
     checked = check(project, builddir)
     check_output = checked.stdout + checked.stderr
@@ -174,8 +205,9 @@ def test_only_warn_builds_the_failed_page_with_its_traceback_and_check_refuses_i
     checked = check(project, builddir)
     check_output = checked.stdout + checked.stderr
     assert checked.returncode == 1, check_output
-    problem = (f"{page}: beginner_source/raises_error.py (en): its run failed (its page shows the error), which "
-               "conf.py does not expect: fix the tutorial, or list it in expected_failing_examples")
+    problem = (f"{page}: beginner_source/raises_error.py (en): its run failed (ValueError: this tutorial fails on "
+               "purpose; its page shows it), which conf.py does not expect: fix the tutorial, or list it in conf.py's "
+               "expected_failing_examples")
     assert checked.stdout.splitlines().count(problem) == 1, check_output
     assert last_line(checked.stderr) == f"check: 1 problem(s) in {(builddir / 'html').relative_to(project)}", check_output
 
@@ -246,7 +278,7 @@ def told_with_traceback(output: str, label: str = "beginner_source/raises_error.
     """Whether OUTPUT tells the failure of RAISES saved as LABEL once, the tutorial's frames of its traceback
     under it."""
     shown = ["  Traceback (most recent call last):",
-             f'    File "{label}", line 13, in <module>',
+             f'    File "{label}", line {RAISES_LINE}, in <module>',
              '      raise ValueError("this tutorial fails on purpose")',
              "  ValueError: this tutorial fails on purpose"]
     lines = output.splitlines()

@@ -73,6 +73,7 @@ BUILD_ENV = {"MPLBACKEND": "agg"}
 ENGINE_ADDITIONS = frozenset({
     "tutorial-provenance",  # the provenance line (where and when the output was captured)
     "sphx-glr-download-colab", "colab-link",  # the Colab link beside the downloads
+    "tutorials-report",  # the "Report a problem with this page" link (with tutorials_github_repo set)
     "rst-versions", "site-languages", "site-versions",  # the language and version switchers
     "sphx-glr-timing",  # the run's timing: another run, another time
     # sphinx-gallery's fixed English strings, which the engine translates into the page's language: the note

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import build, git, make, snapshot
-from tutorials_site.core import files, languages, versions
+from tutorials_site.core import assets, files, languages, versions
 
 PAGE = "beginner/data_parallel_tutorial.html"
 
@@ -25,6 +25,7 @@ def test_both_versions_side_by_side_with_the_site_files(published):
         for lang in languages.ALL:
             assert (docs / entry["name"] / lang.seg / PAGE).is_file()
     assert snapshot(docs / "stable") == snapshot(docs / "1.0")
+    assert os.readlink(docs / "stable") == "1.0"  # a link, not a second copy of its files
     assert (docs / ".nojekyll").exists() and "Sitemap: " in (docs / "robots.txt").read_text()
     sitemap = (docs / "sitemap.xml").read_text()
     assert "/stable/ko/beginner/data_parallel_tutorial.html" in sitemap and "/1.0/en/index.html" in sitemap
@@ -33,6 +34,15 @@ def test_both_versions_side_by_side_with_the_site_files(published):
     release_page = (docs / "1.0" / "en" / PAGE).read_text()
     assert '<meta name="robots" content="noindex">' in main_page and "noindex" not in release_page
     assert '<link rel="canonical" href="https://' in release_page and "/stable/en/" + PAGE in release_page
+
+
+def test_a_published_version_stays_within_its_size_budget(published):
+    """Today's site (four languages) published as one version: at most 15 MB, with no font file a page cannot load
+    (42 MB before: the theme's fonts, 9.4 MB per language, shipped unused)."""
+    version = published / "docs" / "1.0"
+    size = sum(path.stat().st_size for path in version.rglob("*") if path.is_file())
+    assert size <= 15 * 2**20, f"{version}: {size / 2**20:.1f} MB"
+    assert not [path for path in version.rglob("*") if path.suffix in assets.FONT_SUFFIXES]
 
 
 def test_version_order_is_numeric_releases_first_then_main_then_branches():

@@ -26,7 +26,7 @@ import pytest
 
 from tutorials_site.commands.execute import OutputRefused, RunOptions, run_tutorial, sandbox_here, timeout_for
 from tutorials_site.core.records import RunError
-from tutorials_site.core.runs import MAX_TIMEOUT, parse_timeout, setting_comments, unfinished_reason
+from tutorials_site.core.runs import MAX_TIMEOUT, Progress, parse_timeout, read_progress, setting_comments, unfinished_reason
 from tutorials_site.core.terminal import OutputLimits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -298,13 +298,16 @@ def test_an_exception_stops_the_tutorial_and_names_its_line(tmp_path, run):
     raised, block = line_of(path, "return a / b"), line_of(path, "dividing")
     assert outcome.error == f"beginner_source/demo.py:{raised}: ERROR: tutorial failed: ZeroDivisionError: division by zero"
     assert outcome.result.error == RunError(line=raised, block_line=block, message="ZeroDivisionError: division by zero")
-    first, failing = outputs(outcome)  # the last block did not run
-    # As sphinx-gallery shows a failed block: its traceback alone; what it printed stays in the run's out/.
+    assert len(outcome.result.blocks) == 2  # the last block did not run
+    # What the failed block printed before it raised, then its traceback (sphinx-gallery shows the traceback alone).
+    printed, failing = outcome.result.blocks[1].texts
+    assert printed == "dividing\n"
     assert failing.startswith("Traceback (most recent call last):\n")
-    assert (tmp_path / "run-demo" / "out" / "1.txt").read_text() == "dividing\n"
     assert f'File "{path}", line {line_of(path, "divide(1, 0)")}, in <module>' in failing
     assert failing.endswith("ZeroDivisionError: division by zero\n")
     assert "runner.py" not in failing
+    rst = outcome.result.blocks[1].rst
+    assert rst.index("dividing") < rst.index("Traceback (most recent call last)")  # in that order on the page
 
 
 @pytest.mark.parametrize("code, error", [
@@ -538,6 +541,30 @@ def test_a_flood_of_output_is_bounded_on_disk_in_memory_and_on_the_page(tmp_path
     assert outcome.peak_rss_bytes < 150 * 2**20  # the 50 MB are never read whole
 
 
+def test_a_block_that_prints_past_its_limit_then_raises_still_shows_its_whole_traceback(tmp_path, run):
+    path = tutorial(tmp_path, """
+        for k in range(2000):
+            print("line", k, "x" * 40)
+        raise RuntimeError("after the flood")
+        """)
+    outcome = run(path, options=RunOptions.defaults(ROOT, "beginner/images", OutputLimits.of_block_limit(4096)))
+    printed, failing = outcome.result.blocks[0].texts
+    assert printed.startswith("line 0 ") and "[output truncated: " in printed  # what is left of the limit
+    assert failing.startswith("Traceback (most recent call last):\n")  # whole: it took its share first
+    assert failing.endswith("RuntimeError: after the flood\n") and "[output truncated" not in failing
+    kept = "".join(line for line in printed.splitlines(keepends=True) if not line.startswith("[output truncated: "))
+    assert len(kept) + len(failing) <= 4096  # within the block's limit, the markers aside
+
+
+def test_tick_is_given_the_live_progress_of_the_run(tmp_path, run):
+    path = tutorial(tmp_path, 'print("first")', "import time\ntime.sleep(1.5)")
+    seen = []
+    outcome = run(path, tick=lambda progress_file: seen.append(read_progress(progress_file)))
+    assert outcome.ok, outcome.error
+    assert Progress(block=1, line=line_of(path, "import time")) in seen  # the second block, while it ran
+    assert seen[0] is None or seen[0].block in (0, 1)  # before the runner wrote one: none
+
+
 def test_an_html_repr_over_the_limit_is_shown_as_its_text_repr_within_the_limit(tmp_path, run):
     path = tutorial(tmp_path, """
         class Table:
@@ -566,8 +593,9 @@ def test_a_tutorial_printing_until_its_time_limit_fills_neither_disk_nor_page(tm
             written += sys.stdout.write("y" * 999 + "\\n")
             if time.monotonic() - saved > 0.1:  # how large its output file is while it writes
                 largest = max(largest, os.fstat(1).st_size)
-                with open("sizes.json", "w") as sizes:
+                with open("sizes.part", "w") as sizes:  # whole or not at all: the time limit kills it anywhere
                     json.dump([written, largest], sizes)
+                os.replace("sizes.part", "sizes.json")
                 saved = time.monotonic()
         """)
     limits = OutputLimits.of_block_limit(4096)

@@ -215,6 +215,15 @@ def test_the_notebook_download_is_a_link_alone_in_its_box_of_the_footer(page):
     assert set(sg.download_box(nodes.Text("x"), kind="colab")["classes"]) & set(box["classes"]) == {"sphx-glr-download"}
 
 
+def test_the_download_footer_and_the_note_pointing_at_it_are_found(page):
+    footer, note = sg.download_footer(page.doctree), sg.download_note(page.doctree)
+    (_, box), = sg.notebook_downloads(page.doctree)
+    assert footer is box.parent
+    assert note is not None and note.astext().startswith("Go to the end")
+    assert sg.EXAMPLE_PAGE_MARK in page.html.read_text(encoding="utf-8")
+    assert sg.download_footer(nodes.section()) is None and sg.download_note(nodes.section()) is None
+
+
 def test_a_figure_is_found_by_its_node_numbered_and_named_by_its_file(page):
     (figure,) = sg.figure_nodes(page.doctree)
     assert sg.has_figures(page.doctree) and sg.figure_number(figure) == 1

@@ -8,6 +8,8 @@ from docutils import nodes
 
 from conftest import FIXTURES
 from tutorials_site.core.fingerprint import source_digest
+from tutorials_site.core.layout import ROOT
+from tutorials_site.core.project import Project
 from tutorials_site.core.records import Hardware, Stamp
 from tutorials_site.core.stamps import STAMP_META, stamp_path
 from tutorials_site.sphinxext import provenance
@@ -17,12 +19,12 @@ SCRIPT = FIXTURES / "beginner_source" / "data_parallel_tutorial.py"  # the tests
 CPU = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0+cpu", cuda=None)
 
 
-def stamp(hardware=CPU, needs_gpus=0, source=None):
+def stamp(hardware=CPU, needs_gpus=0, source=None, failed=False, unfinished=False):
     digest = source_digest(SCRIPT, "beginner_source/data_parallel_tutorial.py")
     return Stamp(source=source or digest.code, code_lines=digest.lines,
-                 environment="e" * 64, outputs="o" * 64, seconds=1.5, failed=False, peak_rss_mb=100.0,
+                 environment="e" * 64, outputs="o" * 64, seconds=1.5, failed=failed, peak_rss_mb=100.0,
                  gpu_peak_mb=(), hardware=hardware, commit="0123abc", date="2025-06-01 12:00 UTC",
-                 needs_gpus=needs_gpus, files=())  # a page's copy: without the seal
+                 needs_gpus=needs_gpus, files=(), unfinished=unfinished)  # a page's copy: without the seal
 
 
 def generated_page(docname):
@@ -103,6 +105,31 @@ def test_a_current_stamp_gives_the_line_and_the_page_s_stamp(fake_app):
     assert app.env.dependencies[PAGE] == {str(stamp_path(app.srcdir / f"{PAGE}.py"))}
 
 
+@pytest.mark.parametrize("unfinished, listed, kind, classes, said", [
+    (False, False, nodes.error, ["tutorial-failed"], "This tutorial failed when this page was built"),
+    (True, False, nodes.error, ["tutorial-failed"], "This tutorial did not finish when this page was built"),
+    (False, True, nodes.note, ["tutorial-failed", "tutorial-failed-expected"], "This tutorial fails on purpose"),
+    # expected_failing_examples excuses a run that raised, never one that did not finish
+    (True, True, nodes.error, ["tutorial-failed"], "This tutorial did not finish when this page was built"),
+])
+def test_a_failed_run_gets_a_banner_over_its_line_saying_how_it_failed(fake_app, unfinished, listed, kind, classes,
+                                                                       said):
+    options = {**Project.read(ROOT).options,
+               "expected_failing_examples": [SCRIPT.relative_to(FIXTURES).as_posix()] if listed else []}
+    app = fake_app(sphinx_gallery_conf=options)
+    failed = stamp(failed=True, unfinished=unfinished)
+    failed.write(stamp_path(app.srcdir / f"{PAGE}.py"))
+    banner, box = run_directive(app)
+    assert isinstance(banner, kind) and banner["classes"] == classes and banner.astext().startswith(said)
+    assert box["classes"] == ["tutorial-provenance"] and app.env.metadata[PAGE] == {STAMP_META: failed.to_json()}
+
+
+def test_a_run_that_passed_gets_no_banner(fake_app):
+    app = fake_app()
+    stamp().write(stamp_path(app.srcdir / f"{PAGE}.py"))
+    assert [node["classes"] for node in run_directive(app)] == [["tutorial-provenance"]]
+
+
 @pytest.mark.parametrize("written", [False, True])
 def test_without_a_stamp_of_the_current_source_the_page_says_it_was_not_run(fake_app, written):
     app = fake_app()
@@ -128,6 +155,6 @@ def test_the_page_s_head_carries_its_stamp_escaped(fake_app):
 
 def test_setup_adds_the_directive_and_connects_its_handlers(fake_app):
     app = fake_app()
-    assert app.directives == {"tutorial-provenance": provenance.ProvenanceDirective}
+    assert app.directives["tutorial-provenance"] is provenance.ProvenanceDirective
     assert {("source-read", provenance.add_directive), ("html-page-context", provenance.add_stamp_meta)} <= {
         (event, handler) for event, handler, _ in app.connected}

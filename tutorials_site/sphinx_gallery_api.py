@@ -427,6 +427,21 @@ def download_box(*content: nodes.Node, kind: str) -> nodes.container:
     return box
 
 
+def download_footer(doctree: nodes.Node) -> nodes.Element | None:
+    """The container of an example page's download boxes; None on any other page.
+
+    Internal: save_rst_example writes them, with the download note's target, in a
+    `.. container:: sphx-glr-footer sphx-glr-footer-example` at the end of the page.
+    """
+    return next((node for node in doctree.findall(nodes.container) if _FOOTER in node["classes"]), None)
+
+
+def download_note(doctree: nodes.Node) -> nodes.Element | None:
+    """The note at the top of an example page that sends the reader to the download boxes at its end; None
+    where there is none. Internal: an admonition of class `sphx-glr-download-link-note` (see EXAMPLE_PAGE_MARK)."""
+    return next((node for node in doctree.findall(nodes.Element) if _NOTE in node["classes"]), None)
+
+
 def built_image(env: Any, path: str) -> str | None:
     """The name in the build's _images/ of an image a page shows, given as a path from the source root; None
     when no page shows it. Sphinx internal: `env.images` maps it to (documents, name)."""
@@ -498,7 +513,9 @@ def messages_left_in_english(doctree: nodes.Element) -> Iterator[str]:
 
 
 # Internal: what every HTML page sphinx-gallery renders from an example carries (its footer's download box).
-EXAMPLE_PAGE_MARK = "sphx-glr-download-link-note"
+_NOTE = "sphx-glr-download-link-note"
+_FOOTER = "sphx-glr-footer"
+EXAMPLE_PAGE_MARK = _FOOTER  # on every example page's HTML, wherever the page puts its download boxes
 
 
 def conf_py_value(config: Any, name: str) -> Any:

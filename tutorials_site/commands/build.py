@@ -148,7 +148,7 @@ def _sandbox(settings: Settings, log: BuildLog) -> Sandbox | None:
 
 
 def _run_isolated(settings: Settings, site: project.Project, item: _Pending, run_dir: Path, timeout: float,
-                  confined: Sandbox | None, tick: Callable[[], None]) -> execute.Outcome | str:
+                  confined: Sandbox | None, tick: Callable[[Path], None]) -> execute.Outcome | str:
     """Run one tutorial in CONFINED's sandbox, from a fresh working folder (removed after), with the environment
     core.isolation allows it: how it went, or the error of a run that is not stamped: one whose output folder
     held what no run records, or whose output shows the value of a secret withheld from it (its record
@@ -649,7 +649,7 @@ def _render_site(build: _Build, failed: Sequence[str], *, noplot: bool, what: st
 def _prepare(settings: Settings, executes_nothing: bool) -> _Build:
     """Read the project and refuse what would fail later, before anything runs; EXECUTES_NOTHING: the build
     renders from the runs there are (TUTORIALS is refused)."""
-    log = BuildLog.here(settings.verbose)
+    log = BuildLog.here(settings.verbose, settings.progress_interval)
     site = project.current()
     site.refuse_overlaps(made_by_builds(settings))
     catalogs.check_layout(site)

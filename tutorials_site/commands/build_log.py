@@ -1,11 +1,13 @@
 """What a build shows while it runs: a few lines a person reads; Sphinx's own output goes to files.
 
 Each event is one plain line (`[execute] …`, `[build] …`). On a terminal (standard output a tty, TERM not
-`dumb`), tqdm adds a live line under them while the tutorials execute (which one runs, how many are done of
-how many, the time so far and an estimate of the time left, from the durations known: core.shards) and
-while the languages render (which are rendering, how many are done); the line is erased when its stage
-ends, and what it says needs no line of its own (a tutorial's start, a language's). Elsewhere (CI, a pipe)
-nothing is redrawn and no escape sequence is written.
+`dumb`), tqdm adds a live line under them while the tutorials execute (how many are done of how many, the
+time so far, which one runs, for how long, in which code block, and how long it should still take, from
+its last run or CI's: core.shards) and while the languages render (which are rendering, how many are done);
+the line is erased when its stage ends, and what it says needs no line of its own (a tutorial's start, a
+language's). Elsewhere (CI, a pipe) nothing is redrawn and no escape sequence is written: while a tutorial
+runs, a line says the same every PROGRESS_INTERVAL seconds (15 by default), so that a log is never silent
+for longer.
 
 Sphinx's and sphinx-gallery's output of each language is in <builddir>/logs/<lang>.log; VERBOSE=1 shows
 it on the screen too, whole, once the language is built (languages build at once: their logs would
@@ -16,6 +18,7 @@ the tutorials' text.
 """
 
 import contextlib
+import math
 import os
 import secrets
 import sys
@@ -25,6 +28,9 @@ from pathlib import Path
 from typing import TextIO
 
 from tqdm import tqdm
+
+from ..core.runs import Progress, read_progress
+from ..core.shards import Expected
 
 _REFRESH_S = 0.5  # how often a live line shows the time passing
 # No monitor thread: the build forks (each language's Sphinx, each tutorial's runner), and a live line is
@@ -38,13 +44,36 @@ def shown(path: Path) -> str:
     return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
 
 
-def time_left(expected: Sequence[float | None], done: int, running_for: float) -> tuple[float, int]:
-    """The seconds the tutorials from EXPECTED[DONE] on are still expected to take, the first of them running
-    for RUNNING_FOR seconds already (one past its expected time counts 0), and how many were never timed."""
-    rest = expected[done:]
-    known = [seconds for seconds in rest if seconds is not None]
-    left = sum(known) - (min(running_for, rest[0]) if rest and rest[0] is not None else 0)
-    return left, len(rest) - len(known)
+def clock(seconds: float) -> str:
+    """A duration as a clock shows it, to the second: 0:28, 1:52, 1:02:03."""
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def running(label: str, elapsed: float, expected: Expected | None, progress: Progress | None) -> str:
+    """What the build says of the tutorial LABEL running for ELAPSED seconds, in the code block PROGRESS
+    names (None: not known yet): how long it should still take by EXPECTED, or that it runs longer than
+    that, or that nobody knows."""
+    where = f" in block {progress.block + 1} (line {progress.line})" if progress else ""
+    if expected is None:
+        estimate = "time left unknown (never run here, no duration recorded by CI)"
+    elif elapsed < expected.seconds:
+        # Rounded up: never "0:00 left" while it should still run.
+        estimate = f"about {clock(math.ceil(expected.seconds - elapsed))} left ({expected.source}: {clock(expected.seconds)})"
+    else:
+        estimate = f"longer than {expected.source} {clock(expected.seconds)}"
+    return f"{label}: running {clock(elapsed)}{where}, {estimate}"
+
+
+def expected_in_all(expected: Sequence[Expected | None]) -> str:
+    """The time the tutorials EXPECTED should take together (`about 1:20 expected`), and how many of them were
+    never timed."""
+    known = [item.seconds for item in expected if item is not None]
+    untimed = len(expected) - len(known)
+    if not known:
+        return "time unknown (none of them timed before)"
+    return f"about {clock(sum(known))} expected" + (f", +{untimed} of unknown time" if untimed else "")
 
 
 class _Live:
@@ -78,11 +107,6 @@ class _Stage:
 
     _live: _Live | None
 
-    def tick(self) -> None:
-        """Called often while the stage runs: the live line shows the time passing."""
-        if self._live is not None:
-            self._live.tick()
-
     def close(self) -> None:
         """End the stage's live line."""
         if self._live is not None:
@@ -90,26 +114,41 @@ class _Stage:
 
 
 class Executing(_Stage):
-    """The tutorials a build executes, one after another: each one's start and end, and the live line."""
+    """The tutorials a build executes, one after another: each one's start and end, and how it goes: on the
+    live line, else a line every INTERVAL seconds."""
 
-    def __init__(self, log: "BuildLog", expected: Sequence[float | None]) -> None:
+    def __init__(self, log: "BuildLog", expected: Sequence[Expected | None], interval: float) -> None:
         self._log = log
-        self._expected = list(expected)  # each tutorial's expected seconds, in the order they run
+        self._expected = list(expected)  # how long each tutorial should take, in the order they run
+        self._interval = interval
         self._done = 0
         self._label = ""
-        self._started = self._since = time.monotonic()
-        self._live = (_Live(log.out, len(expected), "[execute] {n_fmt}/{total_fmt} done |{bar:20}| {desc}",
+        self._progress_file: Path | None = None  # the running tutorial's progress.json
+        self._started = self._since = self._told = time.monotonic()
+        # The running tutorial first: where a terminal is too narrow for the whole line, the end is cut.
+        self._live = (_Live(log.out, len(expected), "[execute] {desc} |{bar:10}| {n_fmt}/{total_fmt} done",
                             self._describe) if log.terminal and expected else None)
         if self._live is None and expected:
-            self._log.line(f"[execute] {len(expected)} tutorial(s) to run, {self._estimate(0, 'expected')}")
+            self._log.line(f"[execute] {len(expected)} tutorial(s) to run, {expected_in_all(expected)}")
 
     def start(self, label: str, timeout: float) -> None:
         """A tutorial starts: the live line names it, or a line says so where there is none."""
-        self._label, self._since = label, time.monotonic()
+        self._label, self._since, self._progress_file = label, time.monotonic(), None
         if self._live is None:
             self._log.line(f"[execute] {label} (time limit {timeout:g} s)")
+            self._told = self._since
         else:
             self._live.redraw()
+
+    def tick(self, progress_file: Path) -> None:
+        """Called often while the tutorial runs, with its progress.json: the live line shows the time passing,
+        or, without one, a line says how it goes once INTERVAL seconds passed since the last."""
+        self._progress_file = progress_file
+        if self._live is not None:
+            self._live.tick()
+        elif self._label and time.monotonic() - self._told >= self._interval:
+            self._told = time.monotonic()
+            self._log.line(f"[execute] {self._running()}")
 
     def done(self) -> None:
         """The running tutorial ended: one more done."""
@@ -118,16 +157,17 @@ class Executing(_Stage):
         if self._live is not None:
             self._live.advance()
 
-    def _estimate(self, running_for: float, word: str) -> str:
-        """The time the tutorials not done yet are expected to take: `about 01:20 <word>`, and how many
-        of them were never timed (.github/tutorial-durations.json, or an earlier run here)."""
-        left, untimed = time_left(self._expected, self._done, running_for)
-        return f"about {tqdm.format_interval(left)} {word}" + (f" (+{untimed} never timed)" if untimed else "")
+    def _running(self) -> str:
+        progress = read_progress(self._progress_file) if self._progress_file else None
+        return running(self._label, time.monotonic() - self._since, self._expected[self._done], progress)
 
     def _describe(self) -> str:
-        now = time.monotonic()
-        running = f"; running {self._label} for {tqdm.format_interval(now - self._since)}" if self._label else ""
-        return f"{tqdm.format_interval(now - self._started)} in all, {self._estimate(now - self._since, 'left')}{running}"
+        so_far = f"{clock(time.monotonic() - self._started)} in all"
+        if not self._label:
+            return so_far
+        after = self._expected[self._done + 1:]
+        return f"{self._running()}; {so_far}" + (f"; then {len(after)} more, {expected_in_all(after)}" if after else "")
+
 
 class Rendering(_Stage):
     """The languages a build renders, JOBS at once: each one's start and end, and the live line."""
@@ -153,6 +193,11 @@ class Rendering(_Stage):
         if self._live is not None:
             self._live.advance()
 
+    def tick(self) -> None:
+        """Called often while languages render: the live line shows the time passing."""
+        if self._live is not None:
+            self._live.tick()
+
     def _describe(self) -> str:
         # Each process takes the next language as it is free: the first JOBS unfinished are rendering.
         running, waiting = self._unfinished[:self._jobs], self._unfinished[self._jobs:]
@@ -163,28 +208,29 @@ class Rendering(_Stage):
 class BuildLog:
     """Where a build's lines go, and how: see the module's docstring."""
 
-    def __init__(self, out: TextIO, *, terminal: bool, actions: bool, verbose: bool) -> None:
+    def __init__(self, out: TextIO, *, terminal: bool, actions: bool, verbose: bool, interval: float) -> None:
         self.out = out
         self.terminal = terminal  # a live line may be drawn
         self.actions = actions  # GitHub Actions: Sphinx's logs are shown folded
         self.verbose = verbose  # VERBOSE=1: Sphinx's logs are shown
+        self.interval = interval  # PROGRESS_INTERVAL: without a live line, the most seconds a running tutorial goes untold
         self.started = time.monotonic()
 
     @classmethod
-    def here(cls, verbose: bool) -> "BuildLog":
+    def here(cls, verbose: bool, interval: float) -> "BuildLog":
         """This process's standard output, as its environment shows it."""
         out = sys.stdout
         return cls(out, terminal=out.isatty() and os.environ.get("TERM") != "dumb",
-                   actions=os.environ.get("GITHUB_ACTIONS") == "true", verbose=verbose)
+                   actions=os.environ.get("GITHUB_ACTIONS") == "true", verbose=verbose, interval=interval)
 
     def line(self, text: str) -> None:
         """A line (or several) that stays, above the live line if one is drawn."""
         tqdm.write(text, file=self.out)
         self.out.flush()
 
-    def executing(self, expected: Sequence[float | None]) -> contextlib.closing[Executing]:
-        """While tutorials execute, EXPECTED: the seconds each is expected to take (None: never timed)."""
-        return contextlib.closing(Executing(self, expected))
+    def executing(self, expected: Sequence[Expected | None]) -> contextlib.closing[Executing]:
+        """While tutorials execute, EXPECTED: how long each should take (None: never timed)."""
+        return contextlib.closing(Executing(self, expected, self.interval))
 
     def rendering(self, langs: Sequence[str], jobs: int) -> contextlib.closing[Rendering]:
         """While LANGS render, JOBS at once."""

@@ -33,6 +33,8 @@ def _checked_languages(settings: Settings, htmldir: Path, env: Mapping[str, str]
 def _check(settings: Settings, htmldir: Path, env: Mapping[str, str]) -> None:
     partial = checks.partial_build(htmldir)
     if partial:
+        for error in checks.failed_runs(htmldir):  # why a build failed, where a tutorial did
+            print(f"check: {error}")
         raise Failed(f"check: {partial}")
     problems = checks.check_stamps(htmldir, _checked_languages(settings, htmldir, env)) + checks.check_links(htmldir)
     for problem in problems:

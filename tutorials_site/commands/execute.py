@@ -48,7 +48,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import psutil
 
@@ -59,7 +59,19 @@ from ..core.isolation import tutorial_environment
 from ..core.needs import Machine
 from ..core.project import Project, Tutorial
 from ..core.records import BlockRecord, RecordError, RunError, RunRecord
-from ..core.runs import RESULT, error_line, figures_folder, first_code_line, parse_timeout, read_json, setting, unfinished_reason
+from ..core.runs import (
+    PROGRESS,
+    RESULT,
+    Progress,
+    error_line,
+    figures_folder,
+    first_code_line,
+    parse_timeout,
+    read_json,
+    read_progress,
+    setting,
+    unfinished_reason,
+)
 from ..core.terminal import DEFAULT_LIMITS, OutputLimits, RunOutput
 from ..core.used import FOLDER as USED
 from ..sphinx_gallery_api import error_rst, output_rst, split_code_and_text_blocks
@@ -226,7 +238,7 @@ def recorded_limits(rundir: Path | str) -> OutputLimits | None:
         return None
 
 
-def _unfinished_result(source: Path, rundir: Path, limits: OutputLimits, progress: dict[str, Any] | None,
+def _unfinished_result(source: Path, rundir: Path, limits: OutputLimits, progress: Progress | None,
                        error: RunError, seconds: float) -> RunRecord:
     """What a runner that did not finish leaves: the blocks it started and what they printed so far."""
     blocks: list[BlockRecord] = []
@@ -234,7 +246,7 @@ def _unfinished_result(source: Path, rundir: Path, limits: OutputLimits, progres
         lines = [first_code_line(block) for block in split_code_and_text_blocks(str(source))[1] if block.type == "code"]
         shown = RunOutput(limits)
         # A progress.json the tutorial wrote may name a block past the last.
-        for k, sizes in enumerate(recorded_sizes(rundir / "out", min(progress["block"] + 1, len(lines)), limits)):
+        for k, sizes in enumerate(recorded_sizes(rundir / "out", min(progress.block + 1, len(lines)), limits)):
             text = shown.block().show_file(rundir / "out" / f"{k}.txt", *sizes)
             # Which block saved which figure is only in result.json: none are claimed here.
             blocks.append(BlockRecord(line=lines[k], texts=(text,) if text.strip() else (), images=(),
@@ -261,7 +273,7 @@ class OutputRefused(SiteError):
 # output_guard.py left out (out/dropped.json), progress.json, result.json; options.json is the runner's
 # input, written here (RUNDIR has its own).
 # What a run records: each block's output, what was cut, the block running, what each process used (core.used).
-_RECORDED = re.compile(r"out/(?:0|[1-9][0-9]*)\.txt|out/dropped\.json|progress\.json|" + re.escape(RESULT)
+_RECORDED = re.compile(r"out/(?:0|[1-9][0-9]*)\.txt|out/dropped\.json|" + re.escape(PROGRESS) + "|" + re.escape(RESULT)
                        + "|" + re.escape(USED) + r"/[1-9][0-9]*\.jsonl")
 _INPUT = OPTIONS
 
@@ -296,15 +308,14 @@ def _recorded_files(output: Path, images: str) -> Iterator[tuple[Path, str]]:
 def _as_recorded(path: Path, relative: str) -> bool:
     """Whether the JSON file at PATH holds what the runner and output_guard.py write there (which the build
     reads when a run did not finish); any other file: yes."""
-    if relative not in ("progress.json", "out/dropped.json"):
+    if relative not in (PROGRESS, "out/dropped.json"):
         return True
     try:
         data = json.loads(path.read_bytes())
     except ValueError:
         return False
-    if relative == "progress.json":  # {"block": k, "line": lineno}
-        return (isinstance(data, dict) and data.keys() == {"block", "line"}
-                and all(type(value) is int and value >= 0 for value in data.values()))
+    if relative == PROGRESS:
+        return Progress.of(data) is not None
     # {k: bytes left out}
     return isinstance(data, dict) and all(key.isdigit() and type(value) is int and value >= 0
                                           for key, value in data.items())
@@ -352,7 +363,7 @@ def sandbox_here(project_root: Path | str, hidden: Iterable[Path]) -> sandbox.Sa
 def run_tutorial(source: Path | str, rundir: Path | str, workdir: Path | str, options: RunOptions, *, timeout: float,
                  label: str, confined: sandbox.Sandbox | None, network: bool = False,
                  env: Mapping[str, str] | None = None, scratch: Path | None = None,
-                 tick: Callable[[], None] | None = None) -> Outcome:
+                 tick: Callable[[Path], None] | None = None) -> Outcome:
     """Run SOURCE as `python SOURCE` would, in WORKDIR, recording into RUNDIR; LABEL names it in errors.
 
     CONFINED: the sandbox it runs in (sandbox_here), None to run it without one; NETWORK: it may use the
@@ -361,7 +372,8 @@ def run_tutorial(source: Path | str, rundir: Path | str, workdir: Path | str, op
     (default: the system's temporary folder), removed once it ended. The caller starts no other process while
     it runs (every child this process gains meanwhile is the tutorial's), and the calling thread outlives the
     run (the kernel ends the sandbox with the thread that started it). TICK is called every few hundredths
-    of a second while it runs (a build's live line shows the time passing). Raises OutputRefused where the
+    of a second while it runs (a build shows the time passing), with the path of the run's progress.json
+    (core.runs.read_progress reads it: the tutorial can write there too). Raises OutputRefused where the
     run recorded what no run records (nothing of it is then in RUNDIR).
     """
     source, rundir = Path(source).resolve(), Path(rundir).resolve()
@@ -376,7 +388,7 @@ def run_tutorial(source: Path | str, rundir: Path | str, workdir: Path | str, op
         own = {child.pid for child in psutil.Process().children()}
         with contextlib.nullcontext() if confined else _subreaper():
             return _supervise(run, rundir, confined, env, own, options, timeout=timeout, label=label,
-                              tick=tick or (lambda: None))
+                              tick=lambda: tick(run.output / PROGRESS) if tick else None)
     finally:
         remove_folder(folder)
 
@@ -542,8 +554,8 @@ def _supervise(run: sandbox.Run, rundir: Path, confined: sandbox.Sandbox | None,
         return Outcome(False, error_line(label, result.error, raised=True), True, result, seconds, peak)
 
     message = unfinished_reason(status, timeout if watched.timed_out else None)
-    progress = read_json(rundir / "progress.json")
-    line = progress["line"] if progress else 1
+    progress = read_progress(rundir / PROGRESS)
+    line = progress.line if progress else 1
     error = RunError(line=line, block_line=line, message=message)
     result = _ending_shown(replace(result, error=error, seconds=seconds) if result else _unfinished_result(
         run.copy, rundir, options.output_limits, progress, error, seconds), error)

@@ -65,7 +65,7 @@ from typing import Any, TypedDict
 
 from .. import sphinx_gallery_api as sg
 from ..core.records import BlockRecord, Hardware, RunError, RunRecord
-from ..core.runs import CodeBlock, first_code_line, read_json, write_json
+from ..core.runs import PROGRESS, CodeBlock, first_code_line, read_json, write_json
 from ..core.terminal import BlockOutput, OutputLimits, RunOutput, render
 from ..core.used import FOLDER as USED
 from .child_site import tutorials_site_used
@@ -404,7 +404,7 @@ def _run_blocks(code_blocks: Iterable[CodeBlock], source: str, rundir: Path, opt
     error: RunError | None = None
     for k, block in enumerate(code_blocks):
         line = first_code_line(block)
-        write_json(rundir / "progress.json", {"block": k, "line": line})
+        write_json(rundir / PROGRESS, {"block": k, "line": line})
         _redirect_output(rundir / "out" / f"{k}.txt")
         block_conf = sg.extract_file_config(block.content)
         record: _Ran = {"line": line, "images": [], "images_rst": "", "repr": [None, None], "traceback": None}
@@ -442,11 +442,23 @@ def _block_records(ran: list[_Ran], out: Path, limits: OutputLimits) -> tuple[Bl
         block = shown_output.block()
         if record["traceback"] is None:
             blocks_out.append(_block_shown(block, out / f"{k}.txt", sizes, record))
-        else:  # as sphinx-gallery shows a failed block: its traceback alone (what it printed is in out/)
-            traceback_text = block.show_text(record["traceback"])
-            blocks_out.append(BlockRecord(line=record["line"], texts=(traceback_text,), images=tuple(record["images"]),
-                                          rst=sg.error_rst(traceback_text)))
+        else:
+            blocks_out.append(_block_failed(block, out / f"{k}.txt", sizes, record, record["traceback"]))
     return tuple(blocks_out)
+
+
+def _block_failed(block: BlockOutput, printed_file: Path, sizes: tuple[int, int], record: _Ran,
+                  traceback_text: str) -> BlockRecord:
+    """result.json's record of the block that raised: what it printed before, then its traceback. (sphinx-gallery
+    shows the traceback alone, and what the block printed is lost: here it explains the error.)"""
+    # The traceback first takes its share of the limits: however much the block printed, the error is shown.
+    shown_traceback = block.show_text(traceback_text)
+    printed = block.show_file(printed_file, *sizes)
+    if not printed.strip():
+        return BlockRecord(line=record["line"], texts=(shown_traceback,), images=tuple(record["images"]),
+                           rst=sg.error_rst(shown_traceback))
+    return BlockRecord(line=record["line"], texts=(printed, shown_traceback), images=tuple(record["images"]),
+                       rst=sg.output_rst(printed) + sg.error_rst(shown_traceback))
 
 
 def main(argv: list[str]) -> None:

@@ -9,6 +9,7 @@ static files and the translations of its labels.
   where the theme ships no translation), compiled by the extension into the build's own folder.
 """
 
+import re
 from pathlib import Path
 
 from . import languages
@@ -37,3 +38,30 @@ def files(package: Path = PACKAGE) -> list[Path]:
     """Every file of the engine's templates, static files and catalogs (in PACKAGE, the package's folder), in order."""
     folders = [package / folder.relative_to(PACKAGE) for folder in FOLDERS]
     return sorted(path for folder in folders for path in folder.rglob("*") if path.is_file())
+
+
+# Font files a theme may ship; an SVG counts only inside a folder named "fonts" (elsewhere it is an image).
+FONT_SUFFIXES = (".woff2", ".woff", ".ttf", ".otf", ".eot")
+_FONT_FACE = re.compile(r"@font-face\s*\{[^}]*\}")
+_URL = re.compile(r"""url\(\s*['"]?([^'")?#]+)""")
+
+
+def without_font_faces(css: str) -> str:
+    """A stylesheet without its @font-face rules: for a theme's stylesheet whose every font the engine's own
+    stylesheet replaces (system fonts for text, text for icons), so that its font files are referenced nowhere."""
+    return _FONT_FACE.sub("", css)
+
+
+def _is_font(path: Path) -> bool:
+    return path.suffix in FONT_SUFFIXES or (path.suffix == ".svg" and "fonts" in path.parent.parts)
+
+
+def unused_fonts(static: Path) -> list[Path]:
+    """The font files under STATIC (a build's _static/) that no stylesheet under it names in a url(): files a
+    page can never load. Sorted."""
+    referenced: set[Path] = set()
+    for sheet in static.rglob("*.css"):
+        for target in _URL.findall(sheet.read_text(encoding="utf-8", errors="replace")):
+            referenced.add((sheet.parent / target).resolve())
+    return sorted(path for path in static.rglob("*") if path.is_file() and _is_font(path)
+                  and path.resolve() not in referenced)

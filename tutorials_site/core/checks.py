@@ -19,7 +19,7 @@ from urllib.parse import unquote, urlsplit
 from . import languages, project, runs, stamping
 from .fingerprint import present, source_digest
 from .layout import BuildTree
-from .records import BUILD_RECORD, BuildInfo, RecordError, Stamp
+from .records import BUILD_RECORD, BuildInfo, RecordError, RunRecord, Stamp
 from .stamps import STAMP_META, outputs_digest, page_copy, stamp_problems
 
 
@@ -127,8 +127,8 @@ def check_stamps(htmldir: Path | str, langs: Sequence[languages.Language]) -> li
                 problems.append(f"{where}: {error}; build it again")
                 continue
             if stamp.failed and not stamping.excused(site, tutorial, stamp):
-                problems.append(f"{where}: its run failed (its page shows the error), which conf.py does not expect: "
-                                "fix the tutorial, or list it in expected_failing_examples")
+                problems.append(f"{where}: {failure(parsed.texts)}, which conf.py does not expect: fix the tutorial, "
+                                "or list it in conf.py's expected_failing_examples")
             shown = shown_outputs(page, parsed, source.stem)
             problems += [f"{where}: {problem}" for problem in
                          stamp_problems(stamp, source_digest(source, tutorial.label, site.root), now, shown)]
@@ -139,6 +139,13 @@ def check_stamps(htmldir: Path | str, langs: Sequence[languages.Language]) -> li
                 problems += [f"{where}: {problem}" for problem in
                              (run if isinstance(run, list) else _shown_run(runs_root, tutorial.key, run, stamp))]
     return problems
+
+
+def failure(texts: Sequence[str]) -> str:
+    """What a page of a failed run says of its failure, from its output blocks' TEXTS: the last one ends with
+    the error (a traceback's last line, or how a run that did not finish ended)."""
+    ending = texts[-1].strip().splitlines()[-1] if texts and texts[-1].strip() else ""
+    return f"its run failed ({ending}; its page shows it)" if ending else "its run failed (its page shows the error)"
 
 
 def _sealed_run(runs_root: Path, key: str) -> Stamp | list[str]:
@@ -181,6 +188,25 @@ def partial_build(htmldir: Path | str) -> str | None:
         return None
     return (f"{htmldir}: built with TUTORIALS={info.partial}, the other tutorials not executed; "
             "build the whole site with `make html` (no TUTORIALS), then check or publish it")
+
+
+def failed_runs(htmldir: Path | str) -> list[str]:
+    """The error line of each tutorial whose run in the build folder of HTMLDIR failed where conf.py does not
+    expect it to, as the build said it: what check names where that build failed (and left no build.json)."""
+    site = project.current()
+    tree = BuildTree(Path(htmldir).parent)
+    found = []
+    for tutorial in site.tutorials:
+        stamp = stamping.stamp_of(tree.run_dir(tutorial.key))
+        if stamp is None or not stamp.failed or stamping.excused(site, tutorial, stamp):
+            continue
+        try:
+            result = RunRecord.read(tree.run_dir(tutorial.key) / runs.RESULT)
+        except RecordError:
+            continue  # damaged: the next build runs it again, and says so
+        if result is not None and result.error is not None:
+            found.append(runs.error_line(tutorial.label, result.error, raised=not stamp.unfinished))
+    return found
 
 
 def not_executed() -> list[str]:

@@ -31,6 +31,7 @@ VALUES = (
     ConfigValue("tutorials_languages", None, "html", (list, tuple)),  # sphinxext.i18n, core.project
     ConfigValue("tutorials_environment", None, None, ()),  # core.isolation
     ConfigValue("tutorials_needs", None, None, ()),  # core.needs
+    ConfigValue("tutorials_commit", "", "html", (str,)),  # sphinxext.page: "View on GitHub" (default: git's HEAD)
     # The build's: the languages of this build, the published versions, the runs pages are rendered from.
     ConfigValue("tutorials_built_languages", "", "html", (str,), by_build=True),  # sphinxext.i18n
     ConfigValue("tutorials_strict", False, "env", (bool,), by_build=True),  # re-read: warnings come from reading
@@ -41,6 +42,7 @@ VALUES = (
     # Set by sphinxext itself at config-inited: the label catalogs' digest (i18n), show_memory taken (gallery).
     ConfigValue("tutorials_label_catalog", "", "env", (str,), by_build=True),
     ConfigValue("tutorials_show_memory", False, "env", (bool,), by_build=True),
+    ConfigValue("tutorials_repo_prefix", "", "html", (str,), by_build=True),  # page: the site's folder in its repository
 )
 NAMES = frozenset(value.name for value in VALUES)
 IN_CONF = tuple(value.name for value in VALUES if not value.by_build)  # what conf.py may set

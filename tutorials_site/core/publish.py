@@ -8,9 +8,9 @@ is reported and left alone.
 
 Every step leaves a tree that serves: the new version is copied beside the
 tree, then swapped in with one rename (an atomic exchange where the old one
-existed), versions.json and the site files are replaced by renames of
-complete files, and what was replaced is deleted last. A publish killed
-anywhere leaves the previous tree (or the new one) whole; its leftovers,
+existed), stable/ is a link to the stable version's folder (replaced by one
+rename), versions.json and the site files are replaced by renames of complete
+files, and what was replaced is deleted last. A publish killed anywhere leaves the previous tree (or the new one) whole; its leftovers,
 `.publish-*` folders and the temporary of a site file, are removed by the next
 publish.
 """
@@ -93,6 +93,21 @@ def _install(source: Path, target: Path, pages: Path) -> None:
         os.rename(staged, target)
 
 
+def _link_stable(pages: Path, stable: str) -> None:
+    """stable/ as a relative link to the stable version's folder, never a second copy of its files (GitHub Pages
+    serves a link to a folder of the site, with the .nojekyll file every publish writes). A tree published
+    before, with stable/ a folder of its own, gets the link in one exchange; the folder is deleted at the end."""
+    link = pages / "stable"
+    if link.is_symlink() and os.readlink(link) == stable:
+        return
+    staged = pages / f"{STAGING}stable"
+    os.symlink(stable, staged)
+    if link.is_dir() and not link.is_symlink():
+        _exchange(staged, link)
+    else:
+        os.rename(staged, link)  # rename(2) replaces a link (or nothing) in one step
+
+
 def site_url() -> str:
     """conf.py's tutorials_site_url, ending in one slash."""
     url: str = project.current().conf.get("tutorials_site_url") or ""
@@ -168,7 +183,7 @@ def _publish_locked(htmldir: Path, pages: Path, info: BuildInfo) -> versions.Man
     current = versions.load(manifest_path)  # a corrupt one stops us here, untouched
     # From a publish that was killed (its copies, a site file it was writing): none runs but us.
     for leftover in [*pages.glob(f"{STAGING}*"), *pages.glob(LEFTOVERS)]:
-        shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+        shutil.rmtree(leftover) if leftover.is_dir() and not leftover.is_symlink() else leftover.unlink()
 
     name = info.name
     _install(htmldir, pages / name, pages)
@@ -176,8 +191,7 @@ def _publish_locked(htmldir: Path, pages: Path, info: BuildInfo) -> versions.Man
     new = versions.manifest([e for e in current["versions"] if e["name"] != name] + [entry])
     stable = new["stable"]
     assert stable is not None  # the versions include the one just added
-    if stable == name or stable != current.get("stable") or not (pages / "stable").exists():
-        _install(pages / stable, pages / "stable", pages)
+    _link_stable(pages, stable)
     write_atomically(manifest_path, json.dumps(new, indent=1, ensure_ascii=False, sort_keys=True) + "\n", durable=True)
 
     url = site_url()

@@ -14,22 +14,26 @@ tutorial again (or `make assemble` refuses).
 
 import io
 import json
+import os
 import re
 import shutil
 import signal
 import tokenize
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol, TypeVar
 
 from . import seal
-from .files import write_atomically
+from .files import open_regular, write_atomically
 from .project import Tutorial
 from .records import RecordError, RunError, RunFile, RunRecord, Stamp
 from .stamps import outputs_digest, stamp_problems
 from .used import Present, SourceDigest
 
 RESULT = "result.json"
+PROGRESS = "progress.json"  # the code block a run is in, rewritten as each starts (commands/runner.py)
+_PROGRESS_MAX = 4096  # bytes of a progress.json read: the runner's is a few dozen
 STAMP = seal.STAMP
 PAGE = "page"  # the run's files its page shows, as the staged tree holds them: its figures (figures_folder)
 T = TypeVar("T")
@@ -132,6 +136,34 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:  # a real-time signal has no name of its own
         return str(number)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """The code block a run is in (progress.json): its index among the tutorial's code blocks, from 0, and
+    its first line of code."""
+
+    block: int
+    line: int
+
+    @classmethod
+    def of(cls, data: Any) -> "Progress | None":
+        """DATA, progress.json's JSON, where it is what the runner writes there ({"block": k, "line": n}); else None."""
+        if not (isinstance(data, dict) and data.keys() == {"block", "line"}
+                and all(type(value) is int and value >= 0 for value in data.values())):
+            return None
+        return cls(block=data["block"], line=data["line"])
+
+
+def read_progress(path: Path | str) -> Progress | None:
+    """The progress.json at PATH, also while its run goes on, in the output folder the tutorial may write
+    too: read without following a link or waiting on a FIFO, at most a few KB; None for anything that is not
+    what the runner writes."""
+    try:
+        with os.fdopen(open_regular(path), "rb") as file:
+            return Progress.of(json.loads(file.read(_PROGRESS_MAX)))
+    except (OSError, ValueError, RecursionError):  # gone, not a file, not JSON (or JSON nested too deep)
+        return None
 
 
 def read_json(path: Path | str) -> Any:

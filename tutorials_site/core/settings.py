@@ -13,6 +13,7 @@ from .runs import parse_timeout
 from .terminal import DEFAULT_BLOCK_LIMIT, LIMIT_VARIABLE, OutputLimits, parse_size
 
 DEFAULT_TIMEOUT = 1800  # seconds
+DEFAULT_PROGRESS_INTERVAL = 15.0  # seconds a running tutorial may go untold in a build's log without a terminal
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
 
 
@@ -39,6 +40,8 @@ class Settings:
     verbose: bool = False  # VERBOSE: Sphinx's own output on the screen too, not only in <builddir>/logs/
     sandboxed: bool = True  # SANDBOX (on, the default, or off): each tutorial runs in a sandbox (core.sandbox)
     served_at: str = ""  # the URL `make serve` serves this build at (its builds say so instead of a file to open)
+    # PROGRESS_INTERVAL: without a terminal, a line every so many seconds says how a running tutorial goes
+    progress_interval: float = DEFAULT_PROGRESS_INTERVAL
 
     @property
     def published(self) -> list[versions.VersionEntry]:
@@ -57,15 +60,13 @@ def flag(value: str | None) -> bool:
 def from_environment(environ: Mapping[str, str], builddir: Path | str | None = None,
                      site: languages.SiteLanguages | None = None) -> Settings:
     """Settings from a mapping of make variables (LANGUAGES, VERSION, STRICT, SHARD, NEEDS, BUILDDIR, PAGES,
-    BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM, TUTORIALS, REUSE, RETRY_FAILED, VERBOSE, SANDBOX); LANGUAGES
+    BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM, TUTORIALS, REUSE, RETRY_FAILED, VERBOSE, SANDBOX,
+    PROGRESS_INTERVAL); LANGUAGES
     names languages of SITE (conf.py's; default: the engine's shipped ones)."""
     jobs = environ.get("BUILD_JOBS", "").strip() or str(os.cpu_count() or 1)
     if not re.fullmatch(r"[1-9]\d*", jobs):
         raise UsageError(f"BUILD_JOBS: {jobs!r} is not a positive number of processes")
-    try:
-        timeout = parse_timeout(environ.get("TUTORIAL_TIMEOUT", "").strip() or str(DEFAULT_TIMEOUT))
-    except ValueError as error:
-        raise UsageError(f"TUTORIAL_TIMEOUT: {error}") from None
+    timeout = _seconds(environ, "TUTORIAL_TIMEOUT", DEFAULT_TIMEOUT)
     try:
         enforce_needs = needs.parse_mode(environ.get("NEEDS", ""))
     except ValueError as error:
@@ -98,7 +99,16 @@ def from_environment(environ: Mapping[str, str], builddir: Path | str | None = N
         retry_failed=flag(environ.get("RETRY_FAILED")),
         verbose=flag(environ.get("VERBOSE")),
         sandboxed=sandboxed,
+        progress_interval=_seconds(environ, "PROGRESS_INTERVAL", DEFAULT_PROGRESS_INTERVAL),
     )
+
+
+def _seconds(environ: Mapping[str, str], name: str, default: float) -> float:
+    """The make variable NAME, a number of seconds written as a time limit is (parse_timeout); DEFAULT unset."""
+    try:
+        return parse_timeout(environ.get(name, "").strip() or str(default))
+    except ValueError as error:
+        raise UsageError(f"{name}: {error}") from None
 
 
 def _reuse(value: str, tree: BuildTree) -> BuildTree | None:

@@ -183,13 +183,24 @@ def record(builddirs: Iterable[Path | str]) -> dict[str, float]:
     return durations
 
 
-def expected_seconds(tree: BuildTree, keys: list[str]) -> dict[str, float | None]:
-    """How long each tutorial (by key) may be expected to run, for a build's estimate of its time left: its
-    last run in TREE (on this machine; stale or not, as long as it was stamped), else the duration CI
-    recorded; None for one never timed."""
+@dataclass(frozen=True)
+class Expected:
+    """How long a tutorial is expected to run, and from what: `its last run` here, or `CI's recorded run`."""
+
+    seconds: float
+    source: str
+
+
+def expected_seconds(tree: BuildTree, keys: list[str]) -> dict[str, Expected | None]:
+    """How long each tutorial (by key) may be expected to run, for what a build says of its time left: its
+    last run in TREE (on this machine; stale or not, as long as it was stamped and did not fail, which says
+    nothing of a whole run's time), else the duration CI recorded; None for one never timed."""
     recorded = load_durations()
-    expected = {}
+    expected: dict[str, Expected | None] = {}
     for key in keys:
         stamp = stamping.stamp_of(tree.run_dir(key))  # None (or of another format): the recorded duration will do
-        expected[key] = stamp.seconds if stamp else recorded.get(key)
+        if stamp and not stamp.failed:
+            expected[key] = Expected(stamp.seconds, "its last run")
+        else:
+            expected[key] = Expected(recorded[key], "CI's recorded run") if key in recorded else None
     return expected

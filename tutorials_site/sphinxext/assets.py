@@ -28,6 +28,9 @@ from ..core import assets, languages, translate
 
 PARTS_STYLESHEET = "tutorials-parts.css"  # the engine's parts, with any theme
 THEME_STYLESHEETS = {"sphinx_rtd_theme": "tutorials.css"}  # the engine's look on top of a theme it knows
+# The folder (under _static/) of a theme's stylesheets whose every font the engine's stylesheet replaces: their
+# @font-face rules are dropped from the output, and with them the only references to the theme's font files.
+REPLACED_FONTS = {"sphinx_rtd_theme": "css"}
 
 
 def compiled_labels(doctreedir: Path, language: str) -> Path | None:
@@ -75,11 +78,32 @@ def add_page_parts(app: Sphinx, pagename: str, templatename: str, context: dict[
         context["body"] = sg.render_template(app, "tutorials-switchers.html", context) + context["body"]
 
 
+def drop_unused_fonts(app: Sphinx, exception: Exception | None) -> None:
+    """Remove from the output the font files no page can load (build-finished, after Sphinx copied the static
+    files): 6 MB per language with sphinx_rtd_theme, whose pages the engine's stylesheet sets in system fonts."""
+    if exception is not None or app.builder.format != "html":
+        return
+    static = Path(app.outdir, "_static")
+    folder = REPLACED_FONTS.get(app.config.html_theme)
+    for sheet in sorted((static / folder).glob("*.css")) if folder else []:
+        css = sheet.read_text(encoding="utf-8")
+        if assets.without_font_faces(css) != css:
+            sheet.write_text(assets.without_font_faces(css), encoding="utf-8")
+    removed = assets.unused_fonts(static)
+    for font in removed:
+        font.unlink()
+    emptied = {parent for font in removed for parent in font.parents if parent.is_relative_to(static) and parent != static}
+    for parent in sorted(emptied, key=lambda path: len(path.parts), reverse=True):  # the deepest first
+        if not any(parent.iterdir()):
+            parent.rmdir()
+
+
 def setup(app: Sphinx) -> ExtensionMetadata:
     """Link the engine's stylesheet from every page and register the folders and the catalog when the
     configuration is read."""
     app.add_css_file(PARTS_STYLESHEET, priority=800)  # where conf.py's html_css_files go: after the theme's, before the site's
     app.connect("config-inited", register)
     app.connect("html-page-context", add_page_parts, priority=900)
-    # It edits the configuration once, in the main process, and each page's context only.
+    app.connect("build-finished", drop_unused_fonts)
+    # It edits the configuration once, in the main process, each page's context only, and the output at the end.
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -211,7 +211,8 @@ def write_generated_downloads(app: Sphinx) -> None:
 _titles: weakref.WeakKeyDictionary[Sphinx, dict[str, str]] = weakref.WeakKeyDictionary()
 
 
-def _tutorial_titles(app: Sphinx) -> dict[str, str]:
+def tutorial_titles(app: Sphinx) -> dict[str, str]:
+    """Each tutorial's title in the build's language, by its reference label and its page (with and without "/")."""
     if app not in _titles:
         titles: dict[str, str] = {}
         for tutorial in site_project(app.config).tutorials:
@@ -238,7 +239,7 @@ def _write_downloads(app: Sphinx, tutorials: list[project.Tutorial]) -> None:
             continue
         _, blocks, _ = _shown_blocks(source, conf, None)
         blocks = [block if block.type == "code" else
-                  sg.Block(block.type, notebook_text.for_markdown(block.content, spaced, _tutorial_titles(app)),
+                  sg.Block(block.type, notebook_text.for_markdown(block.content, spaced, tutorial_titles(app)),
                            block.lineno)
                   for block in blocks]
         notebook, archive = target.with_suffix(".ipynb"), target.with_suffix(".zip")

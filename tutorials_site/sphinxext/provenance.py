@@ -4,7 +4,8 @@ Every tutorial page gets a `tutorial-provenance` directive under its intro. It
 reads the stamp of the tutorial's run (copied beside the page by
 sphinxext.gallery) and renders one line (device, torch, CUDA, commit, date;
 the GPUs the tutorial is written for, when it ran on fewer; that it ran without a sandbox, or used
-the network) plus the stamp itself as a <meta> tag, which `make check` verifies. A page
+the network) plus the stamp itself as a <meta> tag, which `make check` verifies. Over it, a
+run that failed gets a banner saying so (and that conf.py expects it, where it does). A page
 whose output does not come from a run of its current English source says so
 instead.
 """
@@ -23,10 +24,12 @@ from sphinx.util.typing import ExtensionMetadata
 from .. import __version__
 from .. import sphinx_gallery_api as sg
 from ..core.fingerprint import source_digest
+from ..core.project import Tutorial
 from ..core.records import Stamp
+from ..core.stamping import excused
 from ..core.stamps import STAMP_META, read_stamp, stamp_path
 from ..core.used import source_problems
-from .gallery import example_of
+from .gallery import example_of, site_project
 
 _ = get_translation("sphinx")
 
@@ -80,6 +83,25 @@ def describe(stamp: Stamp) -> list[nodes.Node]:
     return parts
 
 
+def failure_banner(stamp: Stamp, expected: bool) -> nodes.Element:
+    """What a page of a failed run says over its provenance line: that the tutorial failed, or did not finish,
+    where the reader sees why; EXPECTED: conf.py lists it in expected_failing_examples (it raised, as listed)."""
+    if expected:
+        box: nodes.Element = nodes.note(classes=["tutorial-failed", "tutorial-failed-expected"])
+        text = _("This tutorial fails on purpose: its output ends with the error, shown under the code block that "
+                 "raised it.")
+    elif stamp.unfinished:
+        box = nodes.error(classes=["tutorial-failed"])
+        text = _("This tutorial did not finish when this page was built: its output stops where the run ended, as "
+                 "said under the code block that was running.")
+    else:
+        box = nodes.error(classes=["tutorial-failed"])
+        text = _("This tutorial failed when this page was built: its output stops at the error, shown with its "
+                 "traceback under the code block that raised it.")
+    box += nodes.paragraph(text=text)
+    return box
+
+
 class ProvenanceDirective(SphinxDirective):
     """`.. tutorial-provenance::`: the provenance line of the page's run, or a warning where it has none."""
 
@@ -101,12 +123,18 @@ class ProvenanceDirective(SphinxDirective):
             self.env.metadata[self.env.docname][STAMP_META] = stamp.to_json()
             line = nodes.container(classes=["tutorial-provenance"])
             line += nodes.paragraph("", "", *describe(stamp))
-            return [line]
+            return [*self._failure(stamp, tutorial), line]
         missing = nodes.warning(classes=["tutorial-not-executed"])
         missing += nodes.paragraph(
             text=_("This page was built without running the tutorial: its output is missing or out of date.")
         )
         return [missing]
+
+    def _failure(self, stamp: Stamp, tutorial: Tutorial) -> list[nodes.Node]:
+        """The banner of a failed run (none for one that passed)."""
+        if not stamp.failed:
+            return []
+        return [failure_banner(stamp, excused(site_project(self.config), tutorial, stamp))]
 
 
 def add_stamp_meta(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
