@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import sync_playwright
 
-from conftest import TUTORIAL_PAGE, contrast, luminance, make
+from conftest import FIXTURE_TUTORIALS, TUTORIAL_PAGE, contrast, luminance, make
 from tutorials_site.commands.audit import BROWSER_FLAGS, axe_violations, serve, watch
 from tutorials_site.core import languages, versions
 from tutorials_site.core.layout import ROOT
@@ -603,7 +603,7 @@ def box(page, selector):
     return page.locator(selector).first.bounding_box()
 
 
-def test_the_buttons_stand_under_the_title_all_of_one_style(page, server):
+def test_the_buttons_stand_under_the_title_all_of_one_style(page, server, site_project):
     page.set_viewport_size({"width": 1280, "height": 900})
     page.goto(f"{server}/en/{DDP_PAGE}")
     title, actions, first_code = box(page, "h1"), box(page, ".tutorial-actions"), box(page, "div.highlight")
@@ -612,7 +612,7 @@ def test_the_buttons_stand_under_the_title_all_of_one_style(page, server):
     hrefs = links.evaluate_all("els => els.map(e => e.href)")
     assert sorted(href.rsplit(".", 1)[1] for href in hrefs if href.startswith(server)) == ["ipynb", "py", "zip"]
     repo = current().conf["tutorials_github_repo"]
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=site_project, capture_output=True, text=True).stdout.strip()
     assert f"https://github.com/{repo}/blob/{commit}/beginner_source/ddp_tutorial.py" in hrefs
     assert any(href.startswith("https://colab.research.google.com/github/") for href in hrefs) and len(hrefs) == 5
     assert len(set(links.evaluate_all(BUTTON_STYLE))) == 1  # one style: face, weight, size, padding, border, height
@@ -640,14 +640,14 @@ def test_on_this_page_lists_the_sections_right_of_a_text_that_uses_the_width(pag
     assert not toc.is_visible()
 
 
-def test_report_a_problem_opens_an_issue_filled_with_the_page_language_version_and_commit(page, server, site):
+def test_report_a_problem_opens_an_issue_filled_with_the_page_language_version_and_commit(page, server, site, site_project):
     page.goto(f"{server}/ko/{DDP_PAGE}")
     link = page.locator(".tutorials-report a")
     assert link.inner_text() != "Report a problem with this page"  # in the page's language
     url = urlsplit(link.get_attribute("href"))
     assert url.netloc == "github.com" and url.path == f"/{current().conf['tutorials_github_repo']}/issues/new"
     body = parse_qs(url.query)["body"][0].splitlines()
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=site_project, capture_output=True, text=True).stdout.strip()
     assert body[0].startswith("Page: ") and body[0].endswith(f"/ko/{DDP_PAGE}") and body[1:4] == [
         "Language: ko", f"Version: {json.loads((site / 'build.json').read_text())['name']}", f"Commit: {commit}"]
 
@@ -656,7 +656,7 @@ def test_report_a_problem_opens_an_issue_filled_with_the_page_language_version_a
 def test_the_landing_page_has_a_card_per_tutorial_with_thumbnail_text_time_and_hardware(page, server, seg):
     page.goto(f"{server}/{seg}/index.html")
     cards = page.locator(".tutorials-card")
-    assert cards.count() == len(current().tutorials)
+    assert cards.count() == len(FIXTURE_TUTORIALS)  # the tests' own, which `site` builds
     for card in cards.all():
         assert card.locator("img").evaluate("img => img.complete && img.naturalWidth > 0")
         assert card.locator(".tutorials-card-title a").get_attribute("href").startswith("beginner/")

@@ -95,7 +95,7 @@ def test_a_site_without_templates_or_catalogs_gets_the_engine_s_parts(tmp_path, 
     actions = tutorial.index('class="sphx-glr-footer sphx-glr-footer-example tutorial-actions')
     assert title_end < actions < tutorial.index("tutorial-not-executed") and "Go to the end" not in tutorial
     assert tutorial.count('id="sphx-glr-download-') == 1 and tutorial.count("sphx-glr-download-jupyter") == 1
-    source = f"https://github.com/someone/small-site/blob/0123abc/{current().tutorials[0].label}"
+    source = f"https://github.com/someone/small-site/blob/0123abc/{current().galleries[0].examples_dir}/{DEMO}.py"
     assert (source in tutorial) == bool(repo) and (label(language, "View on GitHub") in tutorial) == bool(repo)
     assert ("github.com/someone/small-site/issues/new?" in tutorial) == bool(repo)
     assert (label(language, "Report a problem with this page") in tutorial) == bool(repo)
