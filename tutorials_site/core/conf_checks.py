@@ -21,7 +21,7 @@ import signal
 import threading
 import time
 import unicodedata
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,31 +54,33 @@ class Placed:
     path: Path
 
 
-def option_lines(source: str) -> dict[str, int]:
-    """The line at which conf.py's SOURCE last sets each sphinx_gallery_conf option: a key of the dictionary it
-    assigns (a literal or dict(...)), an assignment by key, or a key given to update()."""
+def _last_lines(source: str, found: Callable[[ast.AST], Iterable[tuple[str, int]]]) -> dict[str, int]:
+    """{name: the last line} of what FOUND finds at each node of conf.py's SOURCE (none where it does not parse)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return {}
     lines: dict[str, int] = {}
     for node in ast.walk(tree):
-        for name, line in _settings(node):
+        for name, line in found(node):
             lines[name] = max(line, lines.get(name, 0))
     return lines
 
 
+def option_lines(source: str) -> dict[str, int]:
+    """The line at which conf.py's SOURCE last sets each sphinx_gallery_conf option: a key of the dictionary it
+    assigns (a literal or dict(...)), an assignment by key, or a key given to update()."""
+    return _last_lines(source, _settings)
+
+
+def _assigned(node: ast.AST) -> Iterable[tuple[str, int]]:
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+        yield node.id, node.lineno
+
+
 def name_lines(source: str) -> dict[str, int]:
     """The line at which conf.py's SOURCE last assigns each name (`name = ...`, `for name in ...`, ...)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return {}
-    lines: dict[str, int] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            lines[node.id] = max(node.lineno, lines.get(node.id, 0))
-    return lines
+    return _last_lines(source, _assigned)
 
 
 def _is_conf(node: ast.expr) -> bool:
