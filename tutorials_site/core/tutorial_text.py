@@ -64,6 +64,7 @@ class Unit:
     underline: str = ""  # adornment character, for headings
     overline: bool = False
     column: int = 0  # for trailing comments: where the '#' starts
+    parts: tuple[str, ...] = ()  # the text of each of its lines, stripped, as the msgid joins them
 
     @property
     def lineno(self) -> int:
@@ -87,10 +88,11 @@ class Tutorial:
     # (row, text) of each of its lines without the quotes that open and close it, which may share a line with text
     docstring_text: list[tuple[int, str]] = field(default_factory=list)
     opening: str = ""  # what opens it: its prefix and quotes
+    code_rows: frozenset[int] = frozenset()  # the 0-based rows outside the docstring and the text blocks
 
 
-def _joined(texts: Iterable[str]) -> str:
-    return " ".join(t.strip() for t in texts)
+def _parts(texts: Iterable[str]) -> tuple[str, ...]:
+    return tuple(t.strip() for t in texts)
 
 
 def _indent(text: str) -> int:
@@ -129,8 +131,9 @@ def _list_item(numbered: list[tuple[int, str]], i: int, item: re.Match[str], pre
     while j < len(numbered) and not _blank(numbered, j) and _indent(numbered[j][1]) >= body_indent \
             and not LIST_ITEM.match(numbered[j][1]):
         j += 1
-    msgid = _joined([item[4]] + [t for _, t in numbered[i + 1:j]])
-    return Unit("item", msgid, [k for k, _ in numbered[i:j]], prefix=prefix + item[1], marker=item[2] + item[3]), j
+    parts = _parts([item[4]] + [t for _, t in numbered[i + 1:j]])
+    return Unit("item", " ".join(parts), [k for k, _ in numbered[i:j]], prefix=prefix + item[1],
+                marker=item[2] + item[3], parts=parts), j
 
 
 def _paragraph(numbered: list[tuple[int, str]], i: int, prefix: str) -> tuple[Unit, int]:
@@ -140,8 +143,9 @@ def _paragraph(numbered: list[tuple[int, str]], i: int, prefix: str) -> tuple[Un
     while j < len(numbered) and not _blank(numbered, j) and _indent(numbered[j][1]) == indent \
             and not LIST_ITEM.match(numbered[j][1]) and not DIRECTIVE.match(numbered[j][1]):
         j += 1
-    msgid = _joined(t for _, t in numbered[i:j])
-    return Unit("paragraph", msgid, [k for k, _ in numbered[i:j]], prefix=prefix + " " * indent), j
+    parts = _parts(t for _, t in numbered[i:j])
+    return Unit("paragraph", " ".join(parts), [k for k, _ in numbered[i:j]], prefix=prefix + " " * indent,
+                parts=parts), j
 
 
 def _segment_rst(numbered: list[tuple[int, str]], prefix: str, kind_of_first_heading: bool) -> list[Unit]:
@@ -208,10 +212,11 @@ def _comment_units(tutorial: Tutorial, code_lines: set[int]) -> list[Unit]:
         if (full_line and previous and previous.kind == "comment" and previous.lines[-1] == row - 1
                 and previous.column == col):
             previous.lines.append(row)
-            previous.msgid = _joined([previous.msgid, text])
+            previous.parts += (text,)
+            previous.msgid = " ".join(previous.parts)
             continue
         kind = "comment" if full_line else "inline-comment"
-        units.append(Unit(kind, text, [row], prefix=" " * col + "# ", column=col))
+        units.append(Unit(kind, text, [row], prefix=" " * col + "# ", column=col, parts=(text,)))
     return units
 
 
@@ -258,6 +263,7 @@ def parse(path: Path | str, text: str | None = None) -> Tutorial:
             k += 1
 
     code_lines = set(range(len(lines))) - text_lines
+    tutorial.code_rows = frozenset(code_lines)
     units += _comment_units(tutorial, code_lines)
     tutorial.units = sorted(units, key=lambda u: (u.lines[0], u.column))
     return tutorial
