@@ -63,6 +63,7 @@ class Pair:
 @dataclass(frozen=True)
 class _Tokens:
     kept: collections.Counter[str]  # what a translator copies (KEPT)
+    shape: tuple[tuple[str, int], ...]  # how many of each kind of kept token: inline code, link targets, ...
     numbers: collections.Counter[str]
     words: frozenset[str]  # words in Latin letters outside what is kept, lower case, singular
     length: int  # characters of prose: the text less what is kept, spaces collapsed
@@ -76,11 +77,13 @@ def _word(word: str) -> str:
 
 
 def _tokens(text: str) -> _Tokens:
-    kept = collections.Counter(next(group for group in match.groups() if group) for match in KEPT.finditer(text))
+    matches = list(KEPT.finditer(text))
+    kept = collections.Counter(next(group for group in match.groups() if group) for match in matches)
+    shape = tuple(sorted(collections.Counter(str(match.lastgroup) for match in matches).items()))
     prose = " ".join(KEPT.sub(" ", text).split())
     numbers = collections.Counter(NUMBER.findall(prose))
     words = frozenset(_word(word) for word in LATIN_WORD.findall(prose))
-    return _Tokens(kept, numbers, words, len(prose), len(SENTENCE_END.findall(prose)) or 1)
+    return _Tokens(kept, shape, numbers, words, len(prose), len(SENTENCE_END.findall(prose)) or 1)
 
 
 @dataclass(frozen=True)
@@ -108,14 +111,17 @@ class _Candidate:
 
 def _candidate(english: _Tokens, translated: _Tokens, model: _Model, vocabulary: frozenset[str]) -> _Candidate:
     deviations = model.deviations(english, translated)
+    # Kept tokens of the same kinds, in the same numbers, count as one more shared: a link whose target the
+    # English changed since the translation is still the same link.
     shared = (sum((english.kept & translated.kept).values()) + sum((english.numbers & translated.numbers).values())
-              + len(translated.words & english.words))
+              + len(translated.words & english.words) + (bool(english.shape) and english.shape == translated.shape))
     added = translated.words - english.words
-    conflicts = (sum((english.kept - translated.kept).values()) + sum((translated.kept - english.kept).values())
+    # A kept token one side lacks counts double: a translator who keeps code and links keeps them all.
+    conflicts = (2 * (sum((english.kept - translated.kept).values()) + sum((translated.kept - english.kept).values()))
                  + sum((english.numbers - translated.numbers).values())
                  + len(added - vocabulary) + len(added & vocabulary) / 2)
     length_cost = -math.log(max(math.erfc(deviations / math.sqrt(2)), 1e-12))
-    cost = PAIR + length_cost + 2 * min(conflicts, 3) - min(shared, 3)
+    cost = PAIR + length_cost + 2 * min(conflicts, 4) - min(shared, 3)
     return _Candidate(max(cost, 0.0), deviations, shared, conflicts, english.sentences == translated.sentences)
 
 
@@ -176,22 +182,24 @@ def _stretches(english: Sequence[Piece], translated: Sequence[Piece]) -> list[tu
     return stretches
 
 
-def _model(english: Sequence[Piece], translated: Sequence[Piece], pairs: Sequence[tuple[int, int]]) -> _Model:
-    """The length ratio of the two languages, from PAIRS where there are enough of them, else from the whole texts."""
-    e_tokens = [_tokens(english[i].text) for i, _ in pairs]
-    t_tokens = [_tokens(translated[j].text) for _, j in pairs]
+def _model(english: Sequence[_Tokens], translated: Sequence[_Tokens], pairs: Sequence[tuple[int, int]]) -> _Model:
+    """The length ratio of the two languages, from PAIRS where there are enough of them, else from the whole texts
+    (ENGLISH and TRANSLATED: the tokens of the units)."""
     if len(pairs) < 3:
-        total_e = sum(_tokens(p.text).length for p in english if p.kind != CODE)
-        total_t = sum(_tokens(p.text).length for p in translated if p.kind != CODE)
+        total_e, total_t = sum(e.length for e in english), sum(t.length for t in translated)
         ratio = total_t / total_e if total_e and total_t else 1.0
         return _Model(ratio, VARIANCE * ratio)
-    ratio = sum(t.length for t in t_tokens) / max(sum(e.length for e in e_tokens), 1)
-    spread = sum((t.length - ratio * e.length) ** 2 / max(e.length, 10) for e, t in zip(e_tokens, t_tokens))
+    ratio = sum(translated[j].length for _, j in pairs) / max(sum(english[i].length for i, _ in pairs), 1)
+    spread = sum((translated[j].length - ratio * english[i].length) ** 2 / max(english[i].length, 10)
+                 for i, j in pairs)
     default = VARIANCE * ratio
     return _Model(ratio, min(max(spread / len(pairs), default / 2), default * 4))
 
 
-def _verdict(candidate: _Candidate, margin: float) -> Verdict:
+def _verdict(candidate: _Candidate, margin: float) -> Verdict | None:
+    """Certain, likely (imported as fuzzy), or None: the evidence is against the pair, which is then no pair."""
+    if candidate.conflicts and not candidate.shared:
+        return None
     supported = candidate.shared > 0 or (candidate.sentences_agree and candidate.deviations <= STRICT)
     agreeing = candidate.conflicts * 4 <= candidate.shared  # a gloss in English here and there, against much shared
     limit = DEVIATIONS + (1 if candidate.shared >= 3 else 0)
@@ -200,17 +208,26 @@ def _verdict(candidate: _Candidate, margin: float) -> Verdict:
     return "likely"
 
 
-def _align_stretch(english: Sequence[Piece], translated: Sequence[Piece], e_units: list[int], t_units: list[int],
-                   model: _Model) -> list[tuple[int | None, int | None, _Candidate | None, float]]:
+@dataclass(frozen=True)
+class _Document:
+    """The pieces of one side, and the tokens of each (None for code)."""
+
+    pieces: Sequence[Piece]
+    tokens: Sequence[_Tokens | None]
+
+
+def _document(pieces: Sequence[Piece]) -> _Document:
+    return _Document(pieces, [None if p.kind == CODE else _tokens(p.text) for p in pieces])
+
+
+def _align_stretch(english: _Document, translated: _Document, e_units: list[int], t_units: list[int],
+                   model: _Model, vocabulary: frozenset[str]) -> list[tuple[int | None, int | None, _Candidate | None, float]]:
     """The moves of one stretch: (English index, translated index, the pair's candidate, its margin)."""
-    vocabulary = frozenset(w for p in english for w in _tokens(p.text).words)
-    e_tokens = [_tokens(english[i].text) for i in e_units]
-    t_tokens = [_tokens(translated[j].text) for j in t_units]
-    candidates = [[_candidate(e, t, model, vocabulary) if english[i].kind == translated[j].kind else None
-                   for j, t in zip(t_units, t_tokens)] for i, e in zip(e_units, e_tokens)]
-    costs: list[list[float | None]] = [[0.0 if c is not None and _same(english[i].text, translated[j].text)
-                                        else (c.cost if c else None) for c, j in zip(row, t_units)]
-                                       for row, i in zip(candidates, e_units)]
+    candidates = [[_candidate(english.tokens[i], translated.tokens[j], model, vocabulary)  # type: ignore[arg-type]
+                   if english.pieces[i].kind == translated.pieces[j].kind else None for j in t_units] for i in e_units]
+    costs: list[list[float | None]] = [
+        [0.0 if c is not None and _same(english.pieces[i].text, translated.pieces[j].text) else (c.cost if c else None)
+         for c, j in zip(row, t_units)] for row, i in zip(candidates, e_units)]
     total, moves = _path(costs)
     result = []
     for a, b in moves:
@@ -226,12 +243,15 @@ def align(english: Sequence[Piece], translated: Sequence[Piece]) -> list[Pair]:
     """What became of every unit of both documents, in the translation's reading order: each English unit in one
     Pair and each translated unit in one Pair."""
     stretches = _stretches(english, translated)
-    model = _model(english, translated, [])
+    e_doc, t_doc = _document(english), _document(translated)
+    e_units, t_units = [t for t in e_doc.tokens if t], [t for t in t_doc.tokens if t]
+    vocabulary = frozenset(word for tokens in e_units for word in tokens.words)
+    model = _model(e_units, t_units, [])
     for _ in range(2):  # the second pass measures the ratio on the first's pairs
-        moves = [move for e_units, t_units, _ in stretches
-                 for move in _align_stretch(english, translated, e_units, t_units, model)]
-        model = _model(english, translated, [(a, b) for a, b, c, _ in moves
-                                             if a is not None and b is not None and c and c.conflicts == 0])
+        moves = [move for e_range, t_range, _ in stretches
+                 for move in _align_stretch(e_doc, t_doc, e_range, t_range, model, vocabulary)]
+        model = _model(e_doc.tokens, t_doc.tokens, [(a, b) for a, b, c, _ in moves  # type: ignore[arg-type]
+                                                    if a is not None and b is not None and c and c.conflicts == 0])
     changed_e = {i for e_units, _, changed in stretches if changed for i in e_units}
     changed_t = {j for _, t_units, changed in stretches if changed for j in t_units}
     pairs = []
@@ -242,6 +262,8 @@ def align(english: Sequence[Piece], translated: Sequence[Piece]) -> list[Pair]:
             pairs.append(Pair(a, b, "code changed"))
         elif a is None or b is None or candidate is None:
             pairs.append(Pair(a, b, "missing" if b is None else "extra"))
+        elif (verdict := _verdict(candidate, margin)) is not None:
+            pairs.append(Pair(a, b, verdict))
         else:
-            pairs.append(Pair(a, b, _verdict(candidate, margin)))
+            pairs += [Pair(a, None, "missing"), Pair(None, b, "extra")]
     return pairs

@@ -53,10 +53,12 @@ class Result:
 
     @property
     def certain(self) -> int:
+        """How many translations it imports as they are."""
         return sum(not i.fuzzy for i in self.imported)
 
     @property
     def fuzzy(self) -> int:
+        """How many it imports as fuzzy."""
         return sum(i.fuzzy for i in self.imported)
 
 
@@ -140,7 +142,7 @@ def _finding(pair: Pair, english: Sequence[Piece], translated: Sequence[Piece], 
     return Finding(piece.line, f"not imported: {why.get(pair.verdict, pair.verdict)}")
 
 
-def _imported(pair: Pair, english: Sequence[Piece], translated: Sequence[Piece], breaks: Check,
+def _imported(pair: Pair, english: Sequence[Piece], translated: Sequence[Piece], english_file: str, breaks: Check,
               points_elsewhere: Check) -> tuple[Imported | None, Finding | None]:
     """What a pair the alignment made imports, and what the report says of it."""
     assert pair.english is not None and pair.translated is not None
@@ -154,8 +156,8 @@ def _imported(pair: Pair, english: Sequence[Piece], translated: Sequence[Piece],
         return Imported(unit.text, msgstr, True), Finding(piece.line, f"imported as fuzzy: {elsewhere}")
     if pair.verdict == "likely":
         return Imported(unit.text, msgstr, True), Finding(
-            piece.line, f"imported as fuzzy: {name(unit.kind)} paired with the English at line {unit.line} by "
-                        "position, not by evidence: check that it translates it")
+            piece.line, f"imported as fuzzy: {name(unit.kind)} paired with {english_file}:{unit.line} by its "
+                        "place more than by evidence: check that it translates it")
     return Imported(unit.text, msgstr, False), None
 
 
@@ -170,7 +172,7 @@ def pair_up(english: Sequence[Piece], translated: Sequence[Piece], english_file:
         if pair.translated is not None:
             near = translated[pair.translated].line
         if pair.verdict in ("certain", "likely"):
-            result, finding = _imported(pair, english, translated, breaks, points_elsewhere)
+            result, finding = _imported(pair, english, translated, english_file, breaks, points_elsewhere)
             imported += [result] if result else []
             findings += [finding] if finding else []
         else:
