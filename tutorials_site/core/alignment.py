@@ -16,9 +16,10 @@ unit that pairs with nothing is never imported.
 """
 
 import collections
+import difflib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -134,7 +135,10 @@ def _same(english: str, translated: str) -> bool:
     return " ".join(english.split()) == " ".join(translated.split())
 
 
-def _path(costs: list[list[float | None]], forbidden: tuple[int, int] | None = None) -> tuple[float, list[tuple[int | None, int | None]]]:
+Step = tuple[int | None, int | None]  # a move of the alignment: (English unit, translated unit), None where none
+
+
+def _path(costs: list[list[float | None]], forbidden: tuple[int, int] | None = None) -> tuple[float, list[Step]]:
     """The cheapest alignment of a stretch (its cost and its moves) given each pair's cost (None: no pair)."""
     m, n = len(costs), len(costs[0]) if costs else 0
     best = [[0.0] * (n + 1) for _ in range(m + 1)]
@@ -152,20 +156,27 @@ def _path(costs: list[list[float | None]], forbidden: tuple[int, int] | None = N
             if j:
                 options.append((best[i][j - 1] + SKIP, 3))
             best[i][j], move[i][j] = min(options)
-    moves: list[tuple[int | None, int | None]] = []
+    steps: list[Step] = []
     i, j = m, n
     while i or j:
         step = move[i][j]
-        moves.append((i - 1 if step != 3 else None, j - 1 if step != 2 else None))
+        steps.append((i - 1 if step != 3 else None, j - 1 if step != 2 else None))
         i, j = i - (step != 3), j - (step != 2)
-    return best[m][n], moves[::-1]
+    return best[m][n], steps[::-1]
 
 
-def _stretches(english: Sequence[Piece], translated: Sequence[Piece]) -> list[tuple[list[int], list[int], bool]]:
-    """The units of each stretch between two shared pieces of code: (English indices, translated indices, whether
-    code between its anchors differs)."""
-    import difflib  # only here: the one matcher of code the module needs
+@dataclass(frozen=True)
+class _Stretch:
+    """The units between two shared pieces of code (indices into each side's pieces), and whether code between
+    them differs."""
 
+    english: tuple[int, ...]
+    translated: tuple[int, ...]
+    code_changed: bool
+
+
+def _stretches(english: Sequence[Piece], translated: Sequence[Piece]) -> list[_Stretch]:
+    """The two documents cut at the code they share (their longest common subsequence)."""
     e_code = [i for i, p in enumerate(english) if p.kind == CODE]
     t_code = [i for i, p in enumerate(translated) if p.kind == CODE]
     matcher = difflib.SequenceMatcher(None, [english[i].text for i in e_code], [translated[i].text for i in t_code],
@@ -176,22 +187,35 @@ def _stretches(english: Sequence[Piece], translated: Sequence[Piece]) -> list[tu
     for anchor in [*anchors, (len(english), len(translated))]:
         e_range, t_range = range(previous[0] + 1, anchor[0]), range(previous[1] + 1, anchor[1])
         changed = any(english[i].kind == CODE for i in e_range) or any(translated[j].kind == CODE for j in t_range)
-        stretches.append(([i for i in e_range if english[i].kind != CODE],
-                          [j for j in t_range if translated[j].kind != CODE], changed))
+        stretches.append(_Stretch(tuple(i for i in e_range if english[i].kind != CODE),
+                                  tuple(j for j in t_range if translated[j].kind != CODE), changed))
         previous = anchor
     return stretches
 
 
-def _model(english: Sequence[_Tokens], translated: Sequence[_Tokens], pairs: Sequence[tuple[int, int]]) -> _Model:
-    """The length ratio of the two languages, from PAIRS where there are enough of them, else from the whole texts
-    (ENGLISH and TRANSLATED: the tokens of the units)."""
+@dataclass(frozen=True)
+class _Document:
+    """The pieces of one side, and the tokens of each unit of text, by index."""
+
+    pieces: Sequence[Piece]
+    tokens: Mapping[int, _Tokens]
+
+
+def _document(pieces: Sequence[Piece]) -> _Document:
+    return _Document(pieces, {i: _tokens(p.text) for i, p in enumerate(pieces) if p.kind != CODE})
+
+
+def _model(english: _Document, translated: _Document, pairs: Sequence[tuple[int, int]]) -> _Model:
+    """The length ratio of the two languages, from PAIRS (of units) where there are enough of them, else from the
+    whole texts."""
     if len(pairs) < 3:
-        total_e, total_t = sum(e.length for e in english), sum(t.length for t in translated)
+        total_e = sum(t.length for t in english.tokens.values())
+        total_t = sum(t.length for t in translated.tokens.values())
         ratio = total_t / total_e if total_e and total_t else 1.0
         return _Model(ratio, VARIANCE * ratio)
-    ratio = sum(translated[j].length for _, j in pairs) / max(sum(english[i].length for i, _ in pairs), 1)
-    spread = sum((translated[j].length - ratio * english[i].length) ** 2 / max(english[i].length, 10)
-                 for i, j in pairs)
+    lengths = [(english.tokens[i].length, translated.tokens[j].length) for i, j in pairs]
+    ratio = sum(t for _, t in lengths) / max(sum(e for e, _ in lengths), 1)
+    spread = sum((t - ratio * e) ** 2 / max(e, 10) for e, t in lengths)
     default = VARIANCE * ratio
     return _Model(ratio, min(max(spread / len(pairs), default / 2), default * 4))
 
@@ -209,61 +233,60 @@ def _verdict(candidate: _Candidate, margin: float) -> Verdict | None:
 
 
 @dataclass(frozen=True)
-class _Document:
-    """The pieces of one side, and the tokens of each (None for code)."""
+class _Move:
+    """One move of a stretch's alignment: its units (indices into the pieces), a pair's candidate and margin (how
+    much more the stretch's best alignment without it costs)."""
 
-    pieces: Sequence[Piece]
-    tokens: Sequence[_Tokens | None]
+    english: int | None
+    translated: int | None
+    candidate: _Candidate | None = None
+    margin: float = 0.0
 
 
-def _document(pieces: Sequence[Piece]) -> _Document:
-    return _Document(pieces, [None if p.kind == CODE else _tokens(p.text) for p in pieces])
-
-
-def _align_stretch(english: _Document, translated: _Document, e_units: list[int], t_units: list[int],
-                   model: _Model, vocabulary: frozenset[str]) -> list[tuple[int | None, int | None, _Candidate | None, float]]:
-    """The moves of one stretch: (English index, translated index, the pair's candidate, its margin)."""
-    candidates = [[_candidate(english.tokens[i], translated.tokens[j], model, vocabulary)  # type: ignore[arg-type]
-                   if english.pieces[i].kind == translated.pieces[j].kind else None for j in t_units] for i in e_units]
+def _align_stretch(english: _Document, translated: _Document, stretch: _Stretch, model: _Model,
+                   vocabulary: frozenset[str]) -> list[_Move]:
+    """The moves of one stretch's cheapest alignment."""
+    candidates = [[_candidate(english.tokens[i], translated.tokens[j], model, vocabulary)
+                   if english.pieces[i].kind == translated.pieces[j].kind else None for j in stretch.translated]
+                  for i in stretch.english]
     costs: list[list[float | None]] = [
         [0.0 if c is not None and _same(english.pieces[i].text, translated.pieces[j].text) else (c.cost if c else None)
-         for c, j in zip(row, t_units)] for row, i in zip(candidates, e_units)]
-    total, moves = _path(costs)
-    result = []
-    for a, b in moves:
+         for c, j in zip(row, stretch.translated)] for row, i in zip(candidates, stretch.english)]
+    total, steps = _path(costs)
+    moves = []
+    for a, b in steps:
         if a is None or b is None:
-            result.append((None if a is None else e_units[a], None if b is None else t_units[b], None, 0.0))
-            continue
-        margin = _path(costs, forbidden=(a, b))[0] - total
-        result.append((e_units[a], t_units[b], candidates[a][b], margin))
-    return result
+            moves.append(_Move(None if a is None else stretch.english[a], None if b is None else stretch.translated[b]))
+        else:
+            margin = _path(costs, forbidden=(a, b))[0] - total
+            moves.append(_Move(stretch.english[a], stretch.translated[b], candidates[a][b], margin))
+    return moves
+
+
+def _pairs(move: _Move, english: Sequence[Piece], translated: Sequence[Piece], code_changed: bool) -> list[Pair]:
+    """What a move makes of its units (CODE_CHANGED: code between its stretch's anchors differs)."""
+    a, b = move.english, move.translated
+    if a is not None and b is not None and _same(english[a].text, translated[b].text):
+        return [Pair(a, b, "same")]
+    if code_changed and is_comment((english[a] if a is not None else translated[b or 0]).kind):
+        return [Pair(a, b, "code changed")]
+    if a is None or b is None or move.candidate is None:
+        return [Pair(a, b, "missing" if b is None else "extra")]
+    verdict = _verdict(move.candidate, move.margin)
+    return [Pair(a, b, verdict)] if verdict else [Pair(a, None, "missing"), Pair(None, b, "extra")]
 
 
 def align(english: Sequence[Piece], translated: Sequence[Piece]) -> list[Pair]:
-    """What became of every unit of both documents, in the translation's reading order: each English unit in one
-    Pair and each translated unit in one Pair."""
+    """What became of every unit of both documents, in reading order: each English unit in one Pair and each
+    translated unit in one Pair."""
     stretches = _stretches(english, translated)
     e_doc, t_doc = _document(english), _document(translated)
-    e_units, t_units = [t for t in e_doc.tokens if t], [t for t in t_doc.tokens if t]
-    vocabulary = frozenset(word for tokens in e_units for word in tokens.words)
-    model = _model(e_units, t_units, [])
+    vocabulary = frozenset(word for tokens in e_doc.tokens.values() for word in tokens.words)
+    model = _model(e_doc, t_doc, [])
     for _ in range(2):  # the second pass measures the ratio on the first's pairs
-        moves = [move for e_range, t_range, _ in stretches
-                 for move in _align_stretch(e_doc, t_doc, e_range, t_range, model, vocabulary)]
-        model = _model(e_doc.tokens, t_doc.tokens, [(a, b) for a, b, c, _ in moves  # type: ignore[arg-type]
-                                                    if a is not None and b is not None and c and c.conflicts == 0])
-    changed_e = {i for e_units, _, changed in stretches if changed for i in e_units}
-    changed_t = {j for _, t_units, changed in stretches if changed for j in t_units}
-    pairs = []
-    for a, b, candidate, margin in moves:
-        if a is not None and b is not None and _same(english[a].text, translated[b].text):
-            pairs.append(Pair(a, b, "same"))
-        elif (a in changed_e and is_comment(english[a].kind)) or (b in changed_t and is_comment(translated[b].kind)):
-            pairs.append(Pair(a, b, "code changed"))
-        elif a is None or b is None or candidate is None:
-            pairs.append(Pair(a, b, "missing" if b is None else "extra"))
-        elif (verdict := _verdict(candidate, margin)) is not None:
-            pairs.append(Pair(a, b, verdict))
-        else:
-            pairs += [Pair(a, None, "missing"), Pair(None, b, "extra")]
-    return pairs
+        moves = [_align_stretch(e_doc, t_doc, stretch, model, vocabulary) for stretch in stretches]
+        model = _model(e_doc, t_doc, [(m.english, m.translated) for stretch in moves for m in stretch
+                                      if m.english is not None and m.translated is not None and m.candidate
+                                      and m.candidate.conflicts == 0])
+    return [pair for stretch, stretch_moves in zip(stretches, moves) for move in stretch_moves
+            for pair in _pairs(move, english, translated, stretch.code_changed)]

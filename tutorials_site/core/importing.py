@@ -194,16 +194,16 @@ def apply(catalog: Catalog, imported: Sequence[Imported], overwrite: bool) -> Ap
     keeps its translation unless OVERWRITE. A message two units share takes the first translation; a second
     that differs makes it fuzzy."""
     written = kept = 0
-    seen: dict[str, str] = {}
+    first: dict[str, str] = {}
     for entry in imported:
         message = catalog.get(entry.msgid)
         if message is None:
             continue
-        if entry.msgid in seen:
-            if seen[entry.msgid] != entry.msgstr and entry.msgid in catalog and message.string == seen[entry.msgid]:
-                message.flags.add("fuzzy")
+        if entry.msgid in first:
+            if first[entry.msgid] != entry.msgstr and message.string == first[entry.msgid]:
+                message.flags.add("fuzzy")  # translated two ways: its translator chooses
             continue
-        seen[entry.msgid] = entry.msgstr
+        first[entry.msgid] = entry.msgstr
         if message.string and not overwrite:
             kept += 1
             continue
