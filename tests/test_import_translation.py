@@ -30,6 +30,7 @@ def imported(builds_site, tmp_path_factory):
     title = english.splitlines()[0]
     (checkout / "index.md").write_text(english.replace(title, "# 파이토치 튜토리얼", 1), encoding="utf-8")
     (project / "locales/ko/LC_MESSAGES/index.po").unlink()  # the page's catalog is made by the import
+    (checkout / "beginner_source/ddp_tutorial.py").write_text("def broken(:\n", encoding="utf-8")
     done = make(project, "import-translation", FROM=str(checkout), LANGUAGES="ko")
     return project, checkout, title.lstrip("# "), done
 
@@ -49,6 +50,13 @@ def test_the_checkout_becomes_the_catalog_and_the_report_names_the_added_paragra
     assert not catalog["Words that were never seen start at zero, thanks to ``dict.get``."].string
     assert f"{checkout / TUTORIAL}:24: not imported: a paragraph with no English counterpart" in done.stdout
     assert f"import-translation: {checkout / TUTORIAL}: 8 imported, 1 fuzzy, 1 left in English (of 10)" in done.stdout
+
+
+def test_a_file_that_cannot_be_read_is_reported_and_the_others_imported(imported) -> None:
+    _, checkout, _, done = imported
+    assert done.returncode == 0
+    assert (f"{checkout / 'beginner_source/ddp_tutorial.py'}:1: invalid syntax: not imported: the translated file "
+            "cannot be read as a tutorial") in done.stdout
 
 
 def test_a_page_is_imported_too(imported) -> None:
