@@ -139,3 +139,28 @@ def test_a_catalog_keeps_its_translations_unless_overwritten() -> None:
     assert (catalog["kept"].string, catalog["new"].string, catalog["unsure"].fuzzy) == ("이미 번역됨", "새 것", True)
     assert importing.apply(catalog, imports, overwrite=True) == importing.Applied(written=3, kept=0)
     assert catalog["kept"].string == "새 번역" and not catalog["kept"].fuzzy
+
+
+def test_a_docstring_s_escapes_are_read_as_the_string_holds_them() -> None:
+    english = '''"""
+Title
+=====
+
+The ``split`` method cuts a string.
+"""
+x = 1
+'''
+    korean = english.replace("Title\n=====", "제목\n====").replace(
+        "The ``split`` method cuts a string.", "``split``\\\\ 메서드는 문자열을 자릅니다.")
+    result = _pair(english, korean)
+    assert {i.msgid: i.msgstr for i in result.imported}["The ``split`` method cuts a string."] == \
+        "``split``\\ 메서드는 문자열을 자릅니다."
+
+
+@pytest.mark.parametrize(("kind", "said"), [
+    ("paragraph 0", "a paragraph"), ("title", "the title"), ("# at 4", "a code comment"),
+    ("section/section/title", "a heading"), ("section/bullet_list/list_item/paragraph", "a paragraph"),
+    ("section/figure/caption", "a caption"),
+])
+def test_the_report_names_each_kind_of_unit(kind: str, said: str) -> None:
+    assert importing.name(kind) == said

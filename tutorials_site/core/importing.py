@@ -63,10 +63,12 @@ class Result:
 
 
 def name(kind: str) -> str:
-    """A piece's kind as the report says it: "a paragraph", "a code comment", "a caption"."""
-    first = kind.split()[0] if not is_comment(kind) else COMMENT
-    last = first.rsplit("/", 1)[-1]
-    return NAMES.get(last, f"a {last.replace('_', ' ')}")
+    """A piece's kind as the report says it: "a paragraph", "a code comment", "a caption"; a page's kind is its
+    place in the document tree (sphinxext.units), where a title is a section's: a heading."""
+    if "/" in kind:
+        last = kind.rsplit("/", 1)[-1]
+        return "a heading" if last == "title" else NAMES.get(last, f"a {last.replace('_', ' ')}")
+    return NAMES.get(COMMENT if is_comment(kind) else kind.split()[0], f"a {kind.split()[0]}")
 
 
 def _kind(unit: tutorial_text.Unit) -> str:
