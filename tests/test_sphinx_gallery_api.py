@@ -56,7 +56,8 @@ PRIVATE = {
     # The repr a block's last value is shown by (capture_repr, ignore_repr_types); only execute_code_block, which
     # runs the code in Sphinx's own process, calls it.
     "gen_rst._get_last_repr",
-    # The reST of a block's output, laid out as sphinx-gallery lays it out; only execute_code_block calls it.
+    # The reST of a block's output, laid out as sphinx-gallery lays it out; only execute_code_block, which runs the
+    # code itself, calls it: output_rst hands it the run's recorded text and value in place of its tee and globals.
     "gen_rst._get_code_output",
     # The file a scraper saved for an image path, in whichever format it chose; no public lookup.
     "scrapers._find_image_ext",

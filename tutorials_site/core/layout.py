@@ -9,7 +9,6 @@ from .sphinx_gallery_formats import TIMES_PAGE
 ROOT = Path(__file__).resolve().parents[2]
 
 
-
 def is_times_page(docname: str) -> bool:
     """Whether a page is one of sphinx-gallery's tables of computation times: its text is sphinx-gallery's and this
     build's timings, nobody's to translate."""
