@@ -6,6 +6,8 @@ import functools
 import re
 from pathlib import Path
 
+import pytest
+
 from conftest import FIXTURE_TUTORIALS, copy_project
 from tutorials_site.commands import lint
 from tutorials_site.core.layout import ROOT
@@ -174,6 +176,7 @@ def test_the_length_checker_counts_from_def_to_the_last_line_methods_and_nested_
         f"a.py:{at['long']}: long (51 lines)", f"a.py:{at['method']}: method (53 lines)", f"a.py:{at['inner']}: inner (51 lines)"]
 
 
+@pytest.mark.lint
 def test_ruff_is_clean():
     code, output = lint.ruff(lint.sources())  # as `make lint` runs it: whatever build folders lie at the root
     assert code == 0, output
@@ -191,6 +194,7 @@ def test_the_linters_leave_out_any_build_folder_or_published_tree_wherever_it_is
     assert lint.hand_written_rst(entries) == [tmp_path / "src" / "index.rst"]
 
 
+@pytest.mark.lint
 def test_mypy_is_clean():
     code, output = lint.mypy()  # as `make lint` runs it: strict on the whole package (mypy.ini)
     assert code == 0, output
