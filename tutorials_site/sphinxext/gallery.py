@@ -33,11 +33,12 @@ from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_api as sg
-from ..core import languages, notebook_text, project, runs, seal, tutorial_text
+from ..core import notebook_text, project, runs, seal, tutorial_text
 from ..core.files import read_regular, write_atomically
 from ..core.layout import ROOT, figure_files
 from ..core.records import RecordError, RunFile, RunRecord, Stamp
 from ..core.stamps import page_copy, stamp_path
+from .head import page_language
 
 logger = logging.getLogger(__name__)
 
@@ -231,7 +232,7 @@ def _write_downloads(app: Sphinx, tutorials: list[project.Tutorial]) -> None:
     """TUTORIALS' notebooks and zips, the notebook in plain Markdown (core.notebook_text): sphinx-gallery
     writes a notebook with the reST its conversion leaves (roles, escapes)."""
     conf = app.config.sphinx_gallery_conf
-    spaced = languages.of(app.config.language).spaced
+    spaced = page_language(app.config).spaced
     for tutorial in tutorials:
         source = Path(app.srcdir, tutorial.gallery.examples_dir, tutorial.rel)
         target = Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.rel)

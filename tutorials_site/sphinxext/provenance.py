@@ -11,7 +11,6 @@ instead.
 """
 
 import re
-from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from ..core.stamping import excused
 from ..core.stamps import STAMP_META, read_stamp, stamp_path
 from ..core.used import source_problems
 from .gallery import example_of, site_project
+from .head import add_to_head, meta
 
 _ = get_translation("sphinx")
 
@@ -142,7 +142,7 @@ def add_stamp_meta(app: Sphinx, pagename: str, templatename: str, context: dict[
     """Put the stamp the directive kept as the page's <meta> tag, which `make check` reads (html-page-context)."""
     stamp = (context.get("meta") or {}).get(STAMP_META)
     if stamp:
-        context["metatags"] += f'\n<meta name="{STAMP_META}" content="{escape(stamp)}">'
+        add_to_head(context, meta("name", STAMP_META, stamp))
 
 
 def setup(app: Sphinx) -> ExtensionMetadata:
