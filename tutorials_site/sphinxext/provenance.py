@@ -10,7 +10,6 @@ whose output does not come from a run of its current English source says so
 instead.
 """
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from sphinx.util.typing import ExtensionMetadata
 from .. import __version__
 from .. import sphinx_gallery_api as sg
 from ..core.fingerprint import source_digest
+from ..core.gallery_strings import split_template
 from ..core.project import Tutorial
 from ..core.records import Stamp
 from ..core.stamping import excused
@@ -49,7 +49,7 @@ def add_directive(app: Sphinx, docname: str, source: list[str]) -> None:
 def _fill(template: str, **values: nodes.Node | list[nodes.Node]) -> list[nodes.Node]:
     """The template's text with each {placeholder} replaced by its node (or text)."""
     parts = []
-    for i, piece in enumerate(re.split(r"\{(\w+)\}", template)):
+    for i, piece in enumerate(split_template(template)):
         if i % 2:
             value = values[piece]
             parts += value if isinstance(value, list) else [value]
