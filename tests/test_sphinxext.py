@@ -73,12 +73,3 @@ def test_a_suppressed_subtype_is_not_emitted_and_the_page_still_says_it(sphinx_a
     page = (app.outdir / "index.html").read_text()
     assert "translation-incomplete" in page and '<a class="english-page reference external" href="../en/index.html">' in page
 
-
-def test_every_part_adds_to_the_head_through_one_writer_that_escapes_each_value_and_keeps_what_was_there():
-    from tutorials_site.sphinxext.head import add_to_head, link, meta
-
-    context = {"metatags": '<meta charset="utf-8">'}
-    add_to_head(context, meta("name", "description", 'a "b" <c>'), link("alternate", "p.html?a=1&b=2", "ko"))
-    add_to_head(context, "\n<style>x</style>")  # a template's HTML, as it rendered it
-    assert context["metatags"] == ('<meta charset="utf-8">\n<meta name="description" content="a &quot;b&quot; &lt;c&gt;">'
-                                   '\n<link rel="alternate" hreflang="ko" href="p.html?a=1&amp;b=2">\n<style>x</style>')
