@@ -105,9 +105,10 @@ def _blank(numbered: Sequence[tuple[int, str]], i: int) -> bool:
 class Block:
     """One piece of a reST text region, numbered[start:end] (see rst_blocks)."""
 
-    kind: str  # title-less kinds: heading, transition, admonition (its line and options), item, paragraph, config;
-    # verbatim: directive (code, images, math: its line and body), explicit (comment, target, substitution
+    # heading, transition, admonition (its line and options), item, paragraph, config (a sphinx_gallery_ line); and
+    # the verbatim kinds: directive (code, images, math: its line and body), explicit (comment, target, substitution
     # definition: its line and indented continuation), literal (the block a paragraph's "::" opens)
+    kind: str
     start: int
     end: int
 
