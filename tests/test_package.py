@@ -172,12 +172,17 @@ def _owned_uses(path):
     return found
 
 
-def test_each_piece_of_shared_knowledge_has_one_home():
+def modules_by_use(uses):
+    """Each of what USES(module) finds the package's modules do -> the modules that do it."""
     found = {}
     for path in sorted(PACKAGE.rglob("*.py")):
-        for use in _owned_uses(path):
+        for use in uses(path):
             found.setdefault(use, []).append(path.relative_to(ROOT).as_posix())
-    assert found == {
+    return found
+
+
+def test_each_piece_of_shared_knowledge_has_one_home():
+    assert modules_by_use(_owned_uses) == {
         "runpy": ["tutorials_site/core/project.py"],  # conf.py, outside Sphinx: project.read_conf
         "os.replace": ["tutorials_site/core/files.py"],  # an atomic write: files.write_atomically
         "git": ["tutorials_site/core/git.py"],  # git.run
@@ -232,11 +237,8 @@ def rule_uses(path, rules=RULES):
 
 
 def test_each_rule_is_written_in_one_module():
-    found = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        for rule in rule_uses(path):
-            found.setdefault(rule, []).append(path.relative_to(PACKAGE).as_posix())
-    assert found == {rule: [home] for rule, home, _ in RULES}, "call the rule's home instead of writing it again"
+    assert modules_by_use(rule_uses) == {rule: [f"tutorials_site/{home}"] for rule, home, _ in RULES}, \
+        "call the rule's home instead of writing it again"
 
 
 def test_the_rule_checker_sees_each_rule_written_again(tmp_path):
