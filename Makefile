@@ -31,7 +31,9 @@
 #   PROGRESS_INTERVAL  seconds between the lines that say how a running tutorial goes, where the build
 #              has no terminal to draw its live line on (CI, a pipe) (default 15)
 #   SHARDS     `make assemble`: the shards' build folders
-#   FROM       `make durations`: the build folders whose runs' durations it records (default: BUILDDIR)
+#   FROM       `make durations`: the build folders whose runs' durations it records (default: BUILDDIR);
+#              `make import-translation`: the checkout of a copy of the site translated in place
+#   OVERWRITE  1: `make import-translation` replaces the translations the catalogs have (default: kept)
 #   CHROMIUM   the browser `make test` and `make audit` drive (default: /usr/bin/chromium)
 #   TORCH      cpu or cuda: the torch build (and lock file) the venv gets (default: cuda where
 #              `nvidia-smi -L` answers, cpu elsewhere)
@@ -70,10 +72,10 @@ TORCH_CPU_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
 LOCK_TOOLS := $(shell grep -E '^pip(-tools)?==' requirements-test.txt)
 # Every variable reaches the commands through the environment and is quoted in the recipes
 # ("$$PY", never $(PY)), so it arrives as one argument whatever it holds: `;`, spaces, quotes.
-export LANGUAGES VERSION STRICT SHARD NEEDS CLASS_SHARDS REUSE RETRY_FAILED SHARDS TUTORIALS PORT FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS VERBOSE SANDBOX PROGRESS_INTERVAL
+export OVERWRITE LANGUAGES VERSION STRICT SHARD NEEDS CLASS_SHARDS REUSE RETRY_FAILED SHARDS TUTORIALS PORT FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS VERBOSE SANDBOX PROGRESS_INTERVAL
 RUN := "$$PY" -m tutorials_site
 
-.PHONY: help html html-noplot serve check ci-build assemble shard-matrix durations lint docs publish update-po i18n-status audit test test-fast bench clean lock
+.PHONY: help html html-noplot serve check ci-build assemble shard-matrix durations lint docs publish update-po import-translation i18n-status audit test test-fast bench clean lock
 
 html: $(DEPS)  ## build every language, executing the tutorials
 	$(RUN) html
@@ -113,6 +115,9 @@ publish: $(DEPS)  ## add or replace this build's version in PAGES (a gh-pages ch
 
 update-po: $(DEPS)  ## extract every translatable unit and merge it into every catalog
 	$(RUN) update-po
+
+import-translation: $(DEPS)  ## FROM=DIR LANGUAGES=ko: a copy translated in place becomes that language's catalogs
+	$(RUN) import-translation
 
 i18n-status: $(DEPS)  ## translated / fuzzy / untranslated per language and tutorial
 	$(RUN) i18n-status

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
@@ -21,22 +21,29 @@ from babel.messages.pofile import read_po
 from ..core import assets, catalogs, languages, project, sphinx_warnings, tutorial_text
 from ..core.errors import Failed
 from ..core.layout import ROOT, BuildTree, is_times_page
-from ..core.staging import stage
+from ..core.staging import overlay, stage
 from ..core.translate import SITE_CHECKS, SiteCheck, domain_of, link_targets, refusal
 
 
-def _sphinx_gettext(outdir: Path, site: project.Project, skip: Sequence[Path], log: Path) -> tuple[Path, Path]:
+def sphinx_gettext(outdir: Path, site: project.Project, skip: Sequence[Path], log: Path,
+                   replaced: Mapping[PurePosixPath, Path] | None = None) -> tuple[Path, Path]:
     """Run Sphinx's gettext builder on the source language's pages (without executing anything): one template
-    per page (gettext_compact off), in OUTDIR/pot/<docname>.pot. What it prints goes to LOG (the build tells
-    the pages' warnings at their authors' lines); a failure says where to read it."""
-    src, _ = stage(BuildTree(outdir / "build"), site, site.languages.source, skip)
+    per page (gettext_compact off), in OUTDIR/pot/<docname>.pot, and each page's pieces (sphinxext.units) in
+    OUTDIR/units/<docname>.json. REPLACED: pages read from other files (a translated copy's), by their path from the
+    site's root. What it prints goes to LOG (the build tells the pages' warnings at their authors' lines); a
+    failure says where to read it. Returns (the templates' folder, the staged tree)."""
+    tree = BuildTree(outdir / "build")
+    src, _ = stage(tree, site, site.languages.source, skip)
+    if replaced:
+        overlay(tree, site, replaced, skip)
     # From the staged tree, as Sphinx runs at a site's root; the engine is found where this one is.
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w") as out:
         done = subprocess.run(
             [sys.executable, "-m", "sphinx", "-b", "gettext", "-q", "-D", "plot_gallery=0", "-D", "gettext_compact=0",
-             "-D", f"tutorials_root={ROOT}", "-d", str(outdir / "doctrees"), str(src), str(outdir / "pot")],
+             "-D", f"tutorials_root={ROOT}", "-D", f"tutorials_units={outdir / 'units'}", "-d", str(outdir / "doctrees"),
+             str(src), str(outdir / "pot")],
             cwd=src, env={**os.environ, "PYTHONPATH": path}, stdout=out, stderr=subprocess.STDOUT,
         )
     if done.returncode:
@@ -45,34 +52,36 @@ def _sphinx_gettext(outdir: Path, site: project.Project, skip: Sequence[Path], l
 
 
 def page_templates(site: project.Project, log: Path, skip: Sequence[Path] = ()) -> dict[str, Catalog]:
-    """The template of each hand-written page's catalog (and each gallery index's), by docname: what Sphinx's
-    gettext builder extracts of it, less what is not the page's to translate (catalogs.is_page_message)."""
+    """The template of each hand-written page's catalog (and each gallery index's), by docname."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return templates_of(*sphinx_gettext(Path(tmp), site, skip, log), site)
+
+
+def templates_of(pot: Path, src: Path, site: project.Project) -> dict[str, Catalog]:
+    """The page templates of a gettext run (sphinx_gettext: its templates' folder and staged tree): what Sphinx's
+    gettext builder extracted of each page, less what is not the page's to translate (catalogs.is_page_message)."""
     tutorial_msgids = {u.msgid for t in site.tutorials for u in tutorial_text.parse(t.path).units}
     templates = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        pot, src = _sphinx_gettext(Path(tmp), site, skip, log)
-        # Where each message's author wrote it: a gallery index's text in its header file, a page's in the page.
-        locate = sphinx_warnings.locator(src, {g.examples_dir: g.gallery_dir for g in site.galleries}, ROOT)
-        for path in sorted(pot.rglob("*.pot")):
-            docname = path.relative_to(pot).with_suffix("").as_posix()
-            if site.tutorial_of_page(docname) is not None or docname == catalogs.LABELS or is_times_page(docname):
-                continue  # a tutorial's page (its script's catalog translates it), the templates' (site_labels), or
-                # sphinx-gallery's timings
-            with open(path, "rb") as f:
-                extracted = read_po(f)
-            template = Catalog(project=site.conf.get("project"), fuzzy=False)
-            for message in extracted:
-                staged = [(str(Path(os.path.normpath(pot / file))), line) for file, line in message.locations]
-                locations = [(str(found[0]), found[1] or 0) if (found := locate(file, line)) else
-                             (os.path.relpath(file, src), line) for file, line in staged]
-                pair = catalogs.singular(message)
-                if pair and pair[0] and catalogs.is_page_message(pair[0], tutorial_msgids):
-                    template.add(pair[0], locations=locations, auto_comments=message.auto_comments)
-            if len(template):
-                templates[docname] = template
+    # Where each message's author wrote it: a gallery index's text in its header file, a page's in the page.
+    locate = sphinx_warnings.locator(src, {g.examples_dir: g.gallery_dir for g in site.galleries}, ROOT)
+    for path in sorted(pot.rglob("*.pot")):
+        docname = path.relative_to(pot).with_suffix("").as_posix()
+        if site.tutorial_of_page(docname) is not None or docname == catalogs.LABELS or is_times_page(docname):
+            continue  # a tutorial's page (its script's catalog translates it), the templates' (site_labels), or
+            # sphinx-gallery's timings
+        with open(path, "rb") as f:
+            extracted = read_po(f)
+        template = Catalog(project=site.conf.get("project"), fuzzy=False)
+        for message in extracted:
+            staged = [(str(Path(os.path.normpath(pot / file))), line) for file, line in message.locations]
+            locations = [(str(found[0]), found[1] or 0) if (found := locate(file, line)) else
+                         (os.path.relpath(file, src), line) for file, line in staged]
+            pair = catalogs.singular(message)
+            if pair and pair[0] and catalogs.is_page_message(pair[0], tutorial_msgids):
+                template.add(pair[0], locations=locations, auto_comments=message.auto_comments)
+        if len(template):
+            templates[docname] = template
     return templates
-
-
 
 
 def _add_extracted(catalog: Catalog, folder: Path, label: str, method_map: list[tuple[str, str]]) -> None:

@@ -18,9 +18,10 @@ from pathlib import Path
 from ..core import build_lock, checks, languages, project, publish, shards
 from ..core.errors import Failed, SiteError
 from ..core.layout import ROOT, BuildTree
-from ..core.settings import Settings, from_environment
+from ..core.settings import Settings, flag, from_environment
 from . import audit, build, catalogs, lint, serve
 from .build_log import shown
+from .import_translation import import_translation
 
 
 def _checked_languages(settings: Settings, htmldir: Path, env: Mapping[str, str]) -> list[languages.Language]:
@@ -84,6 +85,9 @@ COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], object]] = {
     "durations": lambda s, a: _durations(a.paths or a.env.get("FROM", "").split() or [s.tree.root]),
     "update-po": lambda s, a: catalogs.update_po(project.current(), s.tree.logs / "gettext.log", build.made_by_builds(s)),
     "i18n-status": lambda s, a: _i18n_status(s),
+    "import-translation": lambda s, a: import_translation(
+        project.current(), s.langs, Path(a.env.get("FROM", "")), flag(a.env.get("OVERWRITE")),
+        s.tree.logs / "import-translation.log", build.made_by_builds(s)),
     "lint": lambda s, a: lint.lint(s),
     "audit": lambda s, a: audit.run(s),
     "serve": lambda s, a: serve.serve(s, a.env),  # each of its builds takes the build folder's lock itself
@@ -95,7 +99,7 @@ WRITERS = ("html", "html-noplot", "assemble")
 READERS = ("check", "publish")
 # The commands that run Sphinx with sphinx-gallery, which would refuse a wrong option only once it starts (after
 # the tutorials ran): checked first, as sphinx-gallery checks it (its import is paid by their Sphinx run anyway).
-RENDERERS = (*WRITERS, "serve", "update-po")
+RENDERERS = (*WRITERS, "serve", "update-po", "import-translation")
 
 
 def _check_gallery_conf(site: project.Project) -> None:

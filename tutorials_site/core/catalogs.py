@@ -236,6 +236,13 @@ def check_layout(site: project.Project) -> None:
 
 def merge(template: Catalog, path: Path, lang: languages.Language) -> Catalog:
     """Bring the catalog at `path` up to the template; returns the merged catalog."""
+    catalog = merged(template, path, lang)
+    save(catalog, path)
+    return catalog
+
+
+def merged(template: Catalog, path: Path, lang: languages.Language) -> Catalog:
+    """The catalog at `path` (a new one where there is none) brought up to the template, not saved."""
     catalog = load(path) if path.exists() else Catalog(
         locale=lang.code, project="PyTorch Tutorials", copyright_holder="the PyTorch Tutorials site authors",
         language_team=f"PyTorch Tutorials {lang.name} translators", last_translator="",
@@ -245,7 +252,6 @@ def merge(template: Catalog, path: Path, lang: languages.Language) -> Catalog:
     catalog.update(template, update_header_comment=False)
     catalog.locale = lang.code
     catalog.fuzzy = False  # the header is complete; only entries are fuzzy
-    save(catalog, path)
     return catalog
 
 

@@ -43,6 +43,7 @@ VALUES = (
     ConfigValue("tutorials_label_catalog", "", "env", (str,), by_build=True),
     ConfigValue("tutorials_show_memory", False, "env", (bool,), by_build=True),
     ConfigValue("tutorials_repo_prefix", "", "html", (str,), by_build=True),  # page: the site's folder in its repository
+    ConfigValue("tutorials_units", "", "env", (str,), by_build=True),  # sphinxext.units: import-translation's pieces
 )
 NAMES = frozenset(value.name for value in VALUES)
 IN_CONF = tuple(value.name for value in VALUES if not value.by_build)  # what conf.py may set

@@ -123,6 +123,17 @@ def _claimed(site: project.Project) -> set[PurePosixPath]:
     return {PurePosixPath(path) for g in site.galleries for path in (g.examples_dir, g.gallery_dir)}
 
 
+def overlay(tree: BuildTree, site: project.Project, files: Mapping[PurePosixPath, Path],
+            skip: Collection[Path] = ()) -> None:
+    """Replace pages of the source language's staged tree with FILES (a translated copy's, by path from the site's
+    root), each a file of its own there: never written through a link into the project."""
+    src = tree.src(site.languages.source)
+    site_tree.mirror(site.root, src, (tree.root, *skip), _claimed(site) | set(files))
+    for relative, path in files.items():
+        (src / relative).unlink(missing_ok=True)
+        shutil.copyfile(path, src / relative)
+
+
 def stage(tree: BuildTree, site: project.Project, lang: languages.Language,
           skip: Collection[Path] = ()) -> tuple[Path, list[translate.Report]]:
     """The Sphinx source tree of one language, standing for the whole site (core.site_tree; SKIP: the folders of

@@ -64,6 +64,7 @@ class Unit:
     underline: str = ""  # adornment character, for headings
     overline: bool = False
     column: int = 0  # for trailing comments: where the '#' starts
+    parts: tuple[str, ...] = ()  # the text of each of its lines, stripped, as the msgid joins them
 
     @property
     def lineno(self) -> int:
@@ -87,10 +88,11 @@ class Tutorial:
     # (row, text) of each of its lines without the quotes that open and close it, which may share a line with text
     docstring_text: list[tuple[int, str]] = field(default_factory=list)
     opening: str = ""  # what opens it: its prefix and quotes
+    code_rows: frozenset[int] = frozenset()  # the 0-based rows outside the docstring and the text blocks
 
 
-def _joined(texts: Iterable[str]) -> str:
-    return " ".join(t.strip() for t in texts)
+def _parts(texts: Iterable[str]) -> tuple[str, ...]:
+    return tuple(t.strip() for t in texts)
 
 
 def _indent(text: str) -> int:
@@ -214,8 +216,10 @@ def _unit(numbered: Sequence[tuple[int, str]], block: Block, prefix: str, title:
                     underline=texts[-1].strip()[0], overline=overline)
     item = LIST_ITEM.match(texts[0])
     if block.kind == "item" and item:
-        return Unit("item", _joined([item[4]] + texts[1:]), rows, prefix=prefix + item[1], marker=item[2] + item[3])
-    return Unit("paragraph", _joined(texts), rows, prefix=prefix + " " * _indent(texts[0]))
+        parts = _parts([item[4]] + texts[1:])
+        return Unit("item", " ".join(parts), rows, prefix=prefix + item[1], marker=item[2] + item[3], parts=parts)
+    parts = _parts(texts)
+    return Unit("paragraph", " ".join(parts), rows, prefix=prefix + " " * _indent(texts[0]), parts=parts)
 
 
 def _segment_rst(numbered: list[tuple[int, str]], prefix: str, kind_of_first_heading: bool) -> list[Unit]:
@@ -247,10 +251,11 @@ def _comment_units(tutorial: Tutorial, code_lines: set[int]) -> list[Unit]:
         if (full_line and previous and previous.kind == "comment" and previous.lines[-1] == row - 1
                 and previous.column == col):
             previous.lines.append(row)
-            previous.msgid = _joined([previous.msgid, text])
+            previous.parts += (text,)
+            previous.msgid = " ".join(previous.parts)
             continue
         kind = "comment" if full_line else "inline-comment"
-        units.append(Unit(kind, text, [row], prefix=" " * col + "# ", column=col))
+        units.append(Unit(kind, text, [row], prefix=" " * col + "# ", column=col, parts=(text,)))
     return units
 
 
@@ -297,6 +302,7 @@ def parse(path: Path | str, text: str | None = None) -> Tutorial:
             k += 1
 
     code_lines = set(range(len(lines))) - text_lines
+    tutorial.code_rows = frozenset(code_lines)
     units += _comment_units(tutorial, code_lines)
     tutorial.units = sorted(units, key=lambda u: (u.lines[0], u.column))
     return tutorial

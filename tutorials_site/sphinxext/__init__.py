@@ -11,10 +11,10 @@ from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from ..core import config_values
-from . import assets, cards, colab, color_scheme, gallery, i18n, meta, page, provenance, search, versions
+from . import assets, cards, colab, color_scheme, gallery, i18n, meta, page, provenance, search, units, versions
 
 # In this order: the handlers of one event run in the order they were connected (the page's tags follow it).
-PARTS = (assets, cards, colab, color_scheme, gallery, i18n, meta, page, search, provenance, versions)
+PARTS = (assets, cards, colab, color_scheme, gallery, i18n, meta, page, search, provenance, versions, units)
 
 
 def setup(app: Sphinx) -> ExtensionMetadata:

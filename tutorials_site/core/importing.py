@@ -1,0 +1,218 @@
+"""A copy translated in place, made into translations of a catalog's messages (`make import-translation`).
+
+A tutorial script (or a page, whose pieces Sphinx reads: sphinxext.units) and its translated copy are read as
+pieces (core.alignment) and paired. What a pair imports is checked as the build checks a catalog's translation:
+one that breaks its markup is not imported, one that points elsewhere than the English (another link target,
+inline literal or role: the English changed since, most likely) is imported as fuzzy, as is a pair that is
+likely but not certain. Nothing else is imported: a unit that pairs with nothing, one left in English, a comment
+on code that changed since the translation. Every unit not imported as it is becomes a line of the report.
+"""
+
+import ast
+import io
+import re
+import tokenize
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from babel.messages.catalog import Catalog
+
+from . import tutorial_text
+from .alignment import CODE, COMMENT, Pair, Piece, align, is_comment
+
+# Why a translation may not replace its English (None: it may): (msgid, msgstr, the English piece's kind).
+Check = Callable[[str, str, str], str | None]
+NAMES = {"title": "the title", "heading": "a heading", "paragraph": "a paragraph", "item": "a list item",
+         COMMENT: "a code comment"}
+
+
+@dataclass(frozen=True)
+class Imported:
+    """A translation a catalog's message gets; FUZZY: kept for its translator, shown in English until reviewed."""
+
+    msgid: str
+    msgstr: str
+    fuzzy: bool
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One line of the report: at LINE of the translated file, what became of a unit that was not imported as is."""
+
+    line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Result:
+    """What one translated file gives: its imports, its report, and how many English units it has."""
+
+    imported: tuple[Imported, ...]
+    findings: tuple[Finding, ...]
+    units: int
+
+    @property
+    def certain(self) -> int:
+        """How many translations it imports as they are."""
+        return sum(not i.fuzzy for i in self.imported)
+
+    @property
+    def fuzzy(self) -> int:
+        """How many it imports as fuzzy."""
+        return sum(i.fuzzy for i in self.imported)
+
+
+def name(kind: str) -> str:
+    """A piece's kind as the report says it: "a paragraph", "a code comment", "a caption"; a page's kind is its
+    place in the document tree (sphinxext.units), where a title is a section's: a heading."""
+    if "/" in kind:
+        last = kind.rsplit("/", 1)[-1]
+        return "a heading" if last == "title" else NAMES.get(last, f"a {last.replace('_', ' ')}")
+    return NAMES.get(COMMENT if is_comment(kind) else kind.split()[0], f"a {kind.split()[0]}")
+
+
+def _kind(unit: tutorial_text.Unit) -> str:
+    """A script unit's structure: what it is and where it stands, which its translation keeps."""
+    indent = len(unit.prefix) - (2 if unit.prefix.startswith("# ") else 0)
+    if unit.kind == "inline-comment":
+        return f"{COMMENT} after code"
+    if unit.kind == "comment":
+        return f"{COMMENT} at {unit.column}"
+    if unit.kind == "heading":
+        return f"heading {unit.underline}{'/' if unit.overline else ''}"
+    if unit.kind == "item":
+        return f"item {re.sub(r'[0-9]+', '1', unit.marker.strip())} {indent}"
+    return f"{unit.kind} {indent}{' ::' if unit.msgid.endswith('::') else ''}"
+
+
+def _value(text: str) -> str:
+    """A docstring's text as the string holds it (its escapes read), as a catalog's translation is written."""
+    if "\\" not in text:
+        return text
+    try:
+        value = ast.literal_eval('"""' + text.replace('"""', '\\"\\"\\"') + ' """')
+    except (SyntaxError, ValueError):
+        return text
+    return " ".join(str(value).split())
+
+
+def _code(tutorial: tutorial_text.Tutorial) -> dict[int, str]:
+    """Each code row's tokens, comments aside, by row: the anchors. A string that stands alone (a function's
+    docstring) is text a translator may translate: it counts as any string."""
+    source = "".join(line if row in tutorial.code_rows else "\n" for row, line in enumerate(tutorial.lines))
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    skipped = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
+    starts = {tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT}
+    rows: dict[int, list[str]] = {}
+    for k, token in enumerate(tokens):
+        if token.type in skipped:
+            continue
+        alone = (token.type == tokenize.STRING and (k == 0 or tokens[k - 1].type in starts)
+                 and tokens[k + 1].type in (tokenize.NEWLINE, tokenize.ENDMARKER))
+        rows.setdefault(token.start[0] - 1, []).append("<string>" if alone else token.string)
+    return {row: " ".join(parts) for row, parts in rows.items()}
+
+
+def script_pieces(tutorial: tutorial_text.Tutorial, spaced: bool = True) -> list[Piece]:
+    """A parsed script as pieces in reading order: its units' text (as a catalog holds it) and its code rows.
+    SPACED False: its language writes words without spaces, and a line break between two of its characters is
+    no space (tutorial_text.join_wide_breaks)."""
+    raw = tutorial.opening.strip()[:1] in ("r", "R")
+    pieces = [(row, -1, Piece(CODE, text, row + 1)) for row, text in _code(tutorial).items()]
+    for unit in tutorial.units:
+        in_docstring = unit.lines[0] in tutorial.docstring_lines
+        text = unit.msgid if spaced or not unit.parts else " ".join(
+            tutorial_text.join_wide_breaks("\n".join(unit.parts)).split())
+        text = text if raw or not in_docstring else _value(text)
+        pieces.append((unit.lines[0], unit.column, Piece(_kind(unit), text, unit.lineno)))
+    return [piece for _, _, piece in sorted(pieces, key=lambda p: (p[0], p[1]))]
+
+
+def _finding(pair: Pair, english: Sequence[Piece], translated: Sequence[Piece], english_file: str,
+             near: int) -> Finding:
+    """The report's line for a unit the pair does not import (NEAR: the translated line where a missing one goes)."""
+    if pair.translated is None:
+        assert pair.english is not None
+        unit = english[pair.english]
+        words = " ".join(unit.text.split()[:8])
+        return Finding(near, f"left in English: {name(unit.kind)} with no translation here "
+                             f"({english_file}:{unit.line}: {words!r})")
+    piece = translated[pair.translated]
+    why = {"extra": f"{name(piece.kind)} with no English counterpart",
+           "same": f"{name(piece.kind)} left in English in the translation",
+           "code changed": "a comment on code that differs from the English (changed since the translation)"}
+    return Finding(piece.line, f"not imported: {why.get(pair.verdict, pair.verdict)}")
+
+
+def _imported(pair: Pair, english: Sequence[Piece], translated: Sequence[Piece], english_file: str, breaks: Check,
+              points_elsewhere: Check) -> tuple[Imported | None, Finding | None]:
+    """What a pair the alignment made imports, and what the report says of it."""
+    assert pair.english is not None and pair.translated is not None
+    unit, piece = english[pair.english], translated[pair.translated]
+    msgstr = " ".join(piece.text.split())
+    broken = breaks(unit.text, msgstr, unit.kind)
+    if broken:
+        return None, Finding(piece.line, f"not imported: {broken}")
+    elsewhere = points_elsewhere(unit.text, msgstr, unit.kind)
+    if elsewhere:
+        return Imported(unit.text, msgstr, True), Finding(piece.line, f"imported as fuzzy: {elsewhere}")
+    if pair.verdict == "likely":
+        return Imported(unit.text, msgstr, True), Finding(
+            piece.line, f"imported as fuzzy: {name(unit.kind)} paired with {english_file}:{unit.line} by its "
+                        "place more than by evidence: check that it translates it")
+    return Imported(unit.text, msgstr, False), None
+
+
+def pair_up(english: Sequence[Piece], translated: Sequence[Piece], english_file: str, breaks: Check,
+            points_elsewhere: Check) -> Result:
+    """Pair a document's pieces with its translated copy's: what is imported, and the report (ENGLISH_FILE: the
+    English document as the report names it)."""
+    imported: list[Imported] = []
+    findings: list[Finding] = []
+    near = 1
+    for pair in align(english, translated):
+        if pair.translated is not None:
+            near = translated[pair.translated].line
+        if pair.verdict in ("certain", "likely"):
+            result, finding = _imported(pair, english, translated, english_file, breaks, points_elsewhere)
+            imported += [result] if result else []
+            findings += [finding] if finding else []
+        else:
+            findings.append(_finding(pair, english, translated, english_file, near))
+    units = sum(piece.kind != CODE for piece in english)
+    return Result(tuple(imported), tuple(sorted(findings, key=lambda f: f.line)), units)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What a catalog took of a file's imports: written, and kept (it had a translation already)."""
+
+    written: int
+    kept: int
+
+
+def apply(catalog: Catalog, imported: Sequence[Imported], overwrite: bool) -> Applied:
+    """Write the imports into CATALOG (merged with its template already): a message translated or fuzzy already
+    keeps its translation unless OVERWRITE. A message two units share takes the first translation; a second
+    that differs makes it fuzzy."""
+    written = kept = 0
+    first: dict[str, str] = {}
+    for entry in imported:
+        message = catalog.get(entry.msgid)
+        if message is None:
+            continue
+        if entry.msgid in first:
+            if first[entry.msgid] != entry.msgstr and message.string == first[entry.msgid]:
+                message.flags.add("fuzzy")  # translated two ways: its translator chooses
+            continue
+        first[entry.msgid] = entry.msgstr
+        if message.string and not overwrite:
+            kept += 1
+            continue
+        message.string = entry.msgstr
+        if entry.fuzzy:
+            message.flags.add("fuzzy")
+        else:
+            message.flags.discard("fuzzy")
+        written += 1
+    return Applied(written, kept)
