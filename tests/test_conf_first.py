@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conftest import append, build, one_line_error
-from tutorials_site import sphinx_gallery_api as sg
+from tutorials_site import sphinx_gallery_build as sg
 from tutorials_site import sphinxext
 from tutorials_site.commands import cli
 from tutorials_site.core import audit, config_values, languages, project

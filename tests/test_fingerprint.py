@@ -2,6 +2,7 @@
 start-up hooks and conf.py's run settings; per tutorial, its script and the files it declares it reads
 (what a run used while it ran: tests/test_used.py)."""
 
+import inspect
 import re
 import shutil
 import sys
@@ -11,9 +12,12 @@ from pathlib import Path
 import pytest
 
 from conftest import append, build, executed
+from tutorials_site import sphinx_gallery_build, sphinx_gallery_run
 from tutorials_site.core import fingerprint, project
 from tutorials_site.core.errors import SiteError
 from tutorials_site.core.layout import ROOT
+from tutorials_site.core.records import Hardware, Stamp, Used
+from tutorials_site.core.used import fingerprint_problems
 
 
 def test_the_run_code_is_what_the_supervisor_and_runner_import_and_nothing_else():
@@ -21,12 +25,13 @@ def test_the_run_code_is_what_the_supervisor_and_runner_import_and_nothing_else(
     # the entries, the modules they import (one of them only inside a function), the packages' __init__
     assert {"commands/execute.py", "commands/runner.py", "commands/output_guard.py",
             "commands/child_site/sitecustomize.py", "core/terminal.py", "core/records.py", "core/project.py",
-            "core/isolation.py", "__init__.py", "commands/__init__.py"} <= files
+            "core/isolation.py", "__init__.py", "commands/__init__.py", "sphinx_gallery_run.py",
+            "core/sphinx_gallery_formats.py"} <= files
     not_run = {path.relative_to(fingerprint.PACKAGE_DIR).as_posix() for path in fingerprint.PACKAGE_DIR.rglob("*.py")}
     not_run -= files
     assert {"commands/audit.py", "commands/lint.py", "commands/build.py", "core/audit.py", "core/checks.py",
             "core/catalogs.py", "core/fingerprint.py", "core/stamping.py", "core/build_cache.py", "core/git.py",
-            "sphinxext/search.py", "sphinxext/gallery.py"} <= not_run
+            "sphinxext/search.py", "sphinxext/gallery.py", "sphinx_gallery_build.py"} <= not_run
 
 
 @pytest.fixture
@@ -40,8 +45,8 @@ def package_copy(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("changed, runs_again", [
     ("commands/audit.py", False), ("commands/lint.py", False), ("sphinxext/search.py", False),
-    ("core/checks.py", False), ("commands/build.py", False),
-    ("commands/runner.py", True), ("commands/execute.py", True), ("core/terminal.py", True),
+    ("core/checks.py", False), ("commands/build.py", False), ("sphinx_gallery_build.py", False),
+    ("commands/runner.py", True), ("sphinx_gallery_run.py", True), ("commands/execute.py", True), ("core/terminal.py", True),
     ("commands/child_site/sitecustomize.py", True),
 ])
 def test_a_change_to_the_package_changes_the_fingerprint_only_where_a_run_imports_it(package_copy, changed,
@@ -51,13 +56,45 @@ def test_a_change_to_the_package_changes_the_fingerprint_only_where_a_run_import
     assert (fingerprint.environment_fingerprint() != before) == runs_again
 
 
+def _stamped(environment, digest):
+    """A stamp of a run of the script whose SOURCE_DIGEST is DIGEST, in ENVIRONMENT, that used no file."""
+    hardware = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0+cpu", cuda=None)
+    return Stamp(source=digest.code, environment=environment, outputs="o" * 64, seconds=1.0, failed=False,
+                 peak_rss_mb=1.0, gpu_peak_mb=(), hardware=hardware, commit="abc", date="2026-01-01 00:00 UTC", files=(),
+                 used=Used(files=(), distributions=()), code_lines=digest.lines)
+
+
+def test_an_edit_to_the_sphinx_side_of_sphinx_gallery_s_door_leaves_every_run_current(package_copy, tmp_path):
+    # Wherever clean_tooltips (the i18n extension's) lives, a one-word edit there runs no tutorial again; an edit
+    # to the runner's door runs them all.
+    def in_copy(function):
+        return package_copy / Path(inspect.getsourcefile(function)).relative_to(ROOT / "tutorials_site")
+
+    script = tmp_path / "plot_demo.py"
+    script.write_text('"""\nDemo\n====\n"""\nprint(1)\n')
+    digest = fingerprint.source_digest(script, root=tmp_path)
+    stamp = _stamped(fingerprint.environment_fingerprint(), digest)
+    assert fingerprint_problems(stamp, digest, fingerprint.present()) == []
+
+    sphinx_side = in_copy(sphinx_gallery_build.clean_tooltips)
+    said = "with each thumbnail's tooltip made plain text"
+    assert said in sphinx_side.read_text()
+    sphinx_side.write_text(sphinx_side.read_text().replace(said, "with every thumbnail's tooltip made plain text"))
+    assert fingerprint_problems(stamp, digest, fingerprint.present()) == []
+
+    append(in_copy(sphinx_gallery_run.output_rst), "\n# changed\n")
+    assert fingerprint_problems(stamp, digest, fingerprint.present()) == [
+        "executed in another environment (the runner's code, Python, start-up hooks, the accelerator pins or "
+        "conf.py's run settings changed since)"]
+
+
 def test_a_module_the_runner_starts_importing_joins_the_fingerprint(package_copy):
     before = fingerprint.environment_fingerprint()
     (package_copy / "core" / "helper_of_the_runner.py").write_text("VALUE = 1\n")
     assert fingerprint.environment_fingerprint() == before  # imported by nothing yet
     runner = package_copy / "commands" / "runner.py"
-    runner.write_text(runner.read_text().replace("from .. import sphinx_gallery_api as sg\n",
-                                                 "from .. import sphinx_gallery_api as sg\n"
+    runner.write_text(runner.read_text().replace("from .. import sphinx_gallery_run as sg\n",
+                                                 "from .. import sphinx_gallery_run as sg\n"
                                                  "from ..core import helper_of_the_runner\n"))
     with_import = fingerprint.environment_fingerprint()
     (package_copy / "core" / "helper_of_the_runner.py").write_text("VALUE = 2\n")
@@ -273,7 +310,7 @@ def _digest(tmp_path, text):
     'x = (\n"""\n# %%\n# in a string, still a text block to sphinx-gallery\n"""\n)\n'.replace("x = (", '"""D"""\nx = (', 1),
 ])
 def test_the_code_blocks_are_those_sphinx_gallery_splits(tmp_path, text):
-    from tutorials_site import sphinx_gallery_api as sg
+    from tutorials_site import sphinx_gallery_run as sg
 
     path = tmp_path / "plot_split.py"
     path.write_text(text)

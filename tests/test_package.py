@@ -3,6 +3,7 @@ functions."""
 
 import ast
 import collections
+import functools
 import io
 import keyword
 import re
@@ -39,7 +40,9 @@ def imports(path, root=ROOT):
     return found
 
 
+@functools.cache
 def graph():
+    """{module: its file} of the package, and {module: the package's modules it imports}; read once."""
     modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
     edges = {}
     for name, path in modules.items():
@@ -79,6 +82,44 @@ def test_imports_go_one_way_core_sphinxext_commands():
             if name.startswith("tutorials_site.sphinxext") and target.startswith("tutorials_site.commands"):
                 wrong.append(where)
     assert wrong == []
+
+
+DOORS = {"tutorials_site.sphinx_gallery_run", "tutorials_site.sphinx_gallery_build"}  # sphinx-gallery's doors
+FORMATS = "tutorials_site.core.sphinx_gallery_formats"  # its formats and names, for every module
+
+
+def test_only_the_doors_import_sphinx_gallery_and_the_runner_s_door_none_of_the_sphinx_side():
+    modules, edges = graph()
+    importers = {name for name, path in modules.items() if any(t.split(".")[0] == "sphinx_gallery" for t, _ in imports(path))}
+    assert importers == DOORS
+    # core/ uses the formats, not the doors; the runner's door (run code: core.fingerprint) brings nothing of
+    # the Sphinx side into a tutorial's process, nor into what a run's fingerprint covers.
+    assert [name for name in modules if name.startswith("tutorials_site.core") and edges[name] & DOORS] == []
+    assert {target for target in edges["tutorials_site.sphinx_gallery_run"]} == {FORMATS}
+
+
+# What sphinx-gallery writes and reads, spelled in the package's code (docstrings aside) by FORMATS alone.
+_FORMAT_WORDS = ("sphx_glr_", "sphx-glr-script-out", "GENERATED FROM PYTHON SOURCE LINES", "sphinx_gallery_start_ignore",
+                 "sphinx_gallery_end_ignore", "sg_execution_times", "_thumb", "#{20,}", "__init__\\.py")
+
+
+def _code_strings(path):
+    """(line, text) of each string of a module's code: its docstrings left out."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
+
+
+def test_no_module_but_the_formats_spells_a_sphinx_gallery_format():
+    modules, _ = graph()
+    found = [f"{path.relative_to(ROOT)}:{line}: {word}" for name, path in sorted(modules.items()) if name != FORMATS
+             for line, text in _code_strings(path) for word in _FORMAT_WORDS if word in text]
+    assert found == []
+    formats = "".join(text for _, text in _code_strings(modules[FORMATS]))
+    assert [word for word in _FORMAT_WORDS if word not in formats] == []  # each word is a format of it still
 
 
 def test_core_reads_no_environment_and_exits_nowhere():
@@ -155,7 +196,7 @@ def test_the_linters_leave_out_any_build_folder_or_published_tree_wherever_it_is
 
 
 def test_mypy_is_clean():
-    code, output = lint.mypy()  # as `make lint` runs it: strict on core/ (mypy.ini)
+    code, output = lint.mypy()  # as `make lint` runs it: strict on the whole package (mypy.ini)
     assert code == 0, output
 
 

@@ -1,8 +1,10 @@
 """What the site relies on of sphinx-gallery beyond its user guide, each on a small input: an upgrade that changes
 a signature, a file format, a string or a layout fails here, in seconds, not in a site build.
 
-The pages these tests read are made by sphinx-gallery's own functions, through tutorials_site.sphinx_gallery_api
-(the one module that imports sphinx_gallery), and one of them is built by Sphinx, alone.
+The pages these tests read are made by sphinx-gallery's own functions, through its two doors (the modules that import
+sphinx_gallery: tutorials_site.sphinx_gallery_run, the runner's, and tutorials_site.sphinx_gallery_build, the
+Sphinx side's), and one of them is built by Sphinx, alone. What core.sphinx_gallery_formats spells of its formats is
+held here to sphinx-gallery's own code.
 """
 
 import ast
@@ -29,33 +31,53 @@ from sphinx.util.docutils import docutils_namespace, patch_docutils
 from sphinx_gallery import backreferences, gen_gallery, gen_rst, notebook, scrapers, utils
 from sphinx_gallery._doctree_links import _load_code_obj
 
-from tutorials_site import sphinx_gallery_api as sg
+from tutorials_site import sphinx_gallery_build as sg
+from tutorials_site import sphinx_gallery_run as sgr
 from tutorials_site.core import assets, catalogs, checks, languages, staging
+from tutorials_site.core import sphinx_gallery_formats as formats
 from tutorials_site.core.gallery_strings import GALLERY_TEMPLATES, match_gallery_template
-from tutorials_site.core.layout import ROOT, figure_files
+from tutorials_site.core.layout import ROOT
+from tutorials_site.core.sphinx_gallery_formats import figure_files
 from tutorials_site.sphinxext import gallery
 
 PACKAGE = ROOT / "tutorials_site"
-DOOR = PACKAGE / "sphinx_gallery_api.py"
+DOORS = (PACKAGE / "sphinx_gallery_run.py", PACKAGE / "sphinx_gallery_build.py")
+
+# The private names of sphinx-gallery's the doors use, each with why no public name serves.
+PRIVATE = {
+    # Fills conf.py's options with the defaults as config-inited does; the public fill_gallery_conf_defaults takes a
+    # Sphinx application and its config, which the runner and the build's check of conf.py have not.
+    "gen_gallery._fill_gallery_conf_defaults",
+    # Removes ignored parts and setting comments from all blocks and drops a last block left empty with its output;
+    # the public remove_ignore_blocks and remove_config_comments do one block, not that last step.
+    "gen_rst._clean_script_blocks",
+    # Resolves conf.py's reset_argv, given as a callable or as "module.name"; no public function resolves it.
+    "gen_rst._get_callables",
+    # The repr a block's last value is shown by (capture_repr, ignore_repr_types); only execute_code_block, which
+    # runs the code in Sphinx's own process, calls it.
+    "gen_rst._get_last_repr",
+    # The reST of a block's output, laid out as sphinx-gallery lays it out; only execute_code_block, which runs the
+    # code itself, calls it: output_rst hands it the run's recorded text and value in place of its tee and globals.
+    "gen_rst._get_code_output",
+    # The file a scraper saved for an image path, in whichever format it chose; no public lookup.
+    "scrapers._find_image_ext",
+    # matplotlib on its agg backend, set up as a build sets it up; the public scraper does it at its first figure,
+    # after the builds are forked.
+    "scrapers._import_matplotlib",
+    # The pattern of the references identify_names looks for in the prose; identify_names takes it made.
+    "backreferences._make_ref_regex",
+}
 
 
-def _imported(path):
-    """The modules a file imports, at any depth of its code, relative ones by their last part."""
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            yield from ([node.module or ""] + [alias.name for alias in node.names] if node.level else [node.module])
+def test_the_private_names_the_doors_use_are_those_pinned_here():
+    used = {f"{node.module.removeprefix('sphinx_gallery.')}.{alias.name}" for door in DOORS
+            for node in ast.walk(ast.parse(door.read_text(encoding="utf-8")))
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sphinx_gallery.")
+            for alias in node.names if alias.name.startswith("_")}
+    assert used == PRIVATE
 
 
-def test_no_module_but_the_door_imports_sphinx_gallery_and_core_does_not_use_it():
-    modules = sorted(PACKAGE.rglob("*.py"))
-    assert [path for path in modules if any(name.split(".")[0] == "sphinx_gallery" for name in _imported(path))] == [DOOR]
-    core = [path for path in modules if path.is_relative_to(PACKAGE / "core")]
-    assert [path for path in core if any("sphinx_gallery_api" in name for name in _imported(path))] == []
-
-
-# Every function of sphinx-gallery's the door calls, with the parameters it passes them (a keyword-only one
+# Every function of sphinx-gallery's the doors call, with the parameters it passes them (a keyword-only one
 # after "*"): a renamed, removed or reordered parameter fails here.
 CALLED = [
     (gen_gallery._fill_gallery_conf_defaults, "sphinx_gallery_conf app check_keys"),
@@ -97,8 +119,8 @@ def test_the_functions_called_take_the_parameters_passed(function, parameters):
 
 
 def test_a_block_and_the_language_of_a_script_are_what_sphinx_gallery_makes(tmp_path):
-    assert sg.Block._fields == ("type", "content", "lineno")  # built positionally by gallery.py
-    assert gen_rst._get_parser("demo.py", sg.filled_conf({}, tmp_path))[1] == sg.LANGUAGE
+    assert sgr.Block._fields == ("type", "content", "lineno")  # built positionally by gallery.py
+    assert gen_rst._get_parser("demo.py", sgr.filled_conf({}, tmp_path))[1] == sg.LANGUAGE
 
 
 # --- one page, made by sphinx-gallery's functions as gallery.render makes it, then built by Sphinx ---------------
@@ -145,14 +167,14 @@ def page(tmp_path_factory):
     images.mkdir(parents=True)
     script = src / "g" / "plot_demo.py"
     script.write_text(SCRIPT, encoding="utf-8")
-    conf = sg.filled_conf({}, src)
-    template = sg.image_path_template(images, "plot_demo")
-    produced = sg.image_path_iterator(template)
+    conf = sgr.filled_conf({}, src)
+    template = formats.image_path_template(images, "plot_demo")
+    produced = sgr.image_path_iterator(template)
     figure = next(produced)
     _png(figure)
-    file_conf, blocks = sg.split_code_and_text_blocks(str(script))
-    code_outputs = iter([sg.output_rst("hello\n", scrapers.figure_rst([figure], str(src))),
-                         sg.output_rst("  indented\n  also\n"), sg.error_rst(TRACEBACK)])
+    file_conf, blocks = sgr.split_code_and_text_blocks(str(script))
+    code_outputs = iter([sgr.output_rst("hello\n", scrapers.figure_rst([figure], str(src))),
+                         sgr.output_rst("  indented\n  also\n"), sgr.error_rst(TRACEBACK)])
     outputs = [next(code_outputs) if block.type == "code" else "" for block in blocks]
     blocks, outputs = sg.clean_blocks(conf, blocks, outputs)
     sg.save_page(script, blocks, outputs, file_conf, conf, seconds=1.5, memory=0.0)
@@ -169,7 +191,7 @@ def page(tmp_path_factory):
     with open(src / "locales" / "fr" / "LC_MESSAGES" / "g" / "plot_demo.mo", "wb") as mo:
         write_mo(mo, catalog)
     (src / "index.rst").write_text("Index\n=====\n\n.. toctree::\n\n   g/plot_demo\n\n"
-                                   f".. image:: /{sg.thumbnail_path('g', 'plot_demo')}\n")
+                                   f".. image:: /{formats.thumbnail_path('g', 'plot_demo')}\n")
     out = src.parent / "html"
     translators = dict(sphinx.locale.translators)  # Sphinx installs its French ones for the whole process
     try:
@@ -193,9 +215,10 @@ def test_the_page_shows_each_output_block_as_the_checks_read_it(page):
 
 
 def test_the_intro_ends_at_the_first_generated_block_comment(page):
-    at = sg.intro_end(page.rst)
+    at = formats.intro_end(page.rst)
     assert page.rst[at:].startswith(".. GENERATED FROM PYTHON SOURCE LINES")
     intro = page.rst[:at]
+    assert f".. _{formats.page_label('g/plot_demo.py')}:" == ".. _sphx_glr_g_plot_demo.py:"
     assert ".. _sphx_glr_g_plot_demo.py:" in intro and "What the demo shows." in intro and "hello" not in intro
 
 
@@ -253,8 +276,8 @@ def test_what_staging_takes_for_a_tutorials_generated_files_is_what_sphinx_galle
 
 
 def test_the_thumbnail_is_where_the_gallery_looks_and_sphinx_names_it(page):
-    assert (page.src / sg.thumbnail_path("g", "plot_demo")).is_file()
-    name = sg.built_image(page.app.env, sg.thumbnail_path("g", "plot_demo"))
+    assert (page.src / formats.thumbnail_path("g", "plot_demo")).is_file()
+    name = sg.built_image(page.app.env, formats.thumbnail_path("g", "plot_demo"))
     assert name and (page.out / "_images" / name).is_file()
     assert sg.built_image(page.app.env, "g/images/thumb/none.png") is None
 
@@ -307,12 +330,12 @@ def test_the_caches_are_read_by_sphinx_gallerys_readers(tmp_path):
     sg.write_cost(script, 2.5, 120.0)
     assert gen_rst._read_cached_cost(script) == (2.5, 120.0)
     # the names for its backreferences and code links
-    _, blocks, tree = sg.split_code_and_text_blocks(str(script), return_node=True)
-    names = sg.code_objects(blocks, "", None, tree)
+    _, blocks, tree = sgr.split_code_and_text_blocks(str(script), return_node=True)
+    names = sgr.code_objects(blocks, "", None, tree)
     assert names["os.path.join"][0].keys() >= {"name", "module", "module_short", "is_class", "is_explicit"}
     sg.write_code_objects(script, names)
     assert _load_code_obj(SimpleNamespace(srcdir=tmp_path), "g/demo") == names
-    assert gen_rst._read_cached_backrefs(sg.filled_conf({"doc_module": ("os",)}, tmp_path), script) == {"os.path.join"}
+    assert gen_rst._read_cached_backrefs(sgr.filled_conf({"doc_module": ("os",)}, tmp_path), script) == {"os.path.join"}
     sg.write_code_objects(script, {})  # no name used: no file
     assert _load_code_obj(SimpleNamespace(srcdir=tmp_path), "g/demo") is None
 
@@ -332,7 +355,7 @@ def test_the_pages_it_would_have_executed_are_none(page):
 
 
 def test_the_configuration_is_filled_as_a_builder_start_fills_it(tmp_path):
-    conf = sg.filled_conf({"line_numbers": True}, tmp_path)
+    conf = sgr.filled_conf({"line_numbers": True}, tmp_path)
     assert conf["line_numbers"] is True and conf["capture_repr"] == ("_repr_html_", "__repr__")
     set_at_start = {}
     gen_gallery._update_gallery_conf_builder_inited(set_at_start, tmp_path)  # its defaults: HTML, plotting
@@ -345,32 +368,32 @@ def test_cleaning_drops_ignored_lines_config_comments_and_a_last_empty_block(tmp
     script = tmp_path / "demo.py"
     script.write_text('"""\nT\n=\n"""\n\n# sphinx_gallery_start_ignore\nhidden = 1\n# sphinx_gallery_end_ignore\n'
                       'shown = 2\n\n# %%\n# Prose.\n\n# sphinx_gallery_thumbnail_number = 1\n')
-    _, blocks = sg.split_code_and_text_blocks(str(script))
+    _, blocks = sgr.split_code_and_text_blocks(str(script))
     assert [block.type for block in blocks] == ["text", "code", "text", "code"]
-    conf = sg.filled_conf({"remove_config_comments": True}, tmp_path)
+    conf = sgr.filled_conf({"remove_config_comments": True}, tmp_path)
     cleaned, outputs = sg.clean_blocks(conf, blocks, [f"out{k}" for k in range(len(blocks))])
     assert [block.type for block in cleaned] == ["text", "code", "text"] and outputs == ["out0", "out1", "out2"]
     assert "hidden" not in cleaned[1].content and "shown = 2" in cleaned[1].content
 
 
 def test_an_output_block_keeps_its_figures_text_and_html_as_sphinx_gallery_lays_them_out():
-    rst = sg.output_rst("printed\n", ".. image-sg:: /x.png", "__repr__", "'value'")
+    rst = sgr.output_rst("printed\n", ".. image-sg:: /x.png", "__repr__", "'value'")
     assert rst.startswith("\n.. image-sg:: /x.png\n\n.. rst-class:: sphx-glr-script-out\n\n .. code-block:: none\n"
                           "   :dedent: 1\n\n")
     assert "    printed\n\n    'value'" in rst
-    html_repr = sg.output_rst("", "", "_repr_html_", "<b>bold</b>")
+    html_repr = sgr.output_rst("", "", "_repr_html_", "<b>bold</b>")
     assert ".. raw:: html" in html_repr and "<b>bold</b>" in html_repr and "sphx-glr-script-out" not in html_repr
-    assert sg.output_rst("").strip() == ""
+    assert sgr.output_rst("").strip() == ""
 
 
 def test_a_traceback_is_shown_as_sphinx_gallerys_handle_exception_shows_it(tmp_path):
-    conf = sg.filled_conf({}, tmp_path)
+    conf = sgr.filled_conf({}, tmp_path)
     script_vars = {}
     try:
         raise ValueError("boom")
     except ValueError:
         shown = gen_rst.handle_exception(sys.exc_info(), str(tmp_path / "demo.py"), script_vars, conf)
-    assert sg.error_rst(script_vars["formatted_exception"]) == f"\n{shown}\n\n\n\n"
+    assert sgr.error_rst(script_vars["formatted_exception"]) == f"\n{shown}\n\n\n\n"
 
 
 def test_the_last_value_is_shown_by_the_first_method_captured():
@@ -381,15 +404,15 @@ def test_the_last_value_is_shown_by_the_first_method_captured():
         def __repr__(self):
             return "v"
 
-    assert sg.last_repr(("_repr_html_", "__repr__"), Value()) == ("<b>v</b>", "_repr_html_")
-    assert sg.last_repr(("__repr__",), Value()) == ("v", "__repr__")
-    assert sg.last_repr(("__repr__",), None) == ("None", None)  # as after print(): nothing shown
+    assert sgr.last_repr(("_repr_html_", "__repr__"), Value()) == ("<b>v</b>", "_repr_html_")
+    assert sgr.last_repr(("__repr__",), Value()) == ("v", "__repr__")
+    assert sgr.last_repr(("__repr__",), None) == ("None", None)  # as after print(): nothing shown
 
 
 def test_a_figure_saved_in_another_format_is_found(tmp_path):
     (tmp_path / "sphx_glr_demo_001.svg").write_text("<svg/>")
-    assert sg.saved_image(str(tmp_path / "sphx_glr_demo_001.png")) == tmp_path / "sphx_glr_demo_001.svg"
-    assert sg.saved_image(str(tmp_path / "sphx_glr_demo_002.png")) == tmp_path / "sphx_glr_demo_002.png"
+    assert sgr.saved_image(str(tmp_path / "sphx_glr_demo_001.png")) == tmp_path / "sphx_glr_demo_001.svg"
+    assert sgr.saved_image(str(tmp_path / "sphx_glr_demo_002.png")) == tmp_path / "sphx_glr_demo_002.png"
 
 
 def test_the_scrapers_save_a_blocks_figures_with_our_block_vars(tmp_path):
@@ -400,14 +423,14 @@ def test_the_scrapers_save_a_blocks_figures_with_our_block_vars(tmp_path):
     assert matplotlib.get_backend().lower() == "agg"
     images = tmp_path / "g" / "images"
     images.mkdir(parents=True)
-    conf = sg.filled_conf({"image_srcset": ["2x"]}, tmp_path)
-    iterator = sg.image_path_iterator(sg.image_path_template(images, "demo"))
-    variables = sg.block_vars(iterator, str(tmp_path / "demo.py"), str(tmp_path / "g" / "demo.py"), {}, {})
-    block = sg.Block("code", "plt.plot([1, 2])\n", 1)
+    conf = sgr.filled_conf({"image_srcset": ["2x"]}, tmp_path)
+    iterator = sgr.image_path_iterator(formats.image_path_template(images, "demo"))
+    variables = sgr.block_vars(iterator, str(tmp_path / "demo.py"), str(tmp_path / "g" / "demo.py"), {}, {})
+    block = sgr.Block("code", "plt.plot([1, 2])\n", 1)
     for multi_image, expected in ((None, "sphx-glr-horizontal"), ("single", "sphx-glr-single-img")):
         plt.figure()
         plt.figure()
-        rst = sg.save_figures(block, variables, conf, multi_image)
+        rst = sgr.save_figures(block, variables, conf, multi_image)
         assert expected in rst and rst.count(".. image-sg::") == 2
     assert [path.name for path in figure_files(images, "demo")] == [
         f"sphx_glr_demo_00{n}{variant}.png" for n in (1, 2, 3, 4) for variant in ("", "_2_00x")]
@@ -415,9 +438,9 @@ def test_the_scrapers_save_a_blocks_figures_with_our_block_vars(tmp_path):
 
 
 def test_reset_argv_is_called_with_the_configuration_and_the_tutorials_vars(tmp_path):
-    conf = sg.filled_conf({"reset_argv": lambda conf, script_vars: ["--from", Path(script_vars["src_file"]).name]},
+    conf = sgr.filled_conf({"reset_argv": lambda conf, script_vars: ["--from", Path(script_vars["src_file"]).name]},
                           tmp_path)
-    assert sg.reset_argv(conf, {"src_file": "demo.py"}) == ["--from", "demo.py"]
+    assert sgr.reset_argv(conf, {"src_file": "demo.py"}) == ["--from", "demo.py"]
 
 
 def _setup_calls(setup):
@@ -467,7 +490,7 @@ def test_a_script_sphinx_gallery_refuses_is_said_why(tmp_path, text, problem):
     script = tmp_path / "demo.py"
     script.write_text(text)
     with pytest.raises(ExtensionError) as refused:
-        _, blocks = sg.split_code_and_text_blocks(str(script))
+        _, blocks = sgr.split_code_and_text_blocks(str(script))
         sg.extract_intro_and_title(script, blocks[0].content)
     assert sg.docstring_problem(refused.value) == problem
 
@@ -489,3 +512,52 @@ def test_a_thumbnails_tooltip_loses_the_rest_left_in_it(tmp_path):
     assert "\\" not in found.value and "Other <tutorial>" in found.value and "& more" in found.value
     # the tag is written again as it was, the tooltip aside
     assert cleaned == raw.replace(f'tooltip="{html.escape(intro)}"', f'tooltip="{html.escape(found.value)}"')
+
+
+# --- its formats, as core.sphinx_gallery_formats spells them ------------------------------------------------------
+
+
+def test_the_discovery_defaults_are_sphinx_gallerys(tmp_path):
+    defaults = gen_gallery.DEFAULT_GALLERY_CONF
+    assert (defaults["filename_pattern"], defaults["ignore_pattern"]) == (formats.DEFAULT_FILENAME_PATTERN,
+                                                                          formats.DEFAULT_IGNORE_PATTERN)
+    suffixes = {".rst": "restructuredtext", ".md": "markdown"}  # the site's (conf.py's source_suffix)
+    assert tuple(utils.iter_gallery_header_filenames({"source_suffix": suffixes})) == formats.HEADER_NAMES
+    (tmp_path / "g").mkdir()
+    gen_gallery.write_computation_times(sgr.filled_conf({}, tmp_path), tmp_path / "g", [])
+    assert [path.name for path in (tmp_path / "g").iterdir()] == [f"{formats.TIMES_PAGE}.rst"]
+
+
+@pytest.mark.parametrize("line", ["#" * 20, "#" * 30 + " title", "#" * 19, "# %%", "#%% a title", "# %", "## %%",
+                                  "  # %%", "# %% [markdown]"])
+def test_a_text_block_starts_where_sphinx_gallery_starts_one(tmp_path, line):
+    script = tmp_path / "demo.py"
+    script.write_text(f'"""\nT\n=\n"""\nx = 1\n{line}\n# prose\ny = 2\n')
+    _, blocks = sgr.split_code_and_text_blocks(str(script))
+    assert bool(formats.TEXT_BLOCK_HEADER.fullmatch(line)) == ("text" in [block.type for block in blocks[1:]])
+
+
+def test_a_code_block_keeps_the_lines_sphinx_gallery_keeps(tmp_path):
+    code = ["a = 1\n", "# sphinx_gallery_thumbnail_number = 2\n", "  #sphinx_gallery_defer_figures\n",
+            "# sphinx_gallery_start_ignore\n", "hidden = 2\n", "  # sphinx_gallery_end_ignore\n", "b = 3\n",
+            "# sphinx gallery, no setting\n", "c = 4\n"]
+    script = tmp_path / "demo.py"
+    script.write_text('"""\nT\n=\n"""\n' + "".join(code))
+    _, blocks = sgr.split_code_and_text_blocks(str(script))
+    cleaned, _ = sg.clean_blocks(sgr.filled_conf({"remove_config_comments": True}, tmp_path), blocks, ["", ""])
+    assert "".join(code[k] for k in formats.kept_code_lines(code)) == cleaned[1].content
+    assert formats.kept_code_lines(code) == [0, 6, 7, 8]
+
+
+@pytest.mark.parametrize("docstring", [
+    "\nTitle\n=====\n\nThe intro,\non two lines.\n\nMore prose.\n",
+    "Title\n=====\n\n.. note a comment\n\nThe intro.\n",
+    "\n\n.. _a-label:\n\nTitle\n=====\n\n\n\nThe intro, after blank lines.\n",
+    "Only a title\n============\n",
+])
+def test_the_intro_is_the_paragraph_sphinx_gallery_takes(tmp_path, docstring):
+    intro, title = sg.extract_intro_and_title(tmp_path / "demo.py", docstring)
+    starts = formats.paragraph_starts(docstring)
+    assert docstring[starts[0]:].startswith(title)
+    ours = docstring[starts[1]:].split("\n\n")[0] if len(starts) > 1 else title
+    assert " ".join(ours.split()) == " ".join(intro.split())

@@ -16,7 +16,7 @@ from tutorials_site.core import seal
 from tutorials_site.core.records import BlockRecord, Hardware, RunRecord, Stamp
 from tutorials_site.core.runs import RESULT, STAMP
 from tutorials_site.core.stamps import stamp_path
-from tutorials_site.sphinx_gallery_api import output_rst
+from tutorials_site.sphinx_gallery_run import output_rst
 from tutorials_site.sphinxext import gallery
 from tutorials_site.sphinxext.gallery import (
     drop_removed_pages,
@@ -81,7 +81,7 @@ def test_sphinx_gallery_s_stylesheets_for_outputs_no_run_gives_are_left_out(fake
 @pytest.fixture
 def built_pages(fake_app):
     """An HTML output with the pages of a gallery (one of them gone from the sources) and of another folder."""
-    from tutorials_site.sphinx_gallery_api import EXAMPLE_PAGE_MARK
+    from tutorials_site.sphinx_gallery_build import EXAMPLE_PAGE_MARK
 
     app = fake_app()
     for name in ("beginner/index.html", "beginner/kept.html", "beginner/gone.html", "beginner/[odd].html",

@@ -77,7 +77,8 @@ def watch(page: "Page") -> list[str]:
 def axe_violations(page: "Page") -> list[audit.Violation]:
     """axe-core's violations on an open Playwright page (every rule axe runs by default)."""
     page.add_script_tag(path=str(AXE))
-    return page.evaluate("async () => (await axe.run(document)).violations")
+    violations: list[audit.Violation] = page.evaluate("async () => (await axe.run(document)).violations")
+    return violations
 
 
 # --- the server ----------------------------------------------------------------------------------

@@ -341,7 +341,8 @@ def refuse_unusable(site: project.Project) -> None:
     """
     from sphinx.errors import ExtensionError
 
-    from ..sphinx_gallery_api import docstring_problem, extract_intro_and_title, split_code_and_text_blocks
+    from ..sphinx_gallery_build import docstring_problem, extract_intro_and_title
+    from ..sphinx_gallery_run import split_code_and_text_blocks
 
     for tutorial in site.tutorials:
         if tutorial.rel.stem == "index":
@@ -444,9 +445,9 @@ def _preload() -> None:
     import sphinx.search.zh  # noqa: F401
     import sphinx_rtd_theme  # noqa: F401
 
-    from .. import sphinx_gallery_api
+    from .. import sphinx_gallery_build
 
-    sphinx_gallery_api.preload()
+    sphinx_gallery_build.preload()
     for name in sphinx.application.builtin_extensions:
         importlib.import_module(name)
     pygments.lexers.python.PythonLexer()  # compiles its token rules on the class, for every fork

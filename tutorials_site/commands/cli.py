@@ -103,9 +103,9 @@ RENDERERS = (*WRITERS, "serve", "update-po", "import-translation")
 
 
 def _check_gallery_conf(site: project.Project) -> None:
-    from .. import sphinx_gallery_api
+    from .. import sphinx_gallery_build
 
-    site.refuse_unknown_options(sphinx_gallery_api.option_names(), sphinx_gallery_api.conf_problem(site.options))
+    site.refuse_unknown_options(sphinx_gallery_build.option_names(), sphinx_gallery_build.conf_problem(site.options))
 
 
 def _holding(settings: Settings, args: argparse.Namespace) -> AbstractContextManager[None]:

@@ -74,7 +74,7 @@ from ..core.runs import (
 )
 from ..core.terminal import DEFAULT_LIMITS, OutputLimits, RunOutput
 from ..core.used import FOLDER as USED
-from ..sphinx_gallery_api import error_rst, output_rst, split_code_and_text_blocks
+from ..sphinx_gallery_run import error_rst, output_rst, split_code_and_text_blocks
 from .runner import recorded_sizes
 
 T = TypeVar("T")

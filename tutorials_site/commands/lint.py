@@ -106,8 +106,9 @@ def ruff(entries: Sequence[Path]) -> Result:
 
 
 def mypy() -> Result:
-    """The type check of the package, as mypy.ini at the root configures it."""
-    return run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "mypy.ini")])
+    """The type check of the whole package with every check of --strict (mypy.ini at the root says so too, and
+    which libraries bring no types)."""
+    return run([sys.executable, "-m", "mypy", "--strict", "--config-file", str(ROOT / "mypy.ini")])
 
 
 def zizmor(workflows: Path = WORKFLOWS) -> Result:

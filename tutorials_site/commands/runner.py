@@ -63,9 +63,10 @@ from importlib.machinery import ModuleSpec
 from pathlib import Path
 from typing import Any, TypedDict
 
-from .. import sphinx_gallery_api as sg
+from .. import sphinx_gallery_run as sg
 from ..core.records import BlockRecord, Hardware, RunError, RunRecord
 from ..core.runs import PROGRESS, CodeBlock, first_code_line, read_json, write_json
+from ..core.sphinx_gallery_formats import image_path_template
 from ..core.terminal import BlockOutput, OutputLimits, RunOutput, render
 from ..core.used import FOLDER as USED
 from .child_site import tutorials_site_used
@@ -240,7 +241,7 @@ class _Gallery:
         page_root = rundir / "page"
         images = page_root / options["images"]
         images.mkdir(parents=True, exist_ok=True)
-        iterator = sg.image_path_iterator(sg.image_path_template(images, Path(source).stem))
+        iterator = sg.image_path_iterator(image_path_template(images, Path(source).stem))
         # target_file: where a stock build would have copied the script; scrapers look at its name.
         self.vars = sg.block_vars(iterator, source, str(images.parent / Path(source).name), namespace, file_conf)
         self.page_root = page_root

@@ -10,7 +10,6 @@
 - every internal link and anchor resolves.
 """
 
-import re
 from collections.abc import Sequence
 from html.parser import HTMLParser
 from pathlib import Path
@@ -20,6 +19,7 @@ from . import languages, project, runs, stamping
 from .fingerprint import present, source_digest
 from .layout import BuildTree
 from .records import BUILD_RECORD, BuildInfo, RecordError, RunRecord, Stamp
+from .sphinx_gallery_formats import OUTPUT_CLASS, figure_name
 from .stamps import STAMP_META, outputs_digest, page_copy, stamp_problems
 
 
@@ -42,7 +42,7 @@ class _OutputBlocks(HTMLParser):
         if self._text is not None:
             return  # markup inside the <pre> (highlighting spans)
         classes = (dict(attrs).get("class") or "").split()
-        if tag == "div" and classes[:1] == ["sphx-glr-script-out"]:
+        if tag == "div" and classes[:1] == [OUTPUT_CLASS]:
             self._expected = [("div", "highlight"), ("pre", None)]
         elif self._expected and tag == self._expected[0][0] and self._expected[0][1] in (None, *classes):
             self._expected.pop(0)  # the next element expected, with its class if it needs one
@@ -231,8 +231,8 @@ def page_outputs(page: Path | str) -> list[str]:
 def shown_outputs(page: Path | str, parsed: _Page, stem: str) -> str:
     """The outputs digest of what a built page shows: its output blocks' text and its figures' bytes."""
     texts = parsed.texts
-    figure = re.compile(rf"(^|/)sphx_glr_{re.escape(stem)}_\d{{3}}\.\w+$")
-    sources = [link for _, link in parsed.images if figure.search(unquote(link))]
+    figure = figure_name(stem, srcset=False)
+    sources = [link for _, link in parsed.images if figure.fullmatch(unquote(link).rpartition("/")[2])]
     images = [(Path(page).parent / unquote(link)).read_bytes() for link in dict.fromkeys(sources)]
     return outputs_digest(texts, images)
 

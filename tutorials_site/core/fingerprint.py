@@ -67,6 +67,7 @@ from .errors import SiteError
 from .isolation import SETTING, site_folders
 from .layout import ROOT
 from .records import Used
+from .sphinx_gallery_formats import CONFIG_COMMENT, TEXT_BLOCK_HEADER
 from .used import Present, SourceDigest, release
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # tutorials_site/
@@ -272,12 +273,22 @@ def declared_reads(source: Path, label: str, root: Path = ROOT) -> list[Path]:
     return sorted(found)
 
 
-# A line of sphinx-gallery's that starts a text block (a line of 20 or more `#`, or `# %%`): the text block is it
-# and the lines right after it that start with `#`. The lines of a script are split at "\n" alone, as its parser does.
-_TEXT_HEADER = re.compile(r"(#{20,}|# ?%%)[^\n]*\n")
+# The lines of a script, split at "\n" alone, as sphinx-gallery's parser splits them.
 _LINE = re.compile(r"[^\n]*\n|[^\n]+$")
-# Comment lines that are settings, wherever they stand (in a text block too): ours (core.runs) and sphinx-gallery's.
-_SETTING_LINE = re.compile(rf"[ \t]*#[ \t]*(tutorials-({'|'.join(runs.SETTINGS)}):|sphinx_gallery_)[^\n]*")
+# Comment lines that are settings, wherever they stand (in a text block too): ours (core.runs) and sphinx-gallery's
+# (CONFIG_COMMENT).
+_OUR_SETTING_LINE = re.compile(rf"[ \t]*#[ \t]*tutorials-({'|'.join(runs.SETTINGS)}):[^\n]*")
+
+
+def _is_text_header(line: str) -> bool:
+    """Whether LINE (with its end) starts a text block: the block is it and the lines right after it that start with
+    `#`. sphinx-gallery's parser wants the header's line ended."""
+    return line.endswith("\n") and TEXT_BLOCK_HEADER.fullmatch(line[:-1]) is not None
+
+
+def _is_setting(line: str) -> bool:
+    """Whether LINE is a setting comment, ours or sphinx-gallery's."""
+    return bool(_OUR_SETTING_LINE.fullmatch(line.rstrip("\n")) or CONFIG_COMMENT.match(line))
 
 
 def _docstring_rows(text: str) -> int:
@@ -303,7 +314,7 @@ def code_blocks(text: str) -> list[tuple[int, str]]:
     blocks: list[tuple[int, str]] = []
     start, code = row + 1, ""
     while row < len(lines):
-        if not _TEXT_HEADER.fullmatch(lines[row]):
+        if not _is_text_header(lines[row]):
             code += lines[row]
             row += 1
             continue
@@ -327,7 +338,7 @@ def _code_text(path: Path) -> tuple[bytes, tuple[int, ...]]:
         return data, ()  # never runs (Python refuses it): all of it counts
     blocks, lines, docstring = code_blocks(text), _LINE.findall(text), _docstring_rows(text)
     parts = [("code", content.strip("\n")) for _, content in blocks]
-    parts += [("setting", line.strip()) for line in lines[docstring:] if _SETTING_LINE.fullmatch(line.rstrip("\n"))]
+    parts += [("setting", line.strip()) for line in lines[docstring:] if _is_setting(line)]
     if any("__doc__" in part for _, part in parts):
         parts.append(("docstring", "".join(lines[:docstring])))
     return b"".join(f"{kind}\0{part}\0".encode() for kind, part in parts), tuple(line for line, _ in blocks)

@@ -1,30 +1,18 @@
 """Where things live: the repository root and the build folder's layout."""
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from .languages import Language
+from .sphinx_gallery_formats import TIMES_PAGE
 
 ROOT = Path(__file__).resolve().parents[2]
-
-# The pages of computation times sphinx-gallery writes (write_computation_times): at the source root, and in each
-# gallery's folder.
-TIMES_PAGE = "sg_execution_times"
 
 
 def is_times_page(docname: str) -> bool:
     """Whether a page is one of sphinx-gallery's tables of computation times: its text is sphinx-gallery's and this
     build's timings, nobody's to translate."""
     return docname.rpartition("/")[2] == TIMES_PAGE
-
-
-def figure_files(images: Path, stem: str) -> list[Path]:
-    """A tutorial's figures in a gallery's images/, as sphinx-gallery names them: sphx_glr_<stem>_001.png
-    and their srcset variants (sphx_glr_<stem>_001_2_00x.png); not those of <stem>_2, nor the thumbnail.
-    (tests/test_sphinx_gallery_api.py checks it finds what sphinx-gallery's matplotlib scraper saves.)"""
-    own = re.compile(rf"sphx_glr_{re.escape(stem)}_\d{{3}}(_\d+_\d+x)?\.\w+")
-    return sorted(path for path in Path(images).glob("sphx_glr_*") if own.fullmatch(path.name))
 
 
 @dataclass(frozen=True)

@@ -36,11 +36,7 @@ from typing import Any
 from . import conf_checks, config_values, languages, site_tree
 from .errors import SiteError, UsageError, closest, did_you_mean
 from .layout import ROOT
-
-# The names sphinx-gallery looks for a gallery header under, in its order (.txt, then the source suffixes sorted).
-HEADER_NAMES = tuple(f"{stem}{ext}" for ext in (".txt", ".md", ".rst") for stem in ("GALLERY_HEADER", "README", "readme"))
-DEFAULT_FILENAME_PATTERN = r"/plot"
-DEFAULT_IGNORE_PATTERN = r"__init__\.py"
+from .sphinx_gallery_formats import DEFAULT_FILENAME_PATTERN, DEFAULT_IGNORE_PATTERN, HEADER_NAMES, page_label
 
 # Options whose effect is ours to give, since sphinx-gallery executes nothing here (see guides/building.md):
 # every other option of sphinx-gallery's configuration reference reaches it unchanged.
@@ -97,7 +93,7 @@ class Tutorial:
     @property
     def ref_label(self) -> str:
         """sphinx-gallery's reference label of its page: sphx_glr_beginner_basics_tensorqs_tutorial.py."""
-        return "sphx_glr_" + f"{self.gallery.gallery_dir}/{self.rel}".replace("/", "_")
+        return page_label(f"{self.gallery.gallery_dir}/{self.rel}")
 
     @property
     def section(self) -> PurePosixPath:

@@ -18,7 +18,8 @@ from pathlib import Path, PurePosixPath
 from babel.messages.mofile import write_mo
 
 from . import catalogs, languages, project, site_tree, translate
-from .layout import TIMES_PAGE, BuildTree, figure_files
+from .layout import BuildTree
+from .sphinx_gallery_formats import TIMES_PAGE, figure_files, thumbnail_name
 
 # Where a translated language's compiled catalogs are staged (the build passes it as Sphinx's locale_dirs).
 LOCALE = "_locale"
@@ -94,7 +95,7 @@ def _gallery_files(site: project.Project, lang: languages.Language, folder: Path
 def _generated(folder: Path, stem: str) -> list[Path]:
     """What sphinx-gallery (and gallery.render) generated for the tutorial STEM in a gallery folder (its names:
     tests/test_sphinx_gallery_api.py checks they are those of the files sphinx-gallery's functions write)."""
-    thumbnails = (folder / "images" / "thumb").glob(f"sphx_glr_{glob.escape(stem)}_thumb.*")
+    thumbnails = (folder / "images" / "thumb").glob(thumbnail_name(glob.escape(stem), ".*"))
     files = [path for path in folder.glob(f"{glob.escape(stem)}.*") if path.is_file()]
     return [*files, *figure_files(folder / "images", stem), *thumbnails]
 

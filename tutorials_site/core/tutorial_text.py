@@ -28,9 +28,8 @@ from docutils.utils import column_width as display_width  # columns, as docutils
 
 from .errors import SiteError
 from .runs import SETTINGS
+from .sphinx_gallery_formats import TEXT_BLOCK_HEADER, paragraph_starts
 
-# sphinx-gallery: a text block follows a line of 20+ '#' or a '# %%' line.
-BLOCK_HEADER = re.compile(r"^(#{20,}.*|# ?%%.*)$")
 UNDERLINE = re.compile(r"^([=\-~^\"'`#*+<>:._])\1{2,}\s*$")
 DIRECTIVE = re.compile(r"^(\s*)\.\.\s+([\w:-]+)::(.*)$")
 EXPLICIT = re.compile(r"^(\s*)(\.\.|__)(\s|$)")  # comments, targets (anonymous ones too), substitution definitions
@@ -290,7 +289,7 @@ def parse(path: Path | str, text: str | None = None) -> Tutorial:
 
     k = 0
     while k < len(lines):
-        if k not in text_lines and BLOCK_HEADER.match(lines[k]):
+        if k not in text_lines and TEXT_BLOCK_HEADER.match(lines[k]):
             text_lines.add(k)
             block, k = [], k + 1
             while k < len(lines) and lines[k].startswith("#"):
@@ -427,17 +426,11 @@ def _raw_docstring(tutorial: Tutorial, texts: list[str]) -> bool:
 
 
 def _intro_row(tutorial: Tutorial) -> int | None:
-    """The line where sphinx-gallery's intro starts, found as it finds it (gen_rst.extract_intro_and_title): the
-    docstring split at empty lines, those parts starting with `.. ` left out, the second one; None where
+    """The line where sphinx-gallery's intro starts (its docstring's second paragraph: paragraph_starts); None where
     there is no second one (the intro is then the title)."""
     rows = [row for row, _ in tutorial.docstring_text]
     text = "\n".join(line for _, line in tutorial.docstring_text)
-    offset = len(text) - len(text.lstrip())
-    starts = []
-    for part in text[offset:].split("\n\n"):
-        if part and not part.startswith(".. "):
-            starts.append(offset + len(part) - len(part.lstrip("\n")))
-        offset += len(part) + 2
+    starts = paragraph_starts(text)
     return rows[text.count("\n", 0, starts[1])] if len(starts) > 1 else None
 
 

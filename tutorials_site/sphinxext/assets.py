@@ -23,7 +23,7 @@ from sphinx.config import Config
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
-from .. import sphinx_gallery_api as sg
+from .. import sphinx_gallery_build as sg
 from ..core import assets, languages, translate
 from .head import add_to_head
 

@@ -18,9 +18,9 @@ from sphinx.util.docutils import SphinxDirective
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
-from .. import sphinx_gallery_api as sg
 from ..core import project, tutorial_text
 from ..core.records import Stamp
+from ..core.sphinx_gallery_formats import thumbnail_path
 from ..core.stamps import read_stamp, stamp_path
 from .gallery import site_project, tutorial_titles
 
@@ -103,7 +103,7 @@ class CardsDirective(SphinxDirective):
         except (OSError, tutorial_text.TutorialSyntaxError):
             intro = ""  # sphinx-gallery reports the script where it reads its page
         card = nodes.container(classes=["tutorials-card"])
-        card += nodes.image(uri=f"/{sg.thumbnail_path(folder, stem)}", alt="", classes=["tutorials-card-thumb"])
+        card += nodes.image(uri=f"/{thumbnail_path(folder, stem)}", alt="", classes=["tutorials-card-thumb"])
         card += doc_link(tutorial.page, ["tutorials-card-title"])
         if intro:
             card += nodes.paragraph("", "", *inline(intro, tutorial_titles(self.env.app)), classes=["tutorials-card-text"])

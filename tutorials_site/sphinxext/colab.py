@@ -11,7 +11,7 @@ from sphinx.locale import get_translation
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
-from .. import sphinx_gallery_api as sg
+from .. import sphinx_gallery_build as sg
 from .head import page_language
 
 _ = get_translation("sphinx")

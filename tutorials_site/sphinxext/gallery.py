@@ -4,7 +4,7 @@ The build command runs each tutorial once, in a process of its own, before
 Sphinx (core.runs). Here, at `builder-inited` (after sphinx-gallery has filled
 its configuration, before it generates the galleries), each tutorial's
 outputs are handed to sphinx-gallery through the caches it keeps beside a page
-(internal to it, see sphinx_gallery_api): the page's reST and thumbnail are
+(internal to it, see sphinx_gallery_build): the page's reST and thumbnail are
 written with sphinx-gallery's own functions from this language's script and the
 run's outputs (its notebook and zip by _write_downloads), and the `.md5` beside the copy of the script
 tells sphinx-gallery the example is current, so it executes nothing and keeps
@@ -32,11 +32,13 @@ from sphinx.util import logging
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
-from .. import sphinx_gallery_api as sg
+from .. import sphinx_gallery_build as sg
+from .. import sphinx_gallery_run as sg_run
 from ..core import notebook_text, project, runs, seal, tutorial_text
 from ..core.files import read_regular, write_atomically
-from ..core.layout import ROOT, figure_files
+from ..core.layout import ROOT
 from ..core.records import RecordError, RunFile, RunRecord, Stamp
+from ..core.sphinx_gallery_formats import figure_files, image_path_template
 from ..core.stamps import page_copy, stamp_path
 from .head import page_language
 
@@ -132,14 +134,14 @@ def _without_lines(block: Any, lines: set[int]) -> Any:
         return block
     kept = [text for number, text in enumerate(block.content.splitlines(keepends=True), block.lineno)
             if number not in lines]
-    return sg.Block(block.type, "".join(kept), block.lineno)
+    return sg_run.Block(block.type, "".join(kept), block.lineno)
 
 
 def _shown_blocks(src_file: Path, conf: Mapping[str, Any],
                   result: RunRecord | None) -> tuple[dict[str, Any], list[Any], list[str]]:
     """(file_conf, blocks, outputs) of what the page and the notebook show of a script and its run, as
     sphinx-gallery cleans it, the run's own setting comments removed with sphinx-gallery's config comments."""
-    file_conf, blocks = sg.split_code_and_text_blocks(str(src_file))
+    file_conf, blocks = sg_run.split_code_and_text_blocks(str(src_file))
     records = iter(result.blocks if result else ())
     outputs = [getattr(next(records, None), "rst", "") if block.type == "code" else "" for block in blocks]
     if conf["remove_config_comments"]:
@@ -175,8 +177,8 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
     seconds = result.seconds
     memory = stamp.peak_rss_mb if stamp else 0.0
     sg.save_page(target, blocks, outputs, file_conf, conf, seconds, memory)
-    template = sg.image_path_template(images, target.stem)
-    produced = sg.image_path_iterator(template)
+    template = image_path_template(images, target.stem)
+    produced = sg_run.image_path_iterator(template)
     for _ in range(result.images_total):  # the run's figures, counted as it saved them
         next(produced)
     script_vars: dict[str, Any] = {"image_path_iterator": produced}
@@ -240,7 +242,7 @@ def _write_downloads(app: Sphinx, tutorials: list[project.Tutorial]) -> None:
             continue
         _, blocks, _ = _shown_blocks(source, conf, None)
         blocks = [block if block.type == "code" else
-                  sg.Block(block.type, notebook_text.for_markdown(block.content, spaced, tutorial_titles(app)),
+                  sg_run.Block(block.type, notebook_text.for_markdown(block.content, spaced, tutorial_titles(app)),
                            block.lineno)
                   for block in blocks]
         notebook, archive = target.with_suffix(".ipynb"), target.with_suffix(".zip")

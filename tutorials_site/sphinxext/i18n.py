@@ -31,7 +31,7 @@ from sphinx.util import logging
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
-from .. import sphinx_gallery_api as sg
+from .. import sphinx_gallery_build as sg
 from ..core import assets, languages
 from ..core.catalogs import is_page_message
 from ..core.gallery_strings import N_, match_gallery_template

@@ -15,7 +15,8 @@ from sphinx.locale import get_translation
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
-from .. import sphinx_gallery_api as sg
+from .. import sphinx_gallery_build as sg
+from ..core.sphinx_gallery_formats import thumbnail_path
 from ..core.summaries import plain_text, site_description, summary
 from ..core.versions import canonical_url, folder_url
 from .gallery import example_of
@@ -43,7 +44,7 @@ def thumbnail(app: Sphinx, pagename: str, doctree: nodes.document | None) -> str
     tutorial = example_of(app.config, pagename)
     if tutorial is None or doctree is None or not sg.has_figures(doctree):
         return None
-    return sg.built_image(app.env, sg.thumbnail_path(pagename.rpartition("/")[0], tutorial.path.stem))
+    return sg.built_image(app.env, thumbnail_path(pagename.rpartition("/")[0], tutorial.path.stem))
 
 
 def page_title(context: dict[str, Any], templatename: str) -> str:

@@ -22,7 +22,7 @@ from sphinx.locale import get_translation
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
-from .. import sphinx_gallery_api as sg
+from .. import sphinx_gallery_build as sg
 from ..core import git, page_links, versions
 from .gallery import example_of, project_root
 from .head import page_language

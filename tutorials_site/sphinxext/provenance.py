@@ -20,11 +20,11 @@ from sphinx.util.docutils import SphinxDirective
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
-from .. import sphinx_gallery_api as sg
 from ..core.fingerprint import source_digest
 from ..core.gallery_strings import split_template
 from ..core.project import Tutorial
 from ..core.records import Stamp
+from ..core.sphinx_gallery_formats import intro_end
 from ..core.stamping import excused
 from ..core.stamps import STAMP_META, read_stamp, stamp_path
 from ..core.used import source_problems
@@ -39,7 +39,7 @@ def add_directive(app: Sphinx, docname: str, source: list[str]) -> None:
     if example_of(app.config, docname) is None:
         return
     text = source[0]
-    at = sg.intro_end(text)
+    at = intro_end(text)
     if at != -1:
         # In place of the comment line closing the intro, so that every line below keeps its number in warnings.
         end = text.find("\n", at)

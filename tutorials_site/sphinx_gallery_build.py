@@ -1,17 +1,17 @@
-"""The one door to sphinx-gallery, and to Sphinx beyond its documented API.
+"""sphinx-gallery's door for the Sphinx side and the build: what runs in Sphinx (sphinxext) and in the build's
+own process (commands: its checks of a script and of conf.py), never in a tutorial's; and Sphinx beyond its
+documented API.
 
-No other module of the package imports sphinx_gallery (tests/test_sphinx_gallery_api.py checks it). It stands
-beside the three parts because two use it: sphinxext (inside Sphinx) and commands (the runner, in the tutorial's
-own process, and the build's checks of a script); in sphinxext/ it would bring the whole extension into the
-runner's process and into what a run's fingerprint covers. Every use says what sphinx-gallery promises about it:
+One of the package's two modules that import sphinx_gallery (tests/test_package.py checks it); the other,
+sphinx_gallery_run, holds what the runner needs and is part of the run code's fingerprint. This one is not (no
+module of the runner imports it: tests/test_fingerprint.py checks an edit to it runs nothing again), so an edit
+here re-renders pages and executes no tutorial. sphinx-gallery's formats and names, which core/ uses too, are in
+core.sphinx_gallery_formats. Every use says what sphinx-gallery promises about it:
 
-- *documented*: described in sphinx-gallery's user guide (configuration, writing a scraper): the
-  `sphx_glr_<stem>_<NNN>.png` names an `ImagePathIterator` yields, a scraper's `block_vars` and
-  `gallery_conf["src_dir"]`, `save_figures`, `clean_modules`, `reset_argv`;
+- *documented*: described in sphinx-gallery's user guide (configuration, writing a scraper);
 - *reference*: listed in its API reference, which it generates from its code and which says these "will
-  typically not be needed by end users": `split_code_and_text_blocks`, `extract_file_config`, `Block`,
-  `rst_blocks`, `save_rst_example`, `save_thumbnail`, `jupyter_notebook`, `save_notebook`, `codestr2rst`,
-  `extract_intro_and_title`, `identify_names`, `imgsgnode`;
+  typically not be needed by end users": `extract_intro_and_title`, `rst_blocks`, `save_rst_example`,
+  `save_thumbnail`, `jupyter_notebook`, `save_notebook`, `imgsgnode`;
 - *internal*: neither: names with a leading underscore, `sphinx_gallery.utils`' `zip_files` and `get_md5sum`,
   module constants, the caches it keeps beside a page (`.md5`, `.cost.json`, `.codeobj.json`), the reST and
   HTML it writes, the priorities of its event handlers, its error messages.
@@ -22,13 +22,10 @@ of its i18n transform, the builder's Jinja environment, the order and registry o
 
 Each reference or internal use has a test in tests/test_sphinx_gallery_api.py that runs it on a small input, or
 reads what this module writes with sphinx-gallery's own reader, and fails when an upgrade changes what it relies
-on; none of them builds the site. What core/ knows of sphinx-gallery's output stays in core/ (it imports no
-Sphinx) and is tested there against sphinx-gallery's real output too: its English strings
-(core.gallery_strings), the output blocks of a built page (core.checks), a tutorial's figure files
-(core.layout.figure_files).
-
-The runner imports this module in the tutorial's own process (commands/runner.py): sphinx-gallery's modules are
-imported where they are used, so that a tutorial's process loads no more of it than it did before.
+on; a private function says there why no public one serves. None of them builds the site. What core/ knows of
+sphinx-gallery's output stays in core/ (it imports no Sphinx) and is tested there against sphinx-gallery's real
+output too: its formats and names (core.sphinx_gallery_formats), its English strings (core.gallery_strings), the
+output blocks of a built page (core.checks).
 """
 
 import html
@@ -42,18 +39,17 @@ from typing import Any
 from docutils import nodes
 from sphinx_gallery import py_source_parser
 
-# --- a script, as sphinx-gallery reads it (reference) ------------------------------------------------------
+from .core import sphinx_gallery_formats as formats
 
-Block = py_source_parser.Block  # a NamedTuple (type, content, lineno)
-split_code_and_text_blocks = py_source_parser.split_code_and_text_blocks
-extract_file_config = py_source_parser.extract_file_config
+# --- a script, as the build checks it before anything runs (reference) --------------------------------------
 
 
 def extract_intro_and_title(filename: Path, docstring: str) -> tuple[str, str]:
     """(intro, title) of a script's docstring (reference); raises sphinx's ExtensionError where it has none."""
     from sphinx_gallery.gen_rst import extract_intro_and_title
 
-    return extract_intro_and_title(filename, docstring)
+    intro, title = extract_intro_and_title(filename, docstring)
+    return intro, title
 
 
 def docstring_problem(error: Exception) -> str:
@@ -71,21 +67,6 @@ def docstring_problem(error: Exception) -> str:
 
 
 # --- its configuration, outside Sphinx (internal) -----------------------------------------------------------
-
-
-def filled_conf(options: Mapping[str, Any], src_dir: Path) -> dict[str, Any]:
-    """sphinx-gallery's configuration as an HTML build holds it once its builder has started, made from
-    conf.py's `sphinx_gallery_conf` without a Sphinx application (the runner's).
-
-    Internal: `_fill_gallery_conf_defaults(conf, app=None, check_keys=False)` fills the defaults, as
-    `fill_gallery_conf_defaults` does at config-inited; `src_dir`, `builder_name` and `plot_gallery` are what
-    `update_gallery_conf_builder_inited` sets at builder-inited.
-    """
-    from sphinx_gallery.gen_gallery import _fill_gallery_conf_defaults
-
-    conf = _fill_gallery_conf_defaults(options, app=None, check_keys=False)
-    conf.update(src_dir=str(src_dir), builder_name="html", plot_gallery=True)
-    return conf
 
 
 def option_names() -> frozenset[str]:
@@ -142,25 +123,6 @@ def without_stylesheets(css_files: Sequence[Any], names: frozenset[str]) -> list
 LANGUAGE = "Python"
 
 
-def image_path_template(images: Path, stem: str) -> str:
-    """Where a tutorial's figures go: `sphx_glr_<stem>_<NNN>.png` in its gallery's images/, numbered from 1
-    (documented: what the `image_path_iterator` a scraper is given yields)."""
-    return str(images / f"sphx_glr_{stem}_{{0:03}}.png")
-
-
-def image_path_iterator(template: str) -> Any:
-    """sphinx-gallery's `ImagePathIterator` over TEMPLATE (documented: a scraper's `block_vars`)."""
-    from sphinx_gallery.scrapers import ImagePathIterator
-
-    return ImagePathIterator(template)
-
-
-def thumbnail_path(folder: str, stem: str) -> str:
-    """The thumbnail `save_thumbnail` writes for a tutorial of a gallery folder, as a path from the source
-    root (internal: images/thumb/sphx_glr_<stem>_thumb.png, where its gallery's thumbnails look too)."""
-    return f"{folder}/images/thumb/sphx_glr_{stem}_thumb.png"
-
-
 def clean_blocks(conf: Mapping[str, Any], blocks: list[Any], outputs: list[str]) -> tuple[list[Any], list[str]]:
     """The blocks and outputs a page and a notebook show, as generate_file_rst cleans them: ignore blocks and
     (with `remove_config_comments`) config comments removed, a last block left empty dropped with its output.
@@ -169,7 +131,8 @@ def clean_blocks(conf: Mapping[str, Any], blocks: list[Any], outputs: list[str])
     """
     from sphinx_gallery.gen_rst import _clean_script_blocks
 
-    return _clean_script_blocks(conf, py_source_parser, blocks, outputs)
+    cleaned, kept = _clean_script_blocks(conf, py_source_parser, blocks, outputs)
+    return cleaned, kept
 
 
 def save_page(target: Path, blocks: list[Any], outputs: list[str], file_conf: Mapping[str, Any],
@@ -235,7 +198,8 @@ def notebook(blocks: list[Any], conf: Mapping[str, Any], target_dir: Path) -> di
     """The notebook of BLOCKS (reference: `jupyter_notebook(script_blocks, gallery_conf, target_dir)`)."""
     from sphinx_gallery.notebook import jupyter_notebook
 
-    return jupyter_notebook(blocks, conf, target_dir)
+    content: dict[str, Any] = jupyter_notebook(blocks, conf, target_dir)
+    return content
 
 
 def save_notebook(content: Mapping[str, Any], path: Path) -> None:
@@ -253,109 +217,6 @@ def zip_files(files: Sequence[Path], archive: Path, relative_to: Path) -> Path:
     return Path(zip_files(files, archive, relative_to))
 
 
-# --- a code block's output, made in the runner --------------------------------------------------------------
-
-
-def block_vars(iterator: Any, src_file: str, target_file: str, namespace: dict[str, Any],
-               file_conf: Mapping[str, Any]) -> dict[str, Any]:
-    """What the scrapers are given of a tutorial (`block_vars`): documented, `image_path_iterator` and
-    `src_file`; internal, `target_file` (where a build copies the script), `example_globals` (where the matplotlib
-    scraper looks for animations) and `file_conf` (the script's `sphinx_gallery_*` settings)."""
-    return {"image_path_iterator": iterator, "src_file": src_file, "target_file": target_file,
-            "example_globals": namespace, "file_conf": file_conf}
-
-
-def reset_argv(conf: Mapping[str, Any], script_vars: Mapping[str, Any]) -> list[str]:
-    """The arguments conf.py's `reset_argv` gives a tutorial (documented option; internal: `_get_callables(conf,
-    "reset_argv")` resolves it, a name written as a string included)."""
-    from sphinx_gallery.gen_rst import _get_callables
-
-    (function,) = _get_callables(conf, "reset_argv")
-    return function(conf, script_vars)
-
-
-def clean_modules(conf: Mapping[str, Any], name: str, when: str) -> None:
-    """conf.py's `reset_modules`, before or after a tutorial (documented)."""
-    from sphinx_gallery.scrapers import clean_modules
-
-    clean_modules(conf, name, when)
-
-
-def save_figures(block: Any, variables: dict[str, Any], conf: Mapping[str, Any], multi_image: str | None) -> str:
-    """The reST of the figures a block left open, saved by the configured scrapers (documented: `save_figures`).
-
-    Internal: `block_vars["multi_image"]` holds the block's `sphinx_gallery_multi_image_block`, as
-    `execute_code_block` sets it.
-    """
-    from sphinx_gallery.scrapers import save_figures
-
-    variables["multi_image"] = multi_image
-    return save_figures(block, variables, conf)
-
-
-def saved_image(path: str) -> Path:
-    """The file a scraper saved for PATH, in whichever format it chose (.svg, .webp…), looked up as
-    sphinx-gallery looks it up (internal: `_find_image_ext(path)[0]`)."""
-    from sphinx_gallery.scrapers import _find_image_ext
-
-    return Path(_find_image_ext(path)[0])
-
-
-def last_repr(capture: tuple[str, ...], value: Any) -> tuple[str | None, str | None]:
-    """(text, method) of a block's last value by the first of CAPTURE's methods it has (`capture_repr`);
-    internal: `_get_last_repr(capture_repr, value)`."""
-    from sphinx_gallery.gen_rst import _get_last_repr
-
-    return _get_last_repr(capture, value)
-
-
-def output_rst(text: str, images_rst: str = "", repr_method: str | None = None, repr_text: str | None = None) -> str:
-    r"""The reST sphinx-gallery writes under a code block: its figures, what it printed (with its last value's
-    text repr) and its last value's HTML repr, made by sphinx-gallery's own function from what was recorded.
-
-    Internal: `_get_code_output(is_last_expr, example_globals, gallery_conf, logging_tee, images_rst,
-    capture_repr)`, which reads the printed text from `logging_tee.output.getvalue()` and the last value from
-    `example_globals["___"]`, and lays it out as "\n<figures>\n\n" + CODE_OUTPUT + HTML; CODE_OUTPUT's header
-    is `.. rst-class:: sphx-glr-script-out` over a `.. code-block:: none` indented by one space.
-    """
-    from types import SimpleNamespace
-
-    from sphinx_gallery.gen_rst import CODE_OUTPUT, _get_code_output
-
-    recorded = type("Recorded", (), {repr_method: lambda self: repr_text})() if repr_method else None
-    tee = SimpleNamespace(output=SimpleNamespace(getvalue=lambda: text))
-    capture = (repr_method,) if repr_method else ()
-    rst = _get_code_output(repr_method is not None, {"___": recorded}, {"ignore_repr_types": ""}, tee,
-                           images_rst, capture)
-    # docutils strips the indentation all lines of a directive's content share: output whose every line
-    # is indented would lose it. An option line indented one less keeps it (as sphinx-gallery's code blocks).
-    figures, header = f"\n{images_rst}\n\n", CODE_OUTPUT.split("{0}")[0]
-    if rst.startswith(figures + header):  # the text's block follows the figures
-        kept = header.replace(" .. code-block:: none\n", " .. code-block:: none\n   :dedent: 1\n")
-        rst = figures + kept + rst[len(figures + header):]
-    return rst
-
-
-def error_rst(traceback_text: str) -> str:
-    r"""A failed block's traceback, as sphinx-gallery shows it (reference: `codestr2rst(text, lang="pytb")`).
-
-    Internal: the layout of `handle_exception`'s reST (`.. rst-class:: sphx-glr-script-out` over the traceback's
-    code block) and of `execute_code_block`'s around it ("\n" before, "\n\n\n\n" after).
-    """
-    from sphinx_gallery.gen_rst import codestr2rst
-
-    return "\n.. rst-class:: sphx-glr-script-out\n\n" + codestr2rst(traceback_text, lang="pytb") + "\n\n\n\n"
-
-
-def code_objects(blocks: list[Any], default_role: str, variables: dict[str, Any] | None, tree: Any) -> dict[str, Any]:
-    """The names a script uses, resolved as sphinx-gallery resolves them for code links and backreferences
-    (reference: `identify_names(script_blocks, ref_regex, global_variables, node)`; internal: `_make_ref_regex(
-    default_role)`, the references it finds in the prose)."""
-    from sphinx_gallery.backreferences import _make_ref_regex, identify_names
-
-    return identify_names(blocks, _make_ref_regex(default_role), variables, tree)
-
-
 def preload() -> None:
     """Import sphinx-gallery's extension and matplotlib, set up as sphinx-gallery sets it up (its agg backend),
     once, before the builds are forked (internal: `scrapers._import_matplotlib()`)."""
@@ -366,15 +227,6 @@ def preload() -> None:
 
 
 # --- reading the pages it generated -------------------------------------------------------------------------
-
-# Internal: rst_blocks writes this comment line before every block but the first (the title and intro), and
-# save_rst_example puts the page's label `.. _sphx_glr_<path>:` just before that first block.
-_BLOCK_COMMENT = ".. GENERATED FROM PYTHON SOURCE LINES"
-
-
-def intro_end(page_rst: str) -> int:
-    """Where, in a page sphinx-gallery generated, the comment line closing the intro starts; -1 if none."""
-    return page_rst.find(_BLOCK_COMMENT, page_rst.find(".. _sphx_glr_"))
 
 
 def figure_nodes(doctree: nodes.Node) -> Iterator[nodes.Element]:
@@ -390,14 +242,13 @@ def has_figures(doctree: nodes.Node) -> bool:
 
 
 def has_default_alt(figure: nodes.Element) -> bool:
-    """Whether a figure's alt text is the one `figure_rst` makes of its file name when the figure has no title
-    (internal: sphx_glr_<name>_<NNN>.png gives <name> with "-", "," and "_" as spaces)."""
-    return figure["alt"] == re.sub(r"[-,_]", " ", Path(figure["uri"]).stem[9:-4])
+    """Whether a figure's alt text is the one `figure_rst` makes of its file name when the figure has no title."""
+    return bool(figure["alt"] == formats.default_alt(figure["uri"]))
 
 
 def figure_number(figure: nodes.Element) -> int:
-    """A figure's number in its tutorial, from its file name (documented: sphx_glr_<stem>_<NNN>)."""
-    return int(Path(figure["uri"]).stem[-3:])
+    """A figure's number in its tutorial, from its file name."""
+    return formats.figure_number(figure["uri"])
 
 
 def set_alt(figure: nodes.Element, alt: str) -> None:
@@ -484,7 +335,7 @@ def tooltip_text(text: str, title_of: Callable[[str], str | None]) -> str:
         found = title_of(match[0])
         return match[0] if found is None else found
 
-    return re.sub(r"sphx_glr_\w+\.py", title, text)
+    return re.sub(rf"{formats.PREFIX}\w+\.py", title, text)
 
 
 def clean_tooltips(raw_html: str, title_of: Callable[[str], str | None]) -> str:
