@@ -58,6 +58,20 @@ def test_only_a_translated_entry_that_is_not_fuzzy_counts_everywhere():
     assert catalogs.counts(catalog, catalog, lambda msgid, msgstr: False) == (0, 1, 2)  # refused: untranslated
 
 
+def test_a_plural_is_passed_over_by_every_reader_of_a_catalog():
+    from tutorials_site.core import translate
+
+    catalog = Catalog(locale="ko")
+    catalog.add("Done", "완료")
+    catalog.add(("One file", "{n} files"), ("파일 {n}개",))
+    [done, plural] = [m for m in catalog if m.id]
+    assert (catalogs.singular(done), catalogs.singular(plural)) == (("Done", "완료"), None)
+    assert catalogs.translations(catalog) == {"Done": "완료"}
+    assert catalogs.counts(catalog, catalog, lambda msgid, msgstr: True) == (1, 0, 1)
+    for check in translate.SITE_CHECKS.values():
+        assert check(plural, "파일") == translate.PLURAL
+
+
 def test_a_syntax_error_names_file_and_line(tmp_path):
     po = tmp_path / "broken.po"
     po.write_text(BROKEN)

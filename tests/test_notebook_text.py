@@ -43,3 +43,18 @@ def test_line_breaks_between_japanese_characters_go_where_the_language_has_no_sp
     rst = "1 台のマシンに搭載された複数の GPU\nに各バッチを分散させ\nました。"
     assert for_markdown(rst, spaced=False) == "1 台のマシンに搭載された複数の GPU\nに各バッチを分散させました。"
     assert for_markdown(rst) == rst  # Korean and English keep every line break: each is a space
+
+
+# A comment naming a role, its indented continuation, then prose: the comment is verbatim everywhere.
+COMMENT_THEN_PROSE = (".. a comment naming :class:`torch.Tensor`\n   and :func:`torch.add` on its next line\n\n"
+                      "See :class:`torch.Tensor`.")
+
+
+def test_a_comment_and_its_continuation_are_left_as_written_as_translation_leaves_them():
+    from tutorials_site.core.tutorial_text import parse
+
+    assert for_markdown(COMMENT_THEN_PROSE) == COMMENT_THEN_PROSE.replace("See :class:`torch.Tensor`", "See ``torch.Tensor``")
+    script = '"""\nTitle\n=====\n\n' + COMMENT_THEN_PROSE + '\n"""\n' + "# %%\n" + "".join(
+        f"# {line}".rstrip() + "\n" for line in COMMENT_THEN_PROSE.splitlines())
+    units = [unit.msgid for unit in parse("plot_comment.py", script).units]
+    assert units == ["Title", "See :class:`torch.Tensor`.", "See :class:`torch.Tensor`."]

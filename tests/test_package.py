@@ -2,8 +2,12 @@
 functions."""
 
 import ast
+import collections
 import functools
+import io
+import keyword
 import re
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -213,16 +217,158 @@ def _owned_uses(path):
     return found
 
 
-def test_each_piece_of_shared_knowledge_has_one_home():
+def modules_by_use(uses):
+    """Each of what USES(module) finds the package's modules do -> the modules that do it."""
     found = {}
     for path in sorted(PACKAGE.rglob("*.py")):
-        for use in _owned_uses(path):
+        for use in uses(path):
             found.setdefault(use, []).append(path.relative_to(ROOT).as_posix())
-    assert found == {
+    return found
+
+
+def test_each_piece_of_shared_knowledge_has_one_home():
+    assert modules_by_use(_owned_uses) == {
         "runpy": ["tutorials_site/core/project.py"],  # conf.py, outside Sphinx: project.read_conf
         "os.replace": ["tutorials_site/core/files.py"],  # an atomic write: files.write_atomically
         "git": ["tutorials_site/core/git.py"],  # git.run
     }  # and display columns: docutils.utils.column_width
+
+
+# Each rule of the package's, in the one module that holds it: what a second copy of it would have to write.
+# (rule, its home, what gives a copy away: a string constant holding one of PATTERNS, a call or attribute of
+# CALLS, a name of NAMES used or imported, or a function of DEFINES defined)
+RULES = [
+    # which lines of reST are verbatim (comments, directives, literal blocks): translation and notebooks read them
+    ("reST region scanner", "core/tutorial_text.py", {"patterns": (r"\.\.\s", r"(\.\.|__)"), "defines": ("rst_blocks",),
+                                                      "names": ("DIRECTIVE", "EXPLICIT", "ADMONITIONS", "LIST_ITEM")}),
+    ("plural filter", "core/catalogs.py", {"calls": ("isinstance(.id)", "isinstance(.string)"), "defines": ("singular",)}),
+    ("page language", "sphinxext/head.py", {"calls": ("languages.of(.language)",), "defines": ("page_language",)}),
+    ("page head", "sphinxext/head.py", {"patterns": ("metatags",), "defines": ("add_to_head",)}),
+    ("date format", "core/stamping.py", {"patterns": ("%Y",), "calls": (".strftime", ".strptime"), "defines": ("now",)}),
+    ("{name} template splitter", "core/gallery_strings.py", {"patterns": (r"\{(\w+)\}",), "defines": ("split_template",)}),
+    ("whole-build check", "core/checks.py", {"calls": ("BuildInfo.read",), "defines": ("whole_build",)}),
+]
+
+
+def _call_of(node):
+    """How RULES' calls name a call or attribute: 'isinstance(.id)', 'languages.of(.language)', '.strftime',
+    'BuildInfo.read'; None for any other node."""
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Attribute):
+        called = ast.unparse(node.func)
+        if called in ("isinstance", "languages.of"):
+            return f"{called}(.{node.args[0].attr})"
+    if isinstance(node, ast.Attribute):
+        return f"{node.value.id}.{node.attr}" if isinstance(node.value, ast.Name) and node.attr == "read" else f".{node.attr}"
+    return None
+
+
+def rule_uses(path, rules=RULES):
+    """The RULES a module writes (or a copy of which it writes)."""
+    found = set()
+    imported = {name.rpartition(".")[2] for name, _ in imports(path, path.parents[2])}
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}  # prose: they may name it
+    for node in ast.walk(tree):
+        text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings \
+            else None
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        defined = node.name if isinstance(node, ast.FunctionDef) else None
+        for rule, _, signs in rules:
+            if ((text is not None and any(p in text for p in signs.get("patterns", ())))
+                    or _call_of(node) in signs.get("calls", ()) or defined in signs.get("defines", ())
+                    or name in signs.get("names", ()) or imported & set(signs.get("names", ()))):
+                found.add(rule)
+    return found
+
+
+def test_each_rule_is_written_in_one_module():
+    assert modules_by_use(rule_uses) == {rule: [f"tutorials_site/{home}"] for rule, home, _ in RULES}, \
+        "call the rule's home instead of writing it again"
+
+
+def test_the_rule_checker_sees_each_rule_written_again(tmp_path):
+    copy = tmp_path / "tutorials_site" / "sphinxext" / "copy.py"
+    copy.parent.mkdir(parents=True)
+    copy.write_text("\n".join([
+        "from ..core.tutorial_text import DIRECTIVE",
+        "COMMENT = re.compile(r'^(\\s*)\\.\\.\\s')",
+        "plural = not isinstance(message.id, str)",
+        "lang = languages.of(app.config.language)",
+        "context['metatags'] += tag",
+        "date = datetime.now(UTC).strftime('%d %b')",
+        "parts = re.split(r'\\{(\\w+)\\}', template)",
+        "info = BuildInfo.read(path)",
+    ]) + "\n")
+    assert rule_uses(copy) == {rule for rule, _, _ in RULES}
+    for line, rule in [("from ..core.tutorial_text import DIRECTIVE", "reST region scanner"),
+                       ("def singular(message):\n    return None", "plural filter")]:
+        copy.write_text(line + "\n")
+        assert rule_uses(copy) == {rule}
+
+
+SKIPPED_TOKENS = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
+                  tokenize.ENDMARKER}
+
+
+def line_shapes(path):
+    """(line, shape) of each line of code that says something: names as N, strings as S, numbers as 0, keywords
+    and operators as they are; docstrings, comments, imports and lines of brackets alone left out."""
+    text = path.read_text(encoding="utf-8")
+    docstrings = {row for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Expr)
+                  and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+                  for row in range(node.lineno, node.end_lineno + 1)}
+    words = {}
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type in SKIPPED_TOKENS or token.start[0] in docstrings:
+            continue
+        word = {tokenize.NAME: "N", tokenize.STRING: "S", tokenize.NUMBER: "0"}.get(token.type, token.string)
+        words.setdefault(token.start[0], []).append(token.string if keyword.iskeyword(token.string) else word)
+    return [(row, " ".join(line)) for row, line in sorted(words.items())
+            if line[0] not in ("import", "from") and not set(line) <= set("()[]{}:,.")]
+
+
+def repeated_runs(paths, size=6, common=8):
+    """Every run of SIZE lines of the same shape (line_shapes) that stands in two places, as 'a:1-8 ~ b:3-9'.
+    A run most of whose lines are thin is boilerplate, not listed: a line of five tokens or fewer (a field, a
+    return), or a shape that stands in COMMON places or more (a decorator, a class line)."""
+    shapes = {path: line_shapes(path) for path in paths}
+    counts = collections.Counter(shape for lines in shapes.values() for _, shape in lines)
+    first, pairs = {}, []
+    for path, lines in shapes.items():
+        for k in range(len(lines) - size + 1):
+            run = tuple(shape for _, shape in lines[k:k + size])
+            if sum(counts[shape] >= common or len(shape.split()) <= 3 for shape in run) * 2 >= size:
+                continue
+            where = (path, lines[k][0], lines[k + size - 1][0])
+            seen = first.setdefault(run, where)
+            if seen == where or (seen[0] == path and seen[2] >= where[1]):  # the first place, or overlapping itself
+                continue
+            last = pairs[-1] if pairs else None
+            if last and (last[0][0], last[1][0]) == (seen[0], path) and last[0][2] >= seen[1] and last[1][2] >= where[1]:
+                pairs[-1] = ((*last[0][:2], seen[2]), (*last[1][:2], where[2]))  # the same run, one line longer
+            else:
+                pairs.append((seen, where))
+    return [f"{a.name}:{a_start}-{a_end} ~ {b.name}:{b_start}-{b_end}" for (a, a_start, a_end), (b, b_start, b_end) in pairs]
+
+
+def test_no_run_of_six_lines_stands_twice_in_the_package():
+    found = repeated_runs(sorted(PACKAGE.rglob("*.py")))
+    assert found == [], "make one function of what these places repeat:\n" + "\n".join(found)
+
+
+def test_the_repetition_checker_sees_a_run_written_again_with_other_names_and_passes_over_boilerplate(tmp_path):
+    first, second = tmp_path / "a.py", tmp_path / "b.py"
+    first.write_text("def f(rows, limit):\n    total = 0\n    for row in rows:\n        if row.size > limit:\n"
+                     "            total += row.size * 2\n        else:\n            total -= len(row.name)\n"
+                     "    return total\n")
+    second.write_text('"""Another module."""\n\n\ndef g(items, most):\n    # the same, renamed\n    count = 1\n'
+                      "    for item in items:\n        if item.width > most:\n            count += item.width * 3\n"
+                      "        else:\n            count -= len(item.label)\n    return count\n")
+    assert repeated_runs([first, second]) == ["a.py:1-8 ~ b.py:4-12"]
+    fields = "@dataclass\nclass {}:\n    a: int\n    b: str\n    c: float\n    d: bool\n    e: int = 0\n"
+    first.write_text(fields.format("A"))
+    second.write_text(fields.format("B"))
+    assert repeated_runs([first, second]) == []
 
 
 # What a unit test may not do: read the repository's own list of tutorials, name one of its tutorials, or its

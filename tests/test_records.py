@@ -114,8 +114,8 @@ def test_publish_refuses_a_build_record_of_another_format(tmp_path):
     (html / "build.json").write_text((html / "build.json").read_text().replace('"format": 1', '"format": 7'))
     with pytest.raises(PublishError) as raised:
         validate(html)
-    assert str(raised.value) == (f"{html / 'build.json'}: a build record (build.json) of format 7; this build reads "
-                                 "format 1: build it again with `make html`")
+    assert str(raised.value) == (f"refusing to publish {html / 'build.json'}: a build record (build.json) of format 7; "
+                                 "this build reads format 1: build it again with `make html`")
 
 
 def test_assemble_refuses_a_shard_record_of_another_format(tmp_path):

@@ -72,3 +72,4 @@ def test_a_suppressed_subtype_is_not_emitted_and_the_page_still_says_it(sphinx_a
         assert lines == []
     page = (app.outdir / "index.html").read_text()
     assert "translation-incomplete" in page and '<a class="english-page reference external" href="../en/index.html">' in page
+

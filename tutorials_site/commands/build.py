@@ -19,7 +19,6 @@ import platform
 import sys
 import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TextIO, cast
@@ -788,5 +787,5 @@ def write_build_info(htmldir: Path, name: str, langs: Sequence[languages.Languag
     """What the publish step needs to know about this build: its version entry; `partial`: the TUTORIALS
     it executed alone (`make check` and `make publish` refuse such a build)."""
     BuildInfo(name=name, label=name, release=versions.is_release(name), torch=installed_version("torch"),
-              languages=tuple(lang.seg for lang in langs), built=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+              languages=tuple(lang.seg for lang in langs), built=stamping.now(),
               path=f"{name}/", executed=executed, partial=partial).write(Path(htmldir, BUILD_RECORD))

@@ -76,8 +76,9 @@ def templates_of(pot: Path, src: Path, site: project.Project) -> dict[str, Catal
             staged = [(str(Path(os.path.normpath(pot / file))), line) for file, line in message.locations]
             locations = [(str(found[0]), found[1] or 0) if (found := locate(file, line)) else
                          (os.path.relpath(file, src), line) for file, line in staged]
-            if message.id and isinstance(message.id, str) and catalogs.is_page_message(message.id, tutorial_msgids):
-                template.add(message.id, locations=locations, auto_comments=message.auto_comments)
+            pair = catalogs.singular(message)
+            if pair and pair[0] and catalogs.is_page_message(pair[0], tutorial_msgids):
+                template.add(pair[0], locations=locations, auto_comments=message.auto_comments)
         if len(template):
             templates[docname] = template
     return templates

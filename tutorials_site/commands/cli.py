@@ -32,11 +32,11 @@ def _checked_languages(settings: Settings, htmldir: Path, env: Mapping[str, str]
 
 
 def _check(settings: Settings, htmldir: Path, env: Mapping[str, str]) -> None:
-    partial = checks.partial_build(htmldir)
-    if partial:
+    whole = checks.whole_build(htmldir)
+    if isinstance(whole, str):
         for error in checks.failed_runs(htmldir):  # why a build failed, where a tutorial did
             print(f"check: {error}")
-        raise Failed(f"check: {partial}")
+        raise Failed(f"check: {whole}")
     problems = checks.check_stamps(htmldir, _checked_languages(settings, htmldir, env)) + checks.check_links(htmldir)
     for problem in problems:
         print(problem)

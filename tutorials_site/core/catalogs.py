@@ -159,9 +159,17 @@ def is_translated(message: Message) -> bool:
     return bool(message.id and message.string and not message.fuzzy)
 
 
+def singular(message: Message) -> tuple[str, str] | None:
+    """The message's (msgid, msgstr); None for a plural (msgid_plural), whose forms Babel reads as tuples: no
+    tutorial's text, page or label of the site has one, so every reader of a catalog passes it over."""
+    if isinstance(message.id, str) and isinstance(message.string, str):
+        return message.id, message.string
+    return None
+
+
 def translations(catalog: Catalog) -> dict[str, str]:
-    """msgid -> msgstr for the entries that count (is_translated); plurals, which no tutorial's text has, left out."""
-    return {m.id: m.string for m in catalog if is_translated(m) and isinstance(m.id, str) and isinstance(m.string, str)}
+    """msgid -> msgstr for the entries that count (is_translated); plurals (singular) left out."""
+    return dict(pair for m in catalog if is_translated(m) and (pair := singular(m)))
 
 
 def tutorial_template(path: Path) -> Catalog:
@@ -264,8 +272,7 @@ def counts(template: Catalog, catalog: Catalog | None, usable: Callable[[str, st
         found = catalog.get(message.id) if catalog is not None else None
         if found is not None and found.string and found.fuzzy:
             fuzzy += 1
-        elif (found is not None and is_translated(found) and isinstance(message.id, str) and isinstance(found.string, str)
-              and usable(message.id, found.string)):
+        elif found is not None and is_translated(found) and (pair := singular(found)) and usable(*pair):
             translated += 1
         else:
             untranslated += 1

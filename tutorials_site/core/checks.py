@@ -175,9 +175,10 @@ def missing_build(htmldir: Path | str) -> str:
             "every language succeeded, so that pages of two builds are never taken for one); build it with `make html`")
 
 
-def partial_build(htmldir: Path | str) -> str | None:
-    """Why a build is not the whole site, in one line: it has no build.json (it failed, or did not finish), or a
-    TUTORIALS build (its build.json names the selection) executed only those tutorials; None for any other build."""
+def whole_build(htmldir: Path | str) -> BuildInfo | str:
+    """The build record of a build of the whole site, which check and publish accept; else why it is none, in
+    one line: it has no build.json (it failed, or did not finish), an unreadable one, or a TUTORIALS build (its
+    build.json names the selection) executed only those tutorials."""
     try:
         info = BuildInfo.read(Path(htmldir, BUILD_RECORD))
     except RecordError as error:
@@ -185,7 +186,7 @@ def partial_build(htmldir: Path | str) -> str | None:
     if info is None:
         return missing_build(htmldir)
     if not info.partial:
-        return None
+        return info
     return (f"{htmldir}: built with TUTORIALS={info.partial}, the other tutorials not executed; "
             "build the whole site with `make html` (no TUTORIALS), then check or publish it")
 

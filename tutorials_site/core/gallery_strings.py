@@ -3,6 +3,7 @@
 sphinx-gallery writes them in English into every page it generates; the site
 translates them as templates (the values, file names and times, stay) and
 keeps them out of the site catalog, where they would be extracted once per page.
+`split_template` reads every `{name}` template of the engine's, these and its own labels'.
 """
 
 import re
@@ -28,8 +29,13 @@ GALLERY_TEMPLATES = (
 )
 
 
+def split_template(template: str) -> list[str]:
+    """A template's text and the names of its `{name}` placeholders, by turns: [text, name, text, …, text]."""
+    return re.split(r"\{(\w+)\}", template)
+
+
 def _pattern(template: str) -> re.Pattern[str]:
-    parts = re.split(r"\{(\w+)\}", template)
+    parts = split_template(template)
     regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts))
     return re.compile(regex)
 

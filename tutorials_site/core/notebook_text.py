@@ -14,14 +14,16 @@ that `rst2md` leaves as Markdown a reader sees as intended, in every language:
 - in a language written without spaces, the line breaks `tutorial_text.wrap` put between two of its
   characters go, as the page's do.
 
-Literal blocks, code directives and inline literals are left as they are.
+Literal blocks, code directives, comments (with their indented continuation) and inline literals are left as
+they are: `tutorial_text.rst_blocks` says which lines are verbatim, as it does for translation.
 """
 
 import re
 import unicodedata
 from collections.abc import Mapping
+from itertools import groupby
 
-from .tutorial_text import ADMONITIONS, DIRECTIVE, join_wide_breaks
+from .tutorial_text import join_wide_breaks, rst_blocks
 
 # Roles whose target is a Python object: the page shows it as code.
 CODE_ROLES = {"class", "func", "meth", "mod", "attr", "obj", "data", "exc", "const", "any", "type"}
@@ -93,32 +95,12 @@ def for_markdown(rst: str, spaced: bool = True, titles: Mapping[str, str] | None
     `titles`: the title of each reference target (a label or a document) a role names without a title.
     """
     titles = titles or {}
+    numbered = list(enumerate(rst.split("\n")))
+    verbatim = {row for block in rst_blocks(numbered) if block.verbatim for row, _ in numbered[block.start:block.end]}
     out: list[str] = []
-    prose: list[str] = []
-
-    def flush() -> None:
-        if prose:
-            out.append(_prose("\n".join(prose), spaced, titles))
-            prose.clear()
-
-    verbatim_deeper_than: int | None = None  # the indentation of a literal block's or a code directive's line
-    for line in rst.split("\n"):
-        indent = len(line) - len(line.lstrip(" "))
-        if verbatim_deeper_than is not None and (not line.strip() or indent > verbatim_deeper_than):
-            out.append(line)
-            continue
-        verbatim_deeper_than = None
-        directive = DIRECTIVE.match(line)
-        if directive and directive[2] not in ADMONITIONS:
-            flush()
-            out.append(line)
-            verbatim_deeper_than = indent
-            continue
-        prose.append(line)
-        if line.rstrip().endswith("::") and not directive:  # a literal block follows
-            flush()
-            verbatim_deeper_than = indent
-        elif not line.strip():
-            flush()
-    flush()
+    # A paragraph's lines together (emphasis and roles never run from one paragraph to the next), verbatim and
+    # blank lines as they are.
+    for is_prose, group in groupby(numbered, lambda line: line[0] not in verbatim and bool(line[1].strip())):
+        texts = [text for _, text in group]
+        out += [_prose("\n".join(texts), spaced, titles)] if is_prose else texts
     return "\n".join(out)

@@ -30,7 +30,7 @@ from . import checks, languages, project, versions
 from .errors import SiteError
 from .files import LEFTOVERS, write_atomically
 from .layout import ROOT
-from .records import BUILD_RECORD, BuildInfo, RecordError
+from .records import BuildInfo
 from .site_pages import chooser_page, not_found_page
 
 STAGING = ".publish-"
@@ -42,16 +42,10 @@ class PublishError(SiteError):
 
 def validate(htmldir: Path) -> BuildInfo:
     """The build.json of a build that may be published; PublishError saying why not otherwise."""
-    try:
-        info = BuildInfo.read(Path(htmldir, BUILD_RECORD))
-    except RecordError as error:
-        raise PublishError(f"{error}: build it again with `make html`") from None
-    if info is None:
-        raise PublishError(f"refusing to publish {checks.missing_build(htmldir)}")
+    info = checks.whole_build(htmldir)
+    if isinstance(info, str):
+        raise PublishError(f"refusing to publish {info}")
     versions.check_name(info.name)
-    partial = checks.partial_build(htmldir)
-    if partial:
-        raise PublishError(f"refusing to publish {partial}")
     problems = []
     if not info.executed:
         problems.append("built without executing the tutorials (html-noplot)")

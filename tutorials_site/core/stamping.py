@@ -129,9 +129,14 @@ def expectation_errors(tree: BuildTree, project: Project) -> list[str]:
     return errors
 
 
+def now() -> str:
+    """The time a run's stamp and a build's record are dated with: UTC, to the minute ("YYYY-MM-DD HH:MM UTC")."""
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
 def origin(root: Path) -> dict[str, str]:
     """The commit the run comes from (+changes when the work tree differs) and the date: {"commit", "date"}."""
     commit = git.run(root, "rev-parse", "--short=12", "HEAD") or "unknown"
     if git.run(root, "status", "--porcelain", "--untracked-files=no"):
         commit += "+changes"
-    return {"commit": commit, "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
+    return {"commit": commit, "date": now()}

@@ -276,9 +276,10 @@ PLURAL = "a plural (msgid_plural), which the site's catalogs do not have; transl
 
 def check_page_translation(message: Message, msgstr: str) -> str | None:
     """Like check_translation, for a message Sphinx extracted from a hand-written page."""
-    english = message.id
-    if not isinstance(english, str):
+    pair = catalogs.singular(message)
+    if pair is None:
         return PLURAL
+    english = pair[0]
     if UNSAFE_URI.search(msgstr) and not UNSAFE_URI.search(english):
         return "links to a javascript:, data: or vbscript: URI"
     markdown = any(str(path).endswith(".md") for path, _ in message.locations)
@@ -301,9 +302,10 @@ def check_label_translation(message: Message, msgstr: str) -> str | None:
     Only the markup its English has may stay: the same tags, attributes and all (the footer's sentence has
     links), its character references, and the same placeholders.
     """
-    english = message.id
-    if not isinstance(english, str):
+    pair = catalogs.singular(message)
+    if pair is None:
         return PLURAL
+    english = pair[0]
     too_long = size_problem(english, msgstr)
     if too_long:
         return too_long
@@ -370,7 +372,8 @@ def usable_site_catalog(domain: str, po: Path) -> tuple[Catalog, list[str]]:
     catalog = catalogs.load(po)
     problems = []
     for message in [m for m in catalog if catalogs.is_translated(m)]:
-        reason = SITE_CHECKS[domain](message, message.string) if isinstance(message.string, str) else PLURAL
+        pair = catalogs.singular(message)
+        reason = SITE_CHECKS[domain](message, pair[1]) if pair else PLURAL
         if reason:
             problems.append(f"{catalogs.display_path(po)}:{message.lineno}: msgid {message.id[:50]!r}: {reason}")
             del catalog[message.id]

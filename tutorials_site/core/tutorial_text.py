@@ -20,7 +20,7 @@ import functools
 import io
 import re
 import tokenize
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,98 +98,137 @@ def _indent(text: str) -> int:
     return len(text) - len(text.lstrip(" "))
 
 
-def _blank(numbered: list[tuple[int, str]], i: int) -> bool:
+def _blank(numbered: Sequence[tuple[int, str]], i: int) -> bool:
     return not numbered[i][1].strip()
 
 
-def _heading(numbered: list[tuple[int, str]], i: int, prefix: str, kind: str) -> tuple[Unit, int] | None:
-    """The heading (with or without an overline) that starts at numbered[i], and the index after it; None if none does."""
-    index, text = numbered[i]
-    n = len(numbered)
+@dataclass(frozen=True)
+class Block:
+    """One piece of a reST text region, numbered[start:end] (see rst_blocks)."""
+
+    # heading, transition, admonition (its line and options), item, paragraph, config (a sphinx_gallery_ line); and
+    # the verbatim kinds: directive (code, images, math: its line and body), explicit (comment, target, substitution
+    # definition: its line and indented continuation), literal (the block a paragraph's "::" opens)
+    kind: str
+    start: int
+    end: int
+
+    @property
+    def verbatim(self) -> bool:
+        """Whether its lines are kept as written: never a unit to translate, never rewritten for a notebook."""
+        return self.kind in ("directive", "explicit", "literal")
+
+
+def _heading_end(numbered: Sequence[tuple[int, str]], i: int) -> int | None:
+    """The index after the heading (with or without an overline) that starts at numbered[i]; None if none does."""
+    text, n = numbered[i][1], len(numbered)
     if (UNDERLINE.match(text) and i + 2 < n and not _blank(numbered, i + 1)
             and UNDERLINE.match(numbered[i + 2][1]) and numbered[i + 2][1][0] == text[0]):
-        return Unit(kind, numbered[i + 1][1].strip(), [index, numbered[i + 1][0], numbered[i + 2][0]],
-                    prefix=prefix, underline=text[0], overline=True), i + 3
+        return i + 3
     if i + 1 < n and not _blank(numbered, i + 1) and UNDERLINE.match(numbered[i + 1][1]) and _indent(text) == 0:
-        return Unit(kind, text.strip(), [index, numbered[i + 1][0]], prefix=prefix,
-                    underline=numbered[i + 1][1].strip()[0]), i + 2
+        return i + 2
     return None
 
 
-def _past_fields(numbered: list[tuple[int, str]], i: int, indent: int) -> int:
+def _past_fields(numbered: Sequence[tuple[int, str]], i: int, indent: int) -> int:
     """The index after the option fields, from numbered[i] on, of a directive indented by INDENT."""
     while i < len(numbered) and FIELD.match(numbered[i][1]) and _indent(numbered[i][1]) > indent:
         i += 1
     return i
 
 
-def _list_item(numbered: list[tuple[int, str]], i: int, item: re.Match[str], prefix: str) -> tuple[Unit, int]:
-    """The list item that starts at numbered[i] (ITEM: its first line's match), and the index after it."""
+def _past_deeper(numbered: Sequence[tuple[int, str]], i: int, indent: int) -> int:
+    """The index after the lines, from numbered[i] on, indented deeper than INDENT (blank lines within them)."""
+    end = i
+    while i < len(numbered) and (_blank(numbered, i) or _indent(numbered[i][1]) > indent):
+        i += 1
+        if not _blank(numbered, i - 1):
+            end = i
+    return end
+
+
+def _item_end(numbered: Sequence[tuple[int, str]], i: int, item: re.Match[str]) -> int:
+    """The index after the list item that starts at numbered[i] (ITEM: its first line's match)."""
     body_indent = len(item[1]) + len(item[2]) + len(item[3])
     j = i + 1
     while j < len(numbered) and not _blank(numbered, j) and _indent(numbered[j][1]) >= body_indent \
             and not LIST_ITEM.match(numbered[j][1]):
         j += 1
-    parts = _parts([item[4]] + [t for _, t in numbered[i + 1:j]])
-    return Unit("item", " ".join(parts), [k for k, _ in numbered[i:j]], prefix=prefix + item[1],
-                marker=item[2] + item[3], parts=parts), j
+    return j
 
 
-def _paragraph(numbered: list[tuple[int, str]], i: int, prefix: str) -> tuple[Unit, int]:
-    """The paragraph that starts at numbered[i], and the index after it."""
+def _paragraph_end(numbered: Sequence[tuple[int, str]], i: int) -> int:
+    """The index after the paragraph that starts at numbered[i]."""
     indent = _indent(numbered[i][1])
     j = i + 1
     while j < len(numbered) and not _blank(numbered, j) and _indent(numbered[j][1]) == indent \
             and not LIST_ITEM.match(numbered[j][1]) and not DIRECTIVE.match(numbered[j][1]):
         j += 1
-    parts = _parts(t for _, t in numbered[i:j])
-    return Unit("paragraph", " ".join(parts), [k for k, _ in numbered[i:j]], prefix=prefix + " " * indent,
-                parts=parts), j
+    return j
+
+
+def _block(numbered: Sequence[tuple[int, str]], i: int) -> Block:
+    """The block that starts at numbered[i], a line with text; a verbatim one with the lines it keeps."""
+    text, indent = numbered[i][1], _indent(numbered[i][1])
+    if CONFIG_LINE.match(text):
+        return Block("config", i, i + 1)
+    heading_end = _heading_end(numbered, i)
+    if heading_end is not None:
+        return Block("heading", i, heading_end)
+    if TRANSITION.match(text):
+        return Block("transition", i, i + 1)
+    directive = DIRECTIVE.match(text)
+    if directive and directive[2] in ADMONITIONS:  # its options stay; its body is prose, blocks like the rest
+        return Block("admonition", i, _past_fields(numbered, i + 1, indent))
+    if directive or EXPLICIT.match(text):
+        return Block("directive" if directive else "explicit", i, _past_deeper(numbered, i + 1, indent))
+    item = LIST_ITEM.match(text)
+    return Block("item", i, _item_end(numbered, i, item)) if item else Block("paragraph", i, _paragraph_end(numbered, i))
+
+
+def rst_blocks(numbered: Sequence[tuple[int, str]]) -> list[Block]:
+    """The blocks of one reST text region, `numbered` being [(line index, text without comment marker)]: the one
+    reading of which lines are verbatim, for translation (`parse`) and for notebooks (notebook_text) alike."""
+    blocks: list[Block] = []
+    i = 0
+    while i < len(numbered):
+        if _blank(numbered, i):
+            i += 1
+            continue
+        block = _block(numbered, i)
+        blocks.append(block)
+        i = block.end
+        if block.kind in ("item", "paragraph") and numbered[i - 1][1].rstrip().endswith("::"):
+            literal_end = _past_deeper(numbered, i, _indent(numbered[block.start][1]))
+            if literal_end > i:
+                blocks.append(Block("literal", i, literal_end))
+                i = literal_end
+    return blocks
+
+
+def _unit(numbered: Sequence[tuple[int, str]], block: Block, prefix: str, title: bool) -> Unit:
+    """The unit of a heading, item or paragraph block."""
+    rows, texts = [k for k, _ in numbered[block.start:block.end]], [t for _, t in numbered[block.start:block.end]]
+    if block.kind == "heading":
+        overline = len(rows) == 3
+        return Unit("title" if title else "heading", texts[overline].strip(), rows, prefix=prefix,
+                    underline=texts[-1].strip()[0], overline=overline)
+    item = LIST_ITEM.match(texts[0])
+    if block.kind == "item" and item:
+        parts = _parts([item[4]] + texts[1:])
+        return Unit("item", " ".join(parts), rows, prefix=prefix + item[1], marker=item[2] + item[3], parts=parts)
+    parts = _parts(texts)
+    return Unit("paragraph", " ".join(parts), rows, prefix=prefix + " " * _indent(texts[0]), parts=parts)
 
 
 def _segment_rst(numbered: list[tuple[int, str]], prefix: str, kind_of_first_heading: bool) -> list[Unit]:
     """Units of one reST text region: `numbered` is [(line index, text without comment marker)]."""
     units: list[Unit] = []
-    i, n = 0, len(numbered)
-    verbatim_deeper_than: int | None = None  # indentation of a literal block or non-prose directive in progress
     title_wanted = kind_of_first_heading  # a title: the first heading, in a region that has one (the docstring)
-    while i < n:
-        text = numbered[i][1]
-        if _blank(numbered, i) or CONFIG_LINE.match(text):
-            i += 1
-            continue
-        indent = _indent(text)
-        if verbatim_deeper_than is not None:
-            if indent > verbatim_deeper_than:
-                i += 1
-                continue
-            verbatim_deeper_than = None
-        heading = _heading(numbered, i, prefix, "title" if title_wanted else "heading")
-        if heading:
-            unit, i = heading
-            units.append(unit)
-            title_wanted = False
-            continue
-        if TRANSITION.match(text):  # never a message: nothing to translate
-            i += 1
-            continue
-        directive = DIRECTIVE.match(text)
-        if directive:
-            if directive[2] not in ADMONITIONS:
-                verbatim_deeper_than = indent
-                i += 1
-            else:  # its options stay; its body is prose, segmented like the rest
-                i = _past_fields(numbered, i + 1, indent)
-            continue
-        if EXPLICIT.match(text):
-            verbatim_deeper_than = indent
-            i += 1
-            continue
-        item = LIST_ITEM.match(text)
-        unit, i = _list_item(numbered, i, item, prefix) if item else _paragraph(numbered, i, prefix)
-        units.append(unit)
-        if unit.msgid.endswith("::"):
-            verbatim_deeper_than = indent
+    for block in rst_blocks(numbered):
+        if block.kind in ("heading", "item", "paragraph"):
+            units.append(_unit(numbered, block, prefix, title_wanted and block.kind == "heading"))
+            title_wanted = title_wanted and block.kind != "heading"
     return units
 
 

@@ -25,6 +25,7 @@ from sphinx.util.typing import ExtensionMetadata
 from .. import __version__
 from .. import sphinx_gallery_build as sg
 from ..core import assets, languages, translate
+from .head import add_to_head
 
 PARTS_STYLESHEET = "tutorials-parts.css"  # the engine's parts, with any theme
 THEME_STYLESHEETS = {"sphinx_rtd_theme": "tutorials.css"}  # the engine's look on top of a theme it knows
@@ -73,7 +74,7 @@ def add_page_parts(app: Sphinx, pagename: str, templatename: str, context: dict[
         context["tutorials_built_with"] = context.get("show_sphinx", False)
         context["show_sphinx"] = False  # the theme's three fragments, translated apart
         return
-    context["metatags"] = context.get("metatags", "") + sg.render_template(app, "tutorials-head.html", context)
+    add_to_head(context, sg.render_template(app, "tutorials-head.html", context))
     if "body" in context:  # a page with text: not the search page nor the index
         context["body"] = sg.render_template(app, "tutorials-switchers.html", context) + context["body"]
 

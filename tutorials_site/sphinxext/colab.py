@@ -12,7 +12,7 @@ from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_build as sg
-from ..core import languages
+from .head import page_language
 
 _ = get_translation("sphinx")
 
@@ -31,7 +31,7 @@ def add_colab_link(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     if not app.config.tutorials_github_repo:
         return
     for ref, download_box in sg.notebook_downloads(doctree):
-        seg = languages.of(app.config.language).seg
+        seg = page_language(app.config).seg
         url = colab_url(app.config.tutorials_github_repo, app.config.version, seg, ref["filename"])
         link = nodes.reference("", _("Open in Colab"), refuri=url, classes=["colab-link"])
         download_box.parent.insert(download_box.parent.index(download_box) + 1, sg.download_box(link, kind="colab"))

@@ -34,12 +34,13 @@ from sphinx.util.typing import ExtensionMetadata
 from .. import __version__
 from .. import sphinx_gallery_build as sg
 from .. import sphinx_gallery_run as sg_run
-from ..core import languages, notebook_text, project, runs, seal, tutorial_text
+from ..core import notebook_text, project, runs, seal, tutorial_text
 from ..core.files import read_regular, write_atomically
 from ..core.layout import ROOT
 from ..core.records import RecordError, RunFile, RunRecord, Stamp
 from ..core.sphinx_gallery_formats import figure_files, image_path_template
 from ..core.stamps import page_copy, stamp_path
+from .head import page_language
 
 logger = logging.getLogger(__name__)
 
@@ -233,7 +234,7 @@ def _write_downloads(app: Sphinx, tutorials: list[project.Tutorial]) -> None:
     """TUTORIALS' notebooks and zips, the notebook in plain Markdown (core.notebook_text): sphinx-gallery
     writes a notebook with the reST its conversion leaves (roles, escapes)."""
     conf = app.config.sphinx_gallery_conf
-    spaced = languages.of(app.config.language).spaced
+    spaced = page_language(app.config).spaced
     for tutorial in tutorials:
         source = Path(app.srcdir, tutorial.gallery.examples_dir, tutorial.rel)
         target = Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.rel)

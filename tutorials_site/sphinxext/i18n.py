@@ -39,6 +39,7 @@ from ..core.layout import is_times_page
 from ..core.tutorial_text import is_wide, join_wide_breaks
 from ..core.versions import published_url
 from .gallery import example_of
+from .head import add_to_head, link, page_language
 
 _ = get_translation("sphinx")
 logger = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ def translate_gallery_strings(app: Sphinx, doctree: nodes.document, docname: str
     language, their placeholders filled as they were (doctree-resolved)."""
     if app.config.language == ENGLISH:
         return
-    spaced = languages.of(app.config.language).spaced
+    spaced = page_language(app.config).spaced
     for text in list(doctree.findall(nodes.Text)):
         found = match_gallery_template(text.astext())
         if found:
@@ -70,7 +71,7 @@ def translate_gallery_strings(app: Sphinx, doctree: nodes.document, docname: str
 def join_wide_line_breaks(app: Sphinx, doctree: nodes.document) -> None:
     """In a language written without spaces, the line breaks a translated script has between two of its
     characters (tutorial_text.wrap) are no space: remove them from the page's prose, as from its notebook."""
-    if languages.of(app.config.language).spaced:
+    if page_language(app.config).spaced:
         return
     for text in list(doctree.findall(nodes.Text)):
         # FixedTextElement: literal blocks, raw and comments among them
@@ -189,14 +190,13 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
                      doctree: nodes.document | None) -> None:
     """Give the page's template the language switcher's entries and the site's names in the page's language,
     and add the page's `hreflang` alternates to its head (html-page-context)."""
-    current = languages.of(app.config.language)
+    current = page_language(app.config)
     entries: list[SwitcherEntry] = []
     for lang in site_languages(app):  # the switcher's links stay relative: they work from disk too
         url = page_url(pagename, lang.seg, pagename)
         entries.append({"seg": lang.seg, "name": lang.name, "hreflang": lang.hreflang, "url": url,
                         "current": lang is current})
-    for hreflang, url in alternates(app, pagename):
-        context["metatags"] = context.get("metatags", "") + f'\n<link rel="alternate" hreflang="{hreflang}" href="{url}">'
+    add_to_head(context, *(link("alternate", url, hreflang) for hreflang, url in alternates(app, pagename)))
     context["site_languages"] = entries
     context["current_language"] = current
     context["project"] = _(app.config.project)
@@ -246,7 +246,7 @@ def mark_untranslated(app: Sphinx, doctree: nodes.document) -> None:
     banner = nodes.warning(classes=["translation-incomplete"])
     paragraph = nodes.paragraph()
     source = source_language(app)
-    language = languages.name_in(source, languages.of(app.config.language))  # "영어" on a Korean page
+    language = languages.name_in(source, page_language(app.config))  # "영어" on a Korean page
     paragraph += nodes.Text(_("{count} passage(s) of this page are not translated yet and are shown in {language}.")
                             .format(count=count, language=language) + " ")
     original = page_url(docname, source.seg, docname)

@@ -7,7 +7,6 @@ that need an absolute URL (og:url, og:image) are left out where the site's
 address (`tutorials_site_url`) is not set.
 """
 
-import html
 from typing import Any
 
 from docutils import nodes
@@ -17,11 +16,11 @@ from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_build as sg
-from ..core import languages
 from ..core.sphinx_gallery_formats import thumbnail_path
 from ..core.summaries import plain_text, site_description, summary
 from ..core.versions import canonical_url, folder_url
 from .gallery import example_of
+from .head import add_to_head, meta, page_language
 from .i18n import site_languages
 
 _ = get_translation("sphinx")
@@ -58,7 +57,7 @@ def page_title(context: dict[str, Any], templatename: str) -> str:
 def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
                      doctree: nodes.document | None) -> None:
     """Add the page's description and Open Graph tags to its metatags (html-page-context)."""
-    lang = languages.of(app.config.language)
+    lang = page_language(app.config)
     paragraph = first_paragraph(doctree) if doctree is not None else None
     site = site_description(app.config.tutorials_site_description, app.config.project)
     description = summary(paragraph, lang.code) if paragraph else str(_(site))
@@ -82,8 +81,7 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
                                                               f"{app.builder.imagedir}/{image}")))
     if OPEN_GRAPH_EXTENSION in getattr(app, "extensions", {}):
         tags = [tag for tag in tags if not tag[1].startswith("og:")]  # the site's own extension writes those
-    context["metatags"] = context.get("metatags", "") + "".join(
-        f'\n<meta {kind}="{name}" content="{html.escape(value)}">' for kind, name, value in tags)
+    add_to_head(context, *(meta(kind, name, value) for kind, name, value in tags))
 
 
 def setup(app: Sphinx) -> ExtensionMetadata:

@@ -23,8 +23,9 @@ from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_build as sg
-from ..core import git, languages, page_links, versions
+from ..core import git, page_links, versions
 from .gallery import example_of, project_root
+from .head import page_language
 
 _ = get_translation("sphinx")
 
@@ -63,7 +64,7 @@ def lead_with_actions(app: Sphinx, doctree: nodes.document, docname: str) -> Non
 def report_url(app: Sphinx, pagename: str, title: str) -> str:
     """The "Report a problem" address of a page: its published address where the site's is set, else its path."""
     config = app.config
-    seg = languages.of(config.language).seg
+    seg = page_language(config).seg
     page = f"{pagename}.html"
     where = (versions.folder_url(config.tutorials_site_url, config.version, seg, page)
              if config.tutorials_site_url and config.version else f"{seg}/{page}")

@@ -10,8 +10,6 @@ whose output does not come from a run of its current English source says so
 instead.
 """
 
-import re
-from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from ..core.fingerprint import source_digest
+from ..core.gallery_strings import split_template
 from ..core.project import Tutorial
 from ..core.records import Stamp
 from ..core.sphinx_gallery_formats import intro_end
@@ -30,6 +29,7 @@ from ..core.stamping import excused
 from ..core.stamps import STAMP_META, read_stamp, stamp_path
 from ..core.used import source_problems
 from .gallery import example_of, site_project
+from .head import add_to_head, meta
 
 _ = get_translation("sphinx")
 
@@ -49,7 +49,7 @@ def add_directive(app: Sphinx, docname: str, source: list[str]) -> None:
 def _fill(template: str, **values: nodes.Node | list[nodes.Node]) -> list[nodes.Node]:
     """The template's text with each {placeholder} replaced by its node (or text)."""
     parts = []
-    for i, piece in enumerate(re.split(r"\{(\w+)\}", template)):
+    for i, piece in enumerate(split_template(template)):
         if i % 2:
             value = values[piece]
             parts += value if isinstance(value, list) else [value]
@@ -142,7 +142,7 @@ def add_stamp_meta(app: Sphinx, pagename: str, templatename: str, context: dict[
     """Put the stamp the directive kept as the page's <meta> tag, which `make check` reads (html-page-context)."""
     stamp = (context.get("meta") or {}).get(STAMP_META)
     if stamp:
-        context["metatags"] += f'\n<meta name="{STAMP_META}" content="{escape(stamp)}">'
+        add_to_head(context, meta("name", STAMP_META, stamp))
 
 
 def setup(app: Sphinx) -> ExtensionMetadata:

@@ -14,8 +14,8 @@ from sphinx.locale import get_translation
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
-from ..core import languages
 from ..core.versions import as_built, canonical_url, is_release
+from .head import add_to_head, link, meta, page_language
 
 _ = get_translation("sphinx")
 
@@ -24,7 +24,7 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
                      doctree: nodes.document | None) -> None:
     """Give a page's template its version, the versions known, and the banners' messages (html-page-context)."""
     name = app.config.version
-    seg = languages.of(app.config.language).seg
+    seg = page_language(app.config).seg
     depth = pagename.count("/")
     known = as_built(json.loads(app.config.tutorials_versions or "[]"), name)
     context["tutorials_version"] = name
@@ -40,9 +40,9 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
     site_url = app.config.tutorials_site_url
     if site_url:
         canonical = canonical_url(site_url, seg, f"{pagename}.html")
-        context["metatags"] = context.get("metatags", "") + f'\n<link rel="canonical" href="{canonical}">'
+        add_to_head(context, link("canonical", canonical))
     if not is_release(name):
-        context["metatags"] = context.get("metatags", "") + '\n<meta name="robots" content="noindex">'
+        add_to_head(context, meta("name", "robots", "noindex"))
 
 
 def setup(app: Sphinx) -> ExtensionMetadata:
