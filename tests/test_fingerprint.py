@@ -13,11 +13,10 @@ import pytest
 
 from conftest import append, build, executed
 from tutorials_site import sphinx_gallery_build, sphinx_gallery_run
-from tutorials_site.core import fingerprint, project
+from tutorials_site.core import currency, fingerprint, project
 from tutorials_site.core.errors import SiteError
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.records import Hardware, Stamp, Used
-from tutorials_site.core.used import fingerprint_problems
 
 
 def test_the_run_code_is_what_the_supervisor_and_runner_import_and_nothing_else():
@@ -74,16 +73,16 @@ def test_an_edit_to_the_sphinx_side_of_sphinx_gallery_s_door_leaves_every_run_cu
     script.write_text('"""\nDemo\n====\n"""\nprint(1)\n')
     digest = fingerprint.source_digest(script, root=tmp_path)
     stamp = _stamped(fingerprint.environment_fingerprint(), digest)
-    assert fingerprint_problems(stamp, digest, fingerprint.present()) == []
+    assert currency.problems(digest, fingerprint.present(), stamp=stamp) == []
 
     sphinx_side = in_copy(sphinx_gallery_build.clean_tooltips)
     said = "with each thumbnail's tooltip made plain text"
     assert said in sphinx_side.read_text()
     sphinx_side.write_text(sphinx_side.read_text().replace(said, "with every thumbnail's tooltip made plain text"))
-    assert fingerprint_problems(stamp, digest, fingerprint.present()) == []
+    assert currency.problems(digest, fingerprint.present(), stamp=stamp) == []
 
     append(in_copy(sphinx_gallery_run.output_rst), "\n# changed\n")
-    assert fingerprint_problems(stamp, digest, fingerprint.present()) == [
+    assert currency.problems(digest, fingerprint.present(), stamp=stamp) == [
         "executed in another environment (the runner's code, Python, start-up hooks, the accelerator pins or "
         "conf.py's run settings changed since)"]
 

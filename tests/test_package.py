@@ -247,6 +247,11 @@ RULES = [
     ("date format", "core/stamping.py", {"patterns": ("%Y",), "calls": (".strftime", ".strptime"), "defines": ("now",)}),
     ("{name} template splitter", "core/gallery_strings.py", {"patterns": (r"\{(\w+)\}",), "defines": ("split_template",)}),
     ("whole-build check", "core/checks.py", {"calls": ("BuildInfo.read",), "defines": ("whole_build",)}),
+    # whether a run is current: its stamp's source, lines, environment, what it used, its time (tests/test_currency.py)
+    ("run currency", "core/currency.py", {"calls": (".cites_lines", ".code_lines", ".used"),
+                                         "patterns": ("another environment",),
+                                         "defines": ("problems", "source_problems", "fingerprint_problems",
+                                                     "stamp_problems")}),
 ]
 
 
@@ -298,10 +303,12 @@ def test_the_rule_checker_sees_each_rule_written_again(tmp_path):
         "date = datetime.now(UTC).strftime('%d %b')",
         "parts = re.split(r'\\{(\\w+)\\}', template)",
         "info = BuildInfo.read(path)",
+        "current = stamp.source == digest.code and not (stamp.cites_lines and moved)",
     ]) + "\n")
     assert rule_uses(copy) == {rule for rule, _, _ in RULES}
     for line, rule in [("from ..core.tutorial_text import DIRECTIVE", "reST region scanner"),
-                       ("def singular(message):\n    return None", "plural filter")]:
+                       ("def singular(message):\n    return None", "plural filter"),
+                       ("def fingerprint_problems(stamp):\n    return []", "run currency")]:
         copy.write_text(line + "\n")
         assert rule_uses(copy) == {rule}
 

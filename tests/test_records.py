@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tutorials_site.core import runs, seal, shards
+from tutorials_site.core import currency, runs, seal, shards
 from tutorials_site.core.errors import UsageError
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.publish import PublishError, validate
@@ -90,21 +90,21 @@ PRESENT = Present(ROOT, STAMP.environment)
 
 def test_a_run_whose_record_is_of_another_format_is_not_current_so_it_runs_again(tmp_path):
     run = _run(tmp_path)
-    assert runs.problems(tmp_path, "run", SourceDigest(STAMP.source, ()), PRESENT) == []
+    assert currency.problems(SourceDigest(STAMP.source, ()), PRESENT, run=(tmp_path, "run")) == []
     for name in (runs.STAMP, runs.RESULT):
         before = (run / name).read_text()
         (run / name).write_text(before.replace(f'"format": {type(STAMP).FORMAT if name == runs.STAMP else 1}',
                                                '"format": 9'))
-        (problem,) = runs.problems(tmp_path, "run", SourceDigest(STAMP.source, ()), PRESENT)
+        (problem,) = currency.problems(SourceDigest(STAMP.source, ()), PRESENT, run=(tmp_path, "run"))
         assert problem.startswith(f"its record cannot be used ({run / name}: a ") and "of format 9" in problem
         (run / name).write_text(before)
     (run / runs.STAMP).unlink()
-    assert runs.problems(tmp_path, "run", SourceDigest(STAMP.source, ()), PRESENT) == ["not executed"]
+    assert currency.problems(SourceDigest(STAMP.source, ()), PRESENT, run=(tmp_path, "run")) == ["not executed"]
 
 
 def test_a_run_whose_record_and_stamp_disagree_on_its_failure_is_not_current(tmp_path):
     _run(tmp_path, dataclasses.replace(RESULT, error=None))  # sealed as it is: only the failure disagrees
-    assert runs.problems(tmp_path, "run", SourceDigest(STAMP.source, ()), PRESENT) == [
+    assert currency.problems(SourceDigest(STAMP.source, ()), PRESENT, run=(tmp_path, "run")) == [
         "its record and its stamp disagree on whether it failed (edited after the run?)"]
 
 

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import build, copy_project, executed, snapshot
-from tutorials_site.core import runs, seal
+from tutorials_site.core import currency, runs, seal
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import Project
 from tutorials_site.core.records import BlockRecord, BuildInfo, Hardware, RecordError, RunRecord, Stamp, Used
@@ -61,7 +61,7 @@ def test_the_stamp_seals_every_file_of_the_run_but_itself(sealed):
     assert [(f.path, f.size) for f in stamp.files] == [
         ("out/0.txt", 6), (FIGURE, 11), (runs.RESULT, (run / runs.RESULT).stat().st_size)]
     assert seal.verify(root, KEY, stamp.files) == []
-    assert runs.problems(root, KEY, SourceDigest("s" * 64, ()), PRESENT) == ["the output shown is not what the run produced "
+    assert currency.problems(SourceDigest("s" * 64, ()), PRESENT, run=(root, KEY)) == ["the output shown is not what the run produced "
                                                             "(edited after the run?)"]  # the test's outputs digest
 
 
@@ -99,7 +99,7 @@ def test_a_run_that_is_not_as_sealed_is_refused_naming_the_file(sealed, tmp_path
     tamper(root, run, tmp_path)
     problems = seal.verify(root, KEY, stamp.files)
     assert len(problems) == 1 and problems[0].startswith(problem.format(run=run, root=root)), problems
-    assert runs.problems(root, KEY, SourceDigest("s" * 64, ()), PRESENT) == problems  # so it is never taken as current
+    assert currency.problems(SourceDigest("s" * 64, ()), PRESENT, run=(root, KEY)) == problems  # so it is never taken as current
     assert runs.unsealed(root, KEY) == problems  # what assemble and check say
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import append, build, executed, make
 from tutorials_site.commands.execute import RunOptions, run_tutorial, sandbox_here
-from tutorials_site.core import used
+from tutorials_site.core import currency, used
 from tutorials_site.core.records import Hardware, Stamp, Used, UsedDistribution, UsedFile
 from tutorials_site.core.sandbox import Sandbox
 
@@ -77,8 +77,8 @@ def test_a_run_that_cites_the_scripts_lines_is_current_while_its_code_stays_on_t
 
     run = dataclasses.replace(stamp(None), code_lines=(7, 20), cites_lines=cites)
     now = used.SourceDigest("s", (9, 22) if moved else (7, 20))
-    assert (used.source_problems(run, now) == []) == current
-    assert used.source_problems(run, used.SourceDigest("code changed", (7, 20))) == [
+    assert (currency.problems(now, None, stamp=run) == []) == current
+    assert currency.problems(used.SourceDigest("code changed", (7, 20)), None, stamp=run) == [
         "output comes from another version of the source (its code, a setting comment or a file it declares it reads)"]
 
 
@@ -89,24 +89,24 @@ def test_a_run_is_current_until_a_file_it_read_or_a_distribution_it_imported_cha
     imported = fake_distribution(site, "numpy-like", "2.0", module="numpy_like")
     record = Used(files=(UsedFile("helper.py", used.file_digest(root / "helper.py")),),
                   distributions=(UsedDistribution("numpy-like", "2.0"),))
-    assert used.fingerprint_problems(stamp(record), SOURCE, used.Present(root, "e")) == []
+    assert currency.problems(SOURCE, used.Present(root, "e"), stamp=stamp(record)) == []
     # installing what the run did not import (the test tools, a Sphinx extension) changes nothing
     fake_distribution(site, "pytest-like", "8.0", module="pytest_like")
     fake_distribution(site, "sphinx-design", "0.6")
-    assert used.fingerprint_problems(stamp(record), SOURCE, used.Present(root, "e")) == []
+    assert currency.problems(SOURCE, used.Present(root, "e"), stamp=stamp(record)) == []
     # the other parts of the fingerprint, and a record from before records
     other = used.SourceDigest("other source", ())
-    assert len(used.fingerprint_problems(stamp(record), other, used.Present(root, "other env"))) == 2
-    assert used.fingerprint_problems(stamp(None), SOURCE, used.Present(root, "e")) == [
+    assert len(currency.problems(other, used.Present(root, "other env"), stamp=stamp(record))) == 2
+    assert currency.problems(SOURCE, used.Present(root, "e"), stamp=stamp(None)) == [
         "ran before the build recorded what a run uses"]
     # a helper it loaded changed; a distribution it imported upgraded
     append(root / "helper.py", "# changed\n")
-    assert used.fingerprint_problems(stamp(record), SOURCE, used.Present(root, "e")) == [
+    assert currency.problems(SOURCE, used.Present(root, "e"), stamp=stamp(record)) == [
         "a project file it read changed since: helper.py"]
     (root / "helper.py").write_text("VALUE = 1\n")
     upgraded = imported.rename(site / "numpy_like-2.1.dist-info")
     (upgraded / "METADATA").write_text("Metadata-Version: 2.1\nName: numpy-like\nVersion: 2.1\n")
-    assert used.fingerprint_problems(stamp(record), SOURCE, used.Present(root, "e")) == [
+    assert currency.problems(SOURCE, used.Present(root, "e"), stamp=stamp(record)) == [
         "a distribution it imported changed since: numpy-like 2.0 -> 2.1"]
 
 

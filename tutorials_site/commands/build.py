@@ -23,7 +23,21 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TextIO, cast
 
-from ..core import catalogs, checks, isolation, languages, needs, project, runs, shards, sphinx_warnings, stamping, translate, versions
+from ..core import (
+    catalogs,
+    checks,
+    currency,
+    isolation,
+    languages,
+    needs,
+    project,
+    runs,
+    shards,
+    sphinx_warnings,
+    stamping,
+    translate,
+    versions,
+)
 from ..core.build_cache import UpToDate
 from ..core.errors import Failed, SiteError, UsageError
 from ..core.fingerprint import declared_reads, installed_version, present, source_digest, used_by
@@ -158,7 +172,7 @@ def _run_isolated(settings: Settings, site: project.Project, item: _Pending, run
     execute.remove_folder(settings.tree.work)  # what a killed build left
     try:
         outcome = execute.run_tutorial(tutorial.path, run_dir, working_folder(settings.tree.work, tutorial),
-                                       execute.RunOptions.of(site, tutorial, settings.output_limits),
+                                       execute.run_options(site, tutorial, settings.output_limits),
                                        timeout=timeout, label=tutorial.label, env=env, tick=tick, confined=confined,
                                        network=item.need.network, scratch=settings.tree.work)
     except execute.OutputRefused as error:
@@ -180,12 +194,11 @@ def _current(tree: BuildTree, tutorial: project.Tutorial, digest: SourceDigest, 
              log: BuildLog | None = None) -> bool:
     """Whether TUTORIAL's run in TREE is the one its stamp sealed, stands for source DIGEST in PRESENT and
     shows what OUTPUT_LIMITS ask for. LOG, where given, is told of a run whose files are not those sealed."""
-    problems = runs.problems(tree.runs, tutorial.key, digest, present)
+    problems = currency.problems(digest, present, run=(tree.runs, tutorial.key), limits=output_limits)
     unsealed = [problem for problem in problems if problem.startswith(str(tree.runs))]  # core.seal's: by path
     if log and unsealed:
         log.line(f"[execute] {tutorial.label}: its run is not the one its stamp sealed, not taken: " + "; ".join(unsealed))
-    # A run recorded under other output limits shows more or less than they now ask for.
-    return not problems and execute.recorded_limits(tree.run_dir(tutorial.key)) == output_limits
+    return not problems
 
 
 def _usable(settings: Settings, tree: BuildTree, item: _Pending, present: Present, log: BuildLog | None = None) -> bool:
@@ -731,8 +744,8 @@ def _render_assembled(settings: Settings) -> None:
         _render_without_output(build)
         return
     missing = [f"{t.key}: " + "; ".join(problems) for t in build.selected if t.executed
-               for problems in [runs.problems(settings.tree.runs, t.key, source_digest(t.path, t.label, t.root),
-                                                         build.present)]
+               for problems in [currency.problems(source_digest(t.path, t.label, t.root), build.present,
+                                                  run=(settings.tree.runs, t.key), limits=settings.output_limits)]
                if problems]
     if missing:
         raise Failed("[assemble] refusing to execute anything here; no current shard output for:\n  "

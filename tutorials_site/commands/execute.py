@@ -19,9 +19,9 @@ While the tutorial runs, the resident memory of the tree is sampled. The
 tutorial gets the environment core.isolation allows, never this process's
 whole environment.
 
-RUNDIR/options.json, written here: what the runner needs of conf.py's
-sphinx_gallery_conf without evaluating conf.py, and the output limits (see
-RunOptions); the runner reads a copy in its output folder.
+RUNDIR/options.json (core.records.RunOptions), written here: what the runner
+needs of conf.py's sphinx_gallery_conf without evaluating conf.py, and the
+output limits; the runner reads a copy in its output folder.
 
 RUNDIR/result.json (core.records.RunRecord) is written here, from the one the
 runner wrote in its output folder once it is read as a RunRecord, or from what
@@ -36,7 +36,6 @@ import ctypes
 import glob
 import json
 import os
-import pickle
 import re
 import shutil
 import signal
@@ -46,7 +45,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -58,7 +57,7 @@ from ..core.files import LEFTOVERS
 from ..core.isolation import tutorial_environment
 from ..core.needs import Machine
 from ..core.project import Project, Tutorial
-from ..core.records import BlockRecord, RecordError, RunError, RunRecord
+from ..core.records import OPTIONS, BlockRecord, RecordError, RunError, RunOptions, RunRecord
 from ..core.runs import (
     PROGRESS,
     RESULT,
@@ -67,18 +66,16 @@ from ..core.runs import (
     figures_folder,
     first_code_line,
     parse_timeout,
-    read_json,
     read_progress,
     setting,
     unfinished_reason,
 )
-from ..core.terminal import DEFAULT_LIMITS, OutputLimits, RunOutput
+from ..core.terminal import OutputLimits, RunOutput
 from ..core.used import FOLDER as USED
 from ..sphinx_gallery_run import error_rst, output_rst, split_code_and_text_blocks
 from .runner import recorded_sizes
 
 T = TypeVar("T")
-OPTIONS = "options.json"  # RUNDIR/options.json: the RunOptions the runner reads
 # The folder that holds the tutorials_site package: the runner is started as `-m tutorials_site...`.
 _PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 _CHILD_SITE = Path(__file__).resolve().parent / "child_site"
@@ -97,40 +94,21 @@ _REAP_ROUNDS = 10  # each round kills what the last one's deaths orphaned; a tre
 _prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
 
 
-@dataclass(frozen=True)
-class RunOptions:
-    """What the runner needs of conf.py, as the build evaluated it: the runner never evaluates conf.py."""
-
-    root: str  # the project: tracebacks show its files relative to it
-    images: str  # where the page's figures go: <gallery_dir>/<section>/images
-    capture_repr: tuple[str, ...]
-    ignore_repr_types: str
-    own_callables: bool  # conf.py names scrapers, reset_argv or reset_modules of its own
-    inspect_global_variables: bool
-    default_role: str  # Sphinx's, which decides what a `name` in the text refers to
-    output_limits: OutputLimits = DEFAULT_LIMITS  # how much of its output is recorded and shown
-    gallery_conf: str = base64.b64encode(pickle.dumps({})).decode()  # Project.gallery_conf_pickle, base64
-    sys_path: tuple[str, ...] = ()  # the folders conf.py puts on sys.path
-
-    @classmethod
-    def defaults(cls, root: Path | str, images: str, output_limits: OutputLimits = DEFAULT_LIMITS) -> "RunOptions":
-        """sphinx-gallery's defaults, for a script outside any project's galleries (tests, benchmarks)."""
-        return cls(str(root), images, ("_repr_html_", "__repr__"), "", False, True, "", output_limits)
-
-    @classmethod
-    def of(cls, project: Project, tutorial: Tutorial, output_limits: OutputLimits) -> "RunOptions":
-        """What the runner needs of PROJECT's sphinx_gallery_conf to run TUTORIAL."""
-        options = project.options
-        capture = options.get("capture_repr", ("_repr_html_", "__repr__"))
-        own = (tuple(options.get("image_scrapers", ("matplotlib",))) != ("matplotlib",)
-               or "reset_argv" in options
-               or any(not isinstance(m, str) or m not in ("matplotlib", "seaborn")
-                      for m in options.get("reset_modules", ())))
-        images = figures_folder(tutorial).as_posix()  # the one folder of page/ a page takes files from
-        return cls(str(project.root), images, (capture,) if isinstance(capture, str) else tuple(capture),
-                   options.get("ignore_repr_types", ""), own, project.flag("inspect_global_variables", True),
-                   project.conf.get("default_role") or "", output_limits,
-                   base64.b64encode(project.gallery_conf_pickle).decode(), project.sys_path)
+def run_options(project: Project, tutorial: Tutorial, output_limits: OutputLimits) -> RunOptions:
+    """What the runner needs of PROJECT's sphinx_gallery_conf to run TUTORIAL."""
+    options = project.options
+    capture = options.get("capture_repr", ("_repr_html_", "__repr__"))
+    own = (tuple(options.get("image_scrapers", ("matplotlib",))) != ("matplotlib",)
+           or "reset_argv" in options
+           or any(not isinstance(m, str) or m not in ("matplotlib", "seaborn")
+                  for m in options.get("reset_modules", ())))
+    images = figures_folder(tutorial).as_posix()  # the one folder of page/ a page takes files from
+    return RunOptions(root=str(project.root), images=images,
+                      capture_repr=(capture,) if isinstance(capture, str) else tuple(capture),
+                      ignore_repr_types=options.get("ignore_repr_types", ""), own_callables=own,
+                      inspect_global_variables=project.flag("inspect_global_variables", True),
+                      default_role=project.conf.get("default_role") or "", output_limits=output_limits,
+                      gallery_conf=base64.b64encode(project.gallery_conf_pickle).decode(), sys_path=project.sys_path)
 
 
 @dataclass
@@ -227,15 +205,6 @@ def _kill_adopted(own: set[int]) -> None:
                 with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
                     victim.kill()
         psutil.wait_procs(adopted, timeout=5)  # they are this process's children: this reaps them
-
-
-def recorded_limits(rundir: Path | str) -> OutputLimits | None:
-    """The output limits the run in RUNDIR was recorded under (its options.json); None without one."""
-    options = read_json(Path(rundir) / OPTIONS)
-    try:
-        return OutputLimits(**options["output_limits"])
-    except (TypeError, KeyError):
-        return None
 
 
 def _unfinished_result(source: Path, rundir: Path, limits: OutputLimits, progress: Progress | None,
@@ -379,7 +348,7 @@ def run_tutorial(source: Path | str, rundir: Path | str, workdir: Path | str, op
     source, rundir = Path(source).resolve(), Path(rundir).resolve()
     shutil.rmtree(rundir, ignore_errors=True)
     rundir.mkdir(parents=True)
-    (rundir / OPTIONS).write_text(json.dumps(asdict(options)), encoding="utf-8")
+    options.write(rundir / OPTIONS)
     folder = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
     try:
         run = _run_folders(folder, Path(workdir).resolve(), source, network)

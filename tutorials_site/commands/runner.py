@@ -44,7 +44,6 @@ import codeop
 import contextlib
 import importlib.abc
 import io
-import json
 import os
 import pickle
 import platform
@@ -64,7 +63,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from .. import sphinx_gallery_run as sg
-from ..core.records import BlockRecord, Hardware, RunError, RunRecord
+from ..core.records import OPTIONS, BlockRecord, Hardware, RunError, RunOptions, RunRecord
 from ..core.runs import PROGRESS, CodeBlock, first_code_line, read_json, write_json
 from ..core.sphinx_gallery_formats import image_path_template
 from ..core.terminal import BlockOutput, OutputLimits, RunOutput, render
@@ -234,12 +233,12 @@ def _to_log() -> Iterator[None]:
 class _Gallery:
     """sphinx-gallery's view of this run: its configuration, filled when first needed, and the figures saved."""
 
-    def __init__(self, options: dict[str, Any], source: str, rundir: Path, namespace: dict[str, Any],
+    def __init__(self, options: RunOptions, source: str, rundir: Path, namespace: dict[str, Any],
                  file_conf: dict[str, Any]) -> None:
         self.options = options
         self.conf: dict[str, Any] | None = None
         page_root = rundir / "page"
-        images = page_root / options["images"]
+        images = page_root / options.images
         images.mkdir(parents=True, exist_ok=True)
         iterator = sg.image_path_iterator(image_path_template(images, Path(source).stem))
         # target_file: where a stock build would have copied the script; scrapers look at its name.
@@ -251,14 +250,14 @@ class _Gallery:
         if self.conf is None:
             with _to_log():
                 # conf.py's sphinx_gallery_conf as the build evaluated it (cloudpickle: its own callables too).
-                raw = pickle.loads(base64.b64decode(self.options["gallery_conf"]))  # noqa: S301 (the build's own)
+                raw = pickle.loads(base64.b64decode(self.options.gallery_conf))  # noqa: S301 (the build's own)
                 # With the page root as the source folder, figure paths in the reST are /<gallery>/<section>/images/...
                 self.conf = sg.filled_conf(raw, self.page_root)
         return self.conf
 
     def start(self, source: str) -> None:
         """What a stock build does before an example runs, when conf.py asks for more than the defaults."""
-        if not self.options["own_callables"]:
+        if not self.options.own_callables:
             return
         conf = self.configuration()
         sys.argv[1:] = sg.reset_argv(conf, self.vars)
@@ -269,7 +268,7 @@ class _Gallery:
         """The block's figures saved by the scrapers, as reST; '' when it has none or defers them."""
         if re.search(r"^[ \t]*#\s*sphinx_gallery_defer_figures[ \t]*\n?", block.content, re.MULTILINE):
             return ""
-        if self.conf is None and not self.options["own_callables"] and "matplotlib.pyplot" not in sys.modules:
+        if self.conf is None and not self.options.own_callables and "matplotlib.pyplot" not in sys.modules:
             return ""  # the default scraper's only source of figures was never imported
         conf = self.configuration()
         with _to_log():  # what saving prints is not the block's output (a stock build scrapes after capturing)
@@ -285,27 +284,27 @@ class _Gallery:
         return [path.relative_to(self.page_root).as_posix() for path in found if path.is_file()]
 
 
-def _repr(options: dict[str, Any], file_conf: dict[str, Any], block_conf: dict[str, Any],
+def _repr(options: RunOptions, file_conf: dict[str, Any], block_conf: dict[str, Any],
           value: Any) -> tuple[str | None, str | None]:
     """(method, text) of a block's last expression, as capture_repr and ignore_repr_types choose it.
 
     An HTML repr longer than a block's output may be cannot be cut (it is markup): the object's text repr
     is shown instead, within the limits, as a text repr would be.
     """
-    capture = tuple(block_conf.get("capture_repr_block", file_conf.get("capture_repr", options["capture_repr"])))
-    if not capture or (options["ignore_repr_types"] and re.search(options["ignore_repr_types"], str(type(value)))):
+    capture = tuple(block_conf.get("capture_repr_block", file_conf.get("capture_repr", options.capture_repr)))
+    if not capture or (options.ignore_repr_types and re.search(options.ignore_repr_types, str(type(value)))):
         return None, None
     text, method = sg.last_repr(capture, value)
-    if method == "_repr_html_" and text is not None and len(text) > options["output_limits"]["block"]:
+    if method == "_repr_html_" and text is not None and len(text) > options.output_limits.block:
         text, method = sg.last_repr(("__repr__",), value)
     return method, text
 
 
-def _code_objects(options: dict[str, Any], blocks: list[CodeBlock], tree: ast.Module | None,
+def _code_objects(options: RunOptions, blocks: list[CodeBlock], tree: ast.Module | None,
                   namespace: dict[str, Any]) -> dict[str, Any]:
     """The names the script uses, resolved as sphinx-gallery resolves them for code links and backreferences."""
-    variables = namespace if options["inspect_global_variables"] else None
-    return sg.code_objects(blocks, options["default_role"], variables, tree)
+    variables = namespace if options.inspect_global_variables else None
+    return sg.code_objects(blocks, options.default_role, variables, tree)
 
 
 def _machine_folders(root: str) -> dict[str, str]:
@@ -395,7 +394,7 @@ def _write_through() -> None:
             stream.reconfigure(line_buffering=True, write_through=True)
 
 
-def _run_blocks(code_blocks: Iterable[CodeBlock], source: str, rundir: Path, options: dict[str, Any],
+def _run_blocks(code_blocks: Iterable[CodeBlock], source: str, rundir: Path, options: RunOptions,
                 file_conf: dict[str, Any], namespace: dict[str, Any], gallery: _Gallery) -> tuple[list[_Ran], RunError | None]:
     """Run the tutorial's CODE_BLOCKS in NAMESPACE, one after the other, each one's output into out/<k>.txt,
     until one raises: what each block that started left for result.json, and the error that ended the run."""
@@ -419,7 +418,7 @@ def _run_blocks(code_blocks: Iterable[CodeBlock], source: str, rundir: Path, opt
         except BaseException as exc:
             if isinstance(exc, SystemExit) and exc.code in (None, 0):
                 break  # a clean sys.exit() ends a script successfully
-            text, failed_at, message = _describe(exc, source, line, options["root"])
+            text, failed_at, message = _describe(exc, source, line, options.root)
             record["traceback"] = text
             error = RunError(line=failed_at, block_line=line, message=message)
             break
@@ -467,8 +466,10 @@ def main(argv: list[str]) -> None:
     global _LOG_FDS
     source = os.path.abspath(argv[1])
     rundir = Path(argv[2]).resolve()
-    options = json.loads((rundir / "options.json").read_text(encoding="utf-8"))
-    limits = OutputLimits(**options["output_limits"])
+    options = RunOptions.read(rundir / OPTIONS)
+    if options is None:
+        raise SystemExit(f"{rundir / OPTIONS}: missing; the build writes it before it starts the runner")
+    limits = options.output_limits
     out = rundir / "out"
     out.mkdir(parents=True, exist_ok=True)
 
@@ -476,11 +477,11 @@ def main(argv: list[str]) -> None:
     guard = _start_guard(out, limits)  # before the fork handlers: they are the tutorial's
     # What the tutorial's processes open and import, in out/used/: not the venv and the engine (the environment's),
     # nor its working folder and this run (the build's, where its own writes go).
-    tutorials_site_used.install(str(rundir / USED), options["root"],
+    tutorials_site_used.install(str(rundir / USED), options.root,
                                 [sys.prefix, str(Path(__file__).resolve().parents[1]), os.getcwd(), str(rundir)])
     os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
     file_conf, blocks, tree = sg.split_code_and_text_blocks(source, return_node=True)
-    namespace = _become_main(source, ast.get_docstring(tree, clean=False) if tree else None, options["sys_path"])
+    namespace = _become_main(source, ast.get_docstring(tree, clean=False) if tree else None, options.sys_path)
     _seed()
     _write_through()
     _LOG_FDS = os.dup(1), os.dup(2)  # the runner's log; not inheritable: no child gets these

@@ -15,12 +15,12 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from . import languages, project, runs, stamping
+from . import currency, languages, project, runs, stamping
 from .fingerprint import present, source_digest
 from .layout import BuildTree
 from .records import BUILD_RECORD, BuildInfo, RecordError, RunRecord, Stamp
 from .sphinx_gallery_formats import OUTPUT_CLASS, figure_name
-from .stamps import STAMP_META, outputs_digest, page_copy, stamp_problems
+from .stamps import STAMP_META, outputs_digest, page_copy
 
 
 class _OutputBlocks(HTMLParser):
@@ -131,7 +131,7 @@ def check_stamps(htmldir: Path | str, langs: Sequence[languages.Language]) -> li
                                 "or list it in conf.py's expected_failing_examples")
             shown = shown_outputs(page, parsed, source.stem)
             problems += [f"{where}: {problem}" for problem in
-                         stamp_problems(stamp, source_digest(source, tutorial.label, site.root), now, shown)]
+                         currency.problems(source_digest(source, tutorial.label, site.root), now, stamp=stamp, shown=shown)]
             if runs_root.is_dir():
                 if tutorial.key not in kept:
                     kept[tutorial.key] = _sealed_run(runs_root, tutorial.key)

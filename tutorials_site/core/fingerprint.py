@@ -29,7 +29,7 @@ declares it reads (`# tutorials-reads: PATTERN ...` comment lines, core.runs),
 which must lie inside the project: what its run cannot be seen to read (files
 read by C code or by programs that are not Python, folders listed). Beside the
 digest, the line each code block starts at: a run whose output cites the
-script's line numbers depends on them too (core.used.source_problems).
+script's line numbers depends on them too (core.currency).
 
 And per run, what it used while it ran (core.used, recorded by the run itself):
 the project's files it opened or imported, by digest, and the installed

@@ -5,7 +5,8 @@
 - Stamp, a run folder's stamp.json (and a tutorial page's <meta>): what vouches that the run
   stands for the current source in the current environment, with what it used (core.stamps, core.used);
 - BuildInfo, <html>/build.json: what `make publish` needs to know of a build;
-- ShardRecord, <builddir>/shard.json: what a `SHARD=i/N` build executed, for `make assemble`.
+- ShardRecord, <builddir>/shard.json: what a `SHARD=i/N` build executed, for `make assemble`;
+- RunOptions, a run folder's options.json: what the runner needs of conf.py, written by the build.
 
 The JSON is the dataclass's fields (nested records as objects, tuples as lists) plus `format`, the
 version of its layout. A reader refuses a record of another format, a missing or unknown field or a
@@ -14,8 +15,10 @@ A change to what a record holds or means raises its FORMAT. A field added with a
 record written before it existed, gets that default.
 """
 
+import base64
 import dataclasses
 import json
+import pickle
 import types
 import typing
 from pathlib import Path
@@ -23,6 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 from .errors import SiteError
 from .files import read_regular, write_atomically
+from .terminal import DEFAULT_LIMITS, OutputLimits
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance  # what dataclasses.fields() takes: a dataclass
@@ -223,7 +227,7 @@ class Stamp(Record):
     used: Used | None = None
     code_lines: tuple[int, ...] = ()  # the first line of each code block of the script that ran
     # Its output cites the script's line numbers (a traceback, a warning) or it failed (its error has a line):
-    # it stands for the script only while its code stays on those lines (core.used.source_problems).
+    # it stands for the script only while its code stays on those lines (core.currency).
     cites_lines: bool = False
 
 
@@ -259,3 +263,32 @@ class ShardRecord(Record):
     shard: str  # "i/N" or "<class>:i/N"
     tutorials: tuple[str, ...]
     executed: tuple[str, ...]  # those it executed; the others it took from REUSE
+
+
+OPTIONS = "options.json"  # in a run folder, and in the runner's output folder: the RunOptions it reads
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RunOptions(Record):
+    """options.json: what the runner needs of conf.py, as the build evaluated it (the runner never evaluates
+    conf.py), and the output limits the run is recorded under (a run under others is not current)."""
+
+    FORMAT: ClassVar[int] = 1
+    NAME: ClassVar[str] = "runner options (options.json)"
+
+    root: str  # the project: tracebacks show its files relative to it
+    images: str  # where the page's figures go: <gallery_dir>/<section>/images
+    capture_repr: tuple[str, ...]
+    ignore_repr_types: str
+    own_callables: bool  # conf.py names scrapers, reset_argv or reset_modules of its own
+    inspect_global_variables: bool
+    default_role: str  # Sphinx's, which decides what a `name` in the text refers to
+    output_limits: OutputLimits = DEFAULT_LIMITS  # how much of its output is recorded and shown
+    gallery_conf: str = base64.b64encode(pickle.dumps({})).decode()  # Project.gallery_conf_pickle, base64
+    sys_path: tuple[str, ...] = ()  # the folders conf.py puts on sys.path
+
+    @classmethod
+    def defaults(cls, root: Path | str, images: str, output_limits: OutputLimits = DEFAULT_LIMITS) -> Self:
+        """sphinx-gallery's defaults, for a script outside any project's galleries (tests, benchmarks)."""
+        return cls(root=str(root), images=images, capture_repr=("_repr_html_", "__repr__"), ignore_repr_types="",
+                   own_callables=False, inspect_global_variables=True, default_role="", output_limits=output_limits)

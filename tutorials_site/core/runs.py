@@ -8,8 +8,8 @@ environment fingerprint, what the run cost, where it ran and whether it failed.
 A failed run is kept like a successful one: its page shows its error, and the
 build reports it again without running it. A run without a stamp, whose
 files are not those its stamp sealed (core.seal), or whose stamp does not match
-the current source and environment, is not current: the build runs the
-tutorial again (or `make assemble` refuses).
+the current source and environment, is not current (core.currency): the build
+runs the tutorial again (or `make assemble` refuses).
 """
 
 import io
@@ -28,8 +28,7 @@ from . import seal
 from .files import open_regular, write_atomically
 from .project import Tutorial
 from .records import RecordError, RunError, RunFile, RunRecord, Stamp
-from .stamps import outputs_digest, stamp_problems
-from .used import Present, SourceDigest
+from .stamps import outputs_digest
 
 RESULT = "result.json"
 PROGRESS = "progress.json"  # the code block a run is in, rewritten as each starts (commands/runner.py)
@@ -206,31 +205,6 @@ def sealed(runs_root: Path, tutorial: Tutorial) -> tuple[RunFile, ...]:
         raise seal.SealError(f"{Path(runs_root, tutorial.key, foreign[0])}: outside {PAGE}/{figures_folder(tutorial)}/, "
                              "the one folder of a run its page takes files from (its figures)")
     return files
-
-
-def problems(runs_root: Path, key: str, source_digest: SourceDigest, present: Present) -> list[str]:
-    """Why the run KEY under RUNS_ROOT does not stand for `source_digest` in PRESENT (empty: it does):
-    its files are not those its stamp sealed (core.seal.verify, each problem naming the file), or its stamp
-    is of another source or of what it used then (core.used).
-
-    A record that is damaged or of another format does not: the tutorial runs again.
-    """
-    run_dir = Path(runs_root, key)
-    try:
-        stamp, result = Stamp.read(run_dir / STAMP), RunRecord.read(run_dir / RESULT)
-        if stamp is None or result is None:
-            return ["not executed"]
-        problems = seal.verify(Path(runs_root), key, stamp.files)
-        if problems:
-            return problems
-        if stamp.failed != (result.error is not None):
-            return ["its record and its stamp disagree on whether it failed (edited after the run?)"]
-        shown = outputs(run_dir, result)
-    except RecordError as error:
-        return [f"its record cannot be used ({error})"]
-    except OSError:
-        return ["the run's record is damaged (a figure is missing)"]
-    return stamp_problems(stamp, source_digest, present, shown)
 
 
 def unsealed(runs_root: Path, key: str) -> list[str]:

@@ -84,7 +84,7 @@ def unexpected_failure(run_dir: Path, project: Project, tutorial: Tutorial) -> l
     if stamp is None or not stamp.failed or excused(project, tutorial, stamp):
         return []
     result = RunRecord.read(run_dir / runs.RESULT)
-    assert result is not None and result.error is not None, "a current run's record agrees with its stamp (runs.problems)"
+    assert result is not None and result.error is not None, "a current run's record agrees with its stamp (core.currency)"
     error = result.error
     shown = [text for block in result.blocks if block.line == error.block_line for text in block.texts]
     traceback = own_frames(shown[-1], tutorial.label) if shown and not stamp.unfinished else []

@@ -6,7 +6,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .records import RecordError, Stamp
-from .used import Present, SourceDigest, fingerprint_problems
 
 # The <meta> name under which every tutorial page carries its stamp (checked by `make check`).
 STAMP_META = "tutorial-execution-stamp"
@@ -53,18 +52,3 @@ def outputs_digest(outputs: Iterable[str], images: Iterable[bytes]) -> str:
     for data in images:
         digest.update(b"image\0" + hashlib.sha256(data).digest())
     return digest.hexdigest()
-
-
-def stamp_problems(stamp: Stamp, source_digest: SourceDigest, present: Present, outputs: str | None = None) -> list[str]:
-    """Why a stamp does not vouch for the output of `source_digest` run in PRESENT's project and environment
-    (empty: it does): core.used.fingerprint_problems, and the output shown and the run's time.
-
-    `outputs`: the outputs digest of what is shown, when known (it must be the one the run stamped).
-    """
-    problems = []
-    if outputs is not None and stamp.outputs != outputs:
-        problems.append("the output shown is not what the run produced (edited after the run?)")
-    problems += fingerprint_problems(stamp, source_digest, present)
-    if not stamp.seconds > 0:
-        problems.append("zero-time run")
-    return problems

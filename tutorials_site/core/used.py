@@ -5,11 +5,7 @@ the modules it imported (commands/child_site/tutorials_site_used.py, into RUNDIR
 Once it ended, the build makes of that the run's Used record (record): each project file it read, by
 digest, and each installed distribution it imported, by name and release. A module it looked for and went
 without (an optional dependency) is no part of it: installing it later runs nothing again, as installing
-any distribution a run did not import. A run is current while its source digest (its code, not its prose:
-core.fingerprint.source_digest; where its output cites the script's line numbers, also the lines its code
-stands on: source_problems), the environment fingerprint (core.fingerprint: the engine's run code, Python,
-start-up hooks, the accelerator pins, conf.py's run settings) and every file and distribution of its Used
-record are as they were (fingerprint_problems); no other file or distribution counts.
+any distribution a run did not import. Whether a run is still current, these among the rest, core.currency says.
 """
 
 import hashlib
@@ -21,7 +17,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from .records import Stamp, Used, UsedDistribution, UsedFile
+from .records import Used, UsedDistribution, UsedFile
 
 FOLDER = "out/used"  # in a run folder: one file per process of the run
 ABSENT = "absent"  # the digest of a file the run tried to open that does not exist
@@ -121,37 +117,3 @@ class SourceDigest:
 
     code: str  # the digest of its code blocks, setting comments and the files it declares it reads
     lines: tuple[int, ...]  # the first line of each code block, as sphinx-gallery numbers it
-
-
-def source_problems(stamp: Stamp, source: SourceDigest) -> list[str]:
-    """Why STAMP's run is not of the tutorial's current SOURCE (empty: it is): its code changed, or its output
-    cites the script's line numbers (a traceback, a warning, its error) and its code moved to other lines. A
-    prose edit alone changes neither: the kept output is rendered again, nothing runs."""
-    if stamp.source != source.code:
-        return ["output comes from another version of the source (its code, a setting comment or a file it "
-                "declares it reads)"]
-    if stamp.cites_lines and stamp.code_lines != source.lines:
-        return ["its output cites the script's line numbers, and its code moved to other lines since (a text "
-                "block above it changed length)"]
-    return []
-
-
-def fingerprint_problems(stamp: Stamp, source: SourceDigest, present: Present) -> list[str]:
-    """Why STAMP's run no longer stands for the tutorial whose source is SOURCE, in PRESENT (empty: it
-    does): the one test of whether a run is current, for the build, REUSE, shards and `make check`."""
-    problems = source_problems(stamp, source)
-    if stamp.environment != present.environment:
-        problems.append("executed in another environment (the runner's code, Python, start-up hooks, the accelerator "
-                        "pins or conf.py's run settings changed since)")
-    if stamp.used is None:
-        problems.append("ran before the build recorded what a run uses")
-        return problems
-    changed = [f.path for f in stamp.used.files if present.digest(f.path) != f.sha256]
-    if changed:
-        problems.append(f"a project file it read changed since: {', '.join(changed[:5])}"
-                        + (f" and {len(changed) - 5} more" if len(changed) > 5 else ""))
-    upgraded = [f"{d.name} {d.version} -> {present.version(d.name)}" for d in stamp.used.distributions
-                if present.version(d.name) != d.version]
-    if upgraded:
-        problems.append(f"a distribution it imported changed since: {', '.join(upgraded)}")
-    return problems

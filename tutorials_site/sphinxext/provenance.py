@@ -20,6 +20,7 @@ from sphinx.util.docutils import SphinxDirective
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
+from ..core import currency
 from ..core.fingerprint import source_digest
 from ..core.gallery_strings import split_template
 from ..core.project import Tutorial
@@ -27,7 +28,6 @@ from ..core.records import Stamp
 from ..core.sphinx_gallery_formats import intro_end
 from ..core.stamping import excused
 from ..core.stamps import STAMP_META, read_stamp, stamp_path
-from ..core.used import source_problems
 from .gallery import example_of, site_project
 from .head import add_to_head, meta
 
@@ -119,7 +119,8 @@ class ProvenanceDirective(SphinxDirective):
         # Every language's page shows the run of the repository's English script.
         tutorial = example_of(self.config, self.env.docname)
         if (stamp and tutorial is not None
-                and not source_problems(stamp, source_digest(tutorial.path, tutorial.label, tutorial.root))):
+                and not currency.problems(source_digest(tutorial.path, tutorial.label, tutorial.root), None,
+                                          stamp=stamp)):
             self.env.metadata[self.env.docname][STAMP_META] = stamp.to_json()
             line = nodes.container(classes=["tutorial-provenance"])
             line += nodes.paragraph("", "", *describe(stamp))
