@@ -3,7 +3,6 @@ plain sphinx-build with sphinx_rtd_theme or furo, in English and in Korean, gets
 lists, the engine's CSS and JS, its labels translated, the Colab link where the site's repository is set,
 and the provenance box of a tutorial page."""
 
-import json
 import os
 import re
 import subprocess
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tutorials_site.core import assets, catalogs, languages
+from tutorials_site.core.build_values import BuildValues
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import current
 
@@ -133,7 +133,9 @@ def test_with_furo_the_lists_and_the_version_banner_work_in_a_browser(tmp_path):
     from tutorials_site.commands.audit import BROWSER_FLAGS, watch
 
     stable = {"name": "2.0", "label": "2.0", "release": True, "path": "2.0/", "languages": [], "torch": "", "built": ""}
-    html = build_site(tmp_path, "furo", "en", "", "-D", "version=main", "-D", f"tutorials_versions={json.dumps([stable])}")
+    values = tmp_path / "values.json"  # what the build hands Sphinx (core.build_values)
+    BuildValues(root="", versions=(stable,)).write(values)
+    html = build_site(tmp_path, "furo", "en", "", "-D", "version=main", "-D", f"tutorials_build_values={values}")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
                                              args=BROWSER_FLAGS)

@@ -4,10 +4,12 @@ import ast
 import re
 
 import pytest
+from sphinx.errors import SphinxError
 from sphinx.util.console import strip_escape_sequences
 
 import tutorials_site
 from tutorials_site import sphinxext
+from tutorials_site.core.build_values import BuildValues
 from tutorials_site.core.layout import ROOT
 
 LEVELS = {"warning", "error", "critical", "exception"}  # what suppress_warnings filters (warning and above)
@@ -73,3 +75,15 @@ def test_a_suppressed_subtype_is_not_emitted_and_the_page_still_says_it(sphinx_a
     page = (app.outdir / "index.html").read_text()
     assert "translation-incomplete" in page and '<a class="english-page reference external" href="../en/index.html">' in page
 
+
+
+def test_the_build_hands_sphinx_its_settings_in_one_record_read_strictly(sphinx_app, tmp_path):
+    values = tmp_path / "values.json"
+    BuildValues(root=str(ROOT), built_languages=("en", "ko"), unrun=("beginner_source/a",), strict=True).write(values)
+    app, _, _ = sphinx_app(tutorials_build_values=str(values))
+    assert (app.config.tutorials_built_languages, app.config.tutorials_unrun, app.config.tutorials_strict,
+            app.config.tutorials_root) == (("en", "ko"), ("beginner_source/a",), True, str(ROOT))
+    values.write_text(values.read_text().replace('"format": 1', '"format": 2'))
+    with pytest.raises(SphinxError, match=rf"^{values}: a record of the build's settings for Sphinx "
+                                          r"\(tutorials-build-values.json\) of format 2; this build reads format 1; build again"):
+        sphinx_app(tutorials_build_values=str(values))

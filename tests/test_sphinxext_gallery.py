@@ -125,7 +125,7 @@ Prints one line.
 print("hello from the run")
 '''
 KEY = "beginner_source/data_parallel_tutorial"  # a tutorial of conf.py's galleries, this script in its place
-UNRUN = json.dumps(["beginner_source/ddp_tutorial"])  # the other one: shown without output here
+UNRUN = ("beginner_source/ddp_tutorial",)  # the other one: shown without output here
 HARDWARE = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0", cuda=None)
 
 
@@ -173,7 +173,7 @@ def test_a_page_left_unrun_forgets_the_run_it_was_rendered_from(sphinx_app, tmp_
     app, _, _ = sphinx_app(files, tutorials_runs=str(tmp_path / "runs"), tutorials_unrun=UNRUN)
     target = app.srcdir / "beginner" / "data_parallel_tutorial.py"
     assert stamp_path(target).exists()
-    sphinx_app(files, tutorials_runs=str(tmp_path / "runs"), tutorials_unrun=json.dumps([KEY, *json.loads(UNRUN)]))
+    sphinx_app(files, tutorials_runs=str(tmp_path / "runs"), tutorials_unrun=(KEY, *UNRUN))
     assert not stamp_path(target).exists() and not target.with_name(f"{target.stem}.run.json").exists()
     assert "sphx-glr-script-out" not in target.with_suffix(".rst").read_text()  # sphinx-gallery's page: no output
 

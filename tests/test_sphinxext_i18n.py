@@ -108,7 +108,7 @@ def test_templates_get_the_css_string_filter(fake_app):
 
 def test_the_site_s_languages_are_those_built_all_by_default(fake_app):
     assert i18n.site_languages(fake_app()) == list(languages.ALL)
-    assert [lang.code for lang in i18n.site_languages(fake_app(tutorials_built_languages="zh-cn en"))] == ["zh_CN", "en"]
+    assert [lang.code for lang in i18n.site_languages(fake_app(tutorials_built_languages=("zh-cn", "en")))] == ["zh_CN", "en"]
 
 
 @pytest.mark.parametrize("pagename, expected", [("index", "../ja/index.html"),
@@ -119,7 +119,7 @@ def test_a_page_in_another_language_is_reached_relatively(pagename, expected):
 
 def test_the_page_context_has_the_switcher_alternates_and_translated_names(fake_app, sphinx_catalog):
     sphinx_catalog("ko", {"PyTorch Tutorials": "파이토치 튜토리얼"})
-    app = fake_app(language="ko", version="1.0", tutorials_built_languages="en ko",
+    app = fake_app(language="ko", version="1.0", tutorials_built_languages=("en", "ko"),
                    tutorials_site_url="https://example.org/site/")
     context = {"metatags": ""}
     i18n.add_page_context(app, PAGE, "page.html", context, None)
@@ -135,7 +135,7 @@ def test_the_page_context_has_the_switcher_alternates_and_translated_names(fake_
     assert context["metatags"] == "".join(f'\n<link rel="alternate" hreflang="{hreflang}" href="{url.format(seg)}">'
                                           for hreflang, seg in [("en", "en"), ("ko", "ko"), ("x-default", "en")])
     relative = {"metatags": ""}
-    i18n.add_page_context(fake_app(language="ko", tutorials_built_languages="ko", tutorials_site_url=""), "index",
+    i18n.add_page_context(fake_app(language="ko", tutorials_built_languages=("ko",), tutorials_site_url=""), "index",
                           "page.html", relative, None)
     assert relative["metatags"] == ('\n<link rel="alternate" hreflang="ko" href="../ko/index.html">'
                                     '\n<link rel="alternate" hreflang="x-default" href="../ko/index.html">')

@@ -44,7 +44,7 @@ def test_the_description_is_the_first_paragraph_of_prose(untranslated):
 
 
 def test_a_tutorial_page_is_an_article_with_its_address_thumbnail_and_other_languages(fake_app):
-    app = fake_app(language="en", version="main", tutorials_built_languages="en ko ja",
+    app = fake_app(language="en", version="main", tutorials_built_languages=("en", "ko", "ja"),
                    tutorials_site_url="https://example.org/site/")
     app.env.images[THUMB] = ({PAGE}, "sphx_glr_data_parallel_tutorial_thumb.png")
     long = "Learn to use DataParallel & friends " * 10
@@ -75,7 +75,7 @@ def test_a_tutorial_without_a_figure_of_its_own_has_no_image(fake_app, drawn, re
 
 def test_a_site_page_is_a_website_described_by_the_site_and_without_a_url_none_is_absolute(fake_app, sphinx_catalog):
     sphinx_catalog("ko", {SITE_DESCRIPTION: "네 가지 언어의 파이토치 튜토리얼", "Search": "검색"})
-    app = fake_app(language="ko", tutorials_built_languages="ko", tutorials_site_url="")
+    app = fake_app(language="ko", tutorials_built_languages=("ko",), tutorials_site_url="")
     found = tags(context_of(app, "search", None, title="", templatename="search.html"))
     assert found == [("name", "description", "네 가지 언어의 파이토치 튜토리얼"), ("property", "og:title", "검색"),
                      ("property", "og:description", "네 가지 언어의 파이토치 튜토리얼"), ("property", "og:type", "website"),

@@ -25,7 +25,7 @@ def test_a_page_knows_its_version_language_file_and_the_site_root(fake_app, page
 
 
 def test_the_embedded_versions_are_the_published_ones_and_this_build(fake_app):
-    context = context_of(fake_app(version="main", tutorials_versions=json.dumps(PUBLISHED)))
+    context = context_of(fake_app(version="main", tutorials_versions=tuple(PUBLISHED)))
     assert context["embedded_versions"]["stable"] == "1.0"
     assert [(v["name"], v["release"]) for v in context["embedded_versions"]["versions"]] == [("1.0", True),
                                                                                             ("main", False)]
@@ -50,5 +50,5 @@ def test_a_release_is_indexed_under_its_canonical_stable_address_other_versions_
 def test_setup_declares_its_values_and_connects_the_context(fake_app):
     app = fake_app()
     assert app.config.tutorials_site_url == "https://pytorch-tutorials-site.github.io/tutorials/"  # conf.py's
-    assert app.config.tutorials_versions == ""  # the build passes the published list
+    assert app.config.tutorials_versions == ()  # the build passes the published list
     assert ("html-page-context", versions.add_page_context, 500) in app.connected

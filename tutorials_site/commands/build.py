@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TextIO, cast
 
 from ..core import (
+    build_values,
     catalogs,
     checks,
     currency,
@@ -39,6 +40,7 @@ from ..core import (
     versions,
 )
 from ..core.build_cache import UpToDate
+from ..core.build_values import BuildValues
 from ..core.errors import Failed, SiteError, UsageError
 from ..core.fingerprint import declared_reads, installed_version, present, source_digest, used_by
 from ..core.layout import ROOT, BuildTree
@@ -402,27 +404,29 @@ def linked_languages(settings: Settings, site: project.Project) -> list[language
 
 def sphinx_args(settings: Settings, site: project.Project, lang: languages.Language, src: Path, noplot: bool,
                 unrun: Sequence[str] = ()) -> list[str]:
-    """The sphinx-build command line of one language; UNRUN: the keys of the tutorials whose pages show no output
-    (a TUTORIALS build: the others, without a current run). The staged tree SRC holds the site's conf.py too:
-    Sphinx evaluates it from there."""
+    """The sphinx-build command line of one language, with the record of the engine's settings it names written
+    (core.build_values); UNRUN: the keys of the tutorials whose pages show no output (a TUTORIALS build: the
+    others, without a current run). The staged tree SRC holds the site's conf.py too: Sphinx evaluates it from
+    there."""
+    values = settings.tree.doctrees(lang) / build_values.FILE
+    BuildValues(root=str(ROOT), built_languages=tuple(lang.seg for lang in linked_languages(settings, site)),
+                versions=tuple(dict(entry) for entry in settings.published),
+                runs="" if noplot else str(settings.tree.runs), unrun=tuple(sorted(unrun)),
+                strict=settings.strict).write(values)
     command = [
         "-b", "html", "--keep-going",
         "--no-color",  # the log is a file: no escape sequences (Sphinx colours where CI or FORCE_COLOR is set)
         "-d", str(settings.tree.doctrees(lang)),
         "-D", f"language={lang.code}",
         "-D", f"version={settings.version}", "-D", f"release={settings.version}",
-        "-D", f"tutorials_built_languages={' '.join(lang.seg for lang in linked_languages(settings, site))}",
-        "-D", f"tutorials_root={ROOT}",  # the sources' folder; the staged tree holds the translated scripts
+        "-D", f"{build_values.SETTING}={values}",
         # A translated language's page and label catalogs, compiled where staging put them, one per page.
         "-D", f"locale_dirs={LOCALE}", "-D", "gettext_compact=0",
-        "-D", f"tutorials_versions={json.dumps(settings.published, ensure_ascii=False, sort_keys=True)}",
         # sphinx-gallery executes nothing, ever: it renders what the runner recorded (sphinxext.gallery).
         "-D", "plot_gallery=0",
-        "-D", f"tutorials_runs={'' if noplot else settings.tree.runs}",
-        "-D", f"tutorials_unrun={json.dumps(sorted(unrun))}",
     ]
     if settings.strict:
-        command += ["-W", "-D", "tutorials_strict=1"]
+        command.append("-W")
     return command + [str(src), str(settings.tree.html / lang.seg)]
 
 

@@ -18,7 +18,8 @@ from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
-from ..core import assets, catalogs, languages, project, sphinx_warnings, tutorial_text
+from ..core import assets, build_values, catalogs, languages, project, sphinx_warnings, tutorial_text
+from ..core.build_values import BuildValues
 from ..core.errors import Failed
 from ..core.layout import ROOT, BuildTree, is_times_page
 from ..core.staging import overlay, stage
@@ -39,10 +40,12 @@ def sphinx_gettext(outdir: Path, site: project.Project, skip: Sequence[Path], lo
     # From the staged tree, as Sphinx runs at a site's root; the engine is found where this one is.
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     log.parent.mkdir(parents=True, exist_ok=True)
+    values = outdir / build_values.FILE
+    BuildValues(root=str(ROOT), units=str(outdir / "units")).write(values)
     with open(log, "w") as out:
         done = subprocess.run(
             [sys.executable, "-m", "sphinx", "-b", "gettext", "-q", "-D", "plot_gallery=0", "-D", "gettext_compact=0",
-             "-D", f"tutorials_root={ROOT}", "-D", f"tutorials_units={outdir / 'units'}", "-d", str(outdir / "doctrees"),
+             "-D", f"{build_values.SETTING}={values}", "-d", str(outdir / "doctrees"),
              str(src), str(outdir / "pot")],
             cwd=src, env={**os.environ, "PYTHONPATH": path}, stdout=out, stderr=subprocess.STDOUT,
         )

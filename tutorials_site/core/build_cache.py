@@ -9,7 +9,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import assets, runs, site_tree
+from . import assets, build_values, runs, site_tree
 from .fingerprint import PACKAGE_DIR as PACKAGE  # tutorials_site/: the extensions and what they import
 from .languages import Language
 from .layout import BuildTree
@@ -39,7 +39,7 @@ def inputs_digest(tree: BuildTree, project: Project, command: Sequence[str], lan
     for path in site_tree.files(project.root, (tree.root, *skip)):
         stat = path.stat()
         digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
-    inputs = [project.root / "locales" / lang.code]
+    inputs = [project.root / "locales" / lang.code, tree.doctrees(lang) / build_values.FILE]  # the -D values' record
     inputs += [tree.run_dir(t.key) / name for t in project.tutorials for name in (runs.RESULT, runs.STAMP)]
     files = [path for name in inputs for path in files_under(name)]
     files += sorted(PACKAGE.rglob("*.py"))  # a change to the extensions changes the pages (not their bytecode)

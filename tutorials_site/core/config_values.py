@@ -2,7 +2,8 @@
 from it (app.add_config_value), and core.project refuses a `tutorials_*` name of conf.py that is not in it, with
 the closest name, before anything runs (Sphinx would ignore a misspelt one without a word).
 
-A setting the build passes itself (`-D`, `by_build`) is refused in conf.py too: the build's value would replace it.
+A setting the build passes itself (`by_build`: in its record, core.build_values) is refused in conf.py too: the
+build's value would replace it.
 """
 
 from dataclasses import dataclass
@@ -33,12 +34,14 @@ VALUES = (
     ConfigValue("tutorials_needs", None, None, ()),  # core.needs
     ConfigValue("tutorials_commit", "", "html", (str,)),  # sphinxext.page: "View on GitHub" (default: git's HEAD)
     # The build's: the languages of this build, the published versions, the runs pages are rendered from.
-    ConfigValue("tutorials_built_languages", "", "html", (str,), by_build=True),  # sphinxext.i18n
+    # The one `-D` value of the engine's own: the path of the record the next ones come in (core.build_values).
+    ConfigValue("tutorials_build_values", "", "env", (str,), by_build=True),
+    ConfigValue("tutorials_built_languages", (), "html", (tuple, list), by_build=True),  # sphinxext.i18n
     ConfigValue("tutorials_strict", False, "env", (bool,), by_build=True),  # re-read: warnings come from reading
-    ConfigValue("tutorials_versions", "", "html", (str,), by_build=True),  # sphinxext.versions
+    ConfigValue("tutorials_versions", (), "html", (tuple, list), by_build=True),  # sphinxext.versions
     ConfigValue("tutorials_runs", "", "env", (str,), by_build=True),  # sphinxext.gallery
     ConfigValue("tutorials_root", "", "env", (str,), by_build=True),  # the sources' folder (project_root)
-    ConfigValue("tutorials_unrun", "[]", "env", (str,), by_build=True),  # JSON list: a TUTORIALS build's others
+    ConfigValue("tutorials_unrun", (), "env", (tuple, list), by_build=True),  # a TUTORIALS build's others
     # Set by sphinxext itself at config-inited: the label catalogs' digest (i18n), show_memory taken (gallery).
     ConfigValue("tutorials_label_catalog", "", "env", (str,), by_build=True),
     ConfigValue("tutorials_show_memory", False, "env", (bool,), by_build=True),

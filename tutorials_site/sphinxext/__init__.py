@@ -6,15 +6,36 @@ Every warning they log has type "tutorials" and a subtype (guides/building.md: "
 so that conf.py's `suppress_warnings = ["tutorials.<subtype>"]` silences it.
 """
 
+from pathlib import Path
+
 from sphinx.application import Sphinx
+from sphinx.config import Config
+from sphinx.errors import ConfigError
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
-from ..core import config_values
+from ..core import build_values, config_values
+from ..core.records import RecordError
 from . import assets, cards, colab, color_scheme, gallery, i18n, meta, page, provenance, search, units, versions
 
 # In this order: the handlers of one event run in the order they were connected (the page's tags follow it).
 PARTS = (assets, cards, colab, color_scheme, gallery, i18n, meta, page, search, provenance, versions, units)
+
+
+def take_build_values(app: Sphinx, config: Config) -> None:
+    """Set the `tutorials_*` settings the build hands Sphinx from the record `tutorials_build_values` names
+    (core.build_values), where it names one (config-inited, before every other handler: they read them)."""
+    if not config.tutorials_build_values:
+        return
+    path = Path(config.tutorials_build_values)
+    try:
+        values = build_values.BuildValues.read(path)
+    except RecordError as error:
+        raise ConfigError(f"{error}; build again with the make command, which writes it") from None
+    if values is None:
+        raise ConfigError(f"{path}: no such file ({build_values.SETTING}); build with the make command, which writes it")
+    for name, value in values.settings().items():
+        setattr(config, name, value)
 
 
 def setup(app: Sphinx) -> ExtensionMetadata:
@@ -23,6 +44,7 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     for value in config_values.VALUES:
         if value.rebuild is not None:
             app.add_config_value(value.name, value.default, value.rebuild, types=value.types)
+    app.connect("config-inited", take_build_values, priority=0)
     parts: list[ExtensionMetadata] = [part.setup(app) for part in PARTS]
     return {"version": __version__,
             "parallel_read_safe": all(part["parallel_read_safe"] for part in parts),

@@ -15,7 +15,6 @@ import contextlib
 import glob
 import hashlib
 import io
-import json
 import os
 import shutil
 import weakref
@@ -77,7 +76,7 @@ def example_of(config: Config, docname: str) -> project.Tutorial | None:
 def _from_runs(app: Sphinx) -> tuple[list[project.Tutorial], list[project.Tutorial]]:
     """The tutorials whose pages this build renders from their runs, and the others, whose pages sphinx-gallery
     writes."""
-    unrun = set(json.loads(app.config.tutorials_unrun))  # a TUTORIALS build left them unexecuted
+    unrun = set(app.config.tutorials_unrun)  # a TUTORIALS build left them unexecuted
     ours: list[project.Tutorial] = []
     theirs: list[project.Tutorial] = []
     for tutorial in site_project(app.config).tutorials:

@@ -156,7 +156,7 @@ def site_languages(app: Sphinx) -> list[languages.Language]:
     `tutorials_languages`, after its source language)."""
     listed = app.config.tutorials_languages
     site = languages.site_languages(source_language(app).code, None if listed is None else list(listed))
-    built = app.config.tutorials_built_languages.split()
+    built = list(app.config.tutorials_built_languages)
     return [lang for seg in built if (lang := site.by_seg(seg)) is not None] if built else list(site.all)
 
 

@@ -1,7 +1,7 @@
 """The pages' view of the versions: the current one, the published list, the banners' messages.
 
 The build command passes the published list explicitly (`tutorials_versions`,
-the entries of PAGES/versions.json as JSON), for readers who open pages from
+the entries of PAGES/versions.json, in core.build_values' record), for readers who open pages from
 disk; served pages read versions.json at the site root instead.
 """
 
@@ -26,7 +26,7 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
     name = app.config.version
     seg = page_language(app.config).seg
     depth = pagename.count("/")
-    known = as_built(json.loads(app.config.tutorials_versions or "[]"), name)
+    known = as_built(list(app.config.tutorials_versions), name)
     context["tutorials_version"] = name
     context["embedded_versions"] = known  # the template writes it as JSON
     context["site_root"] = "../" * (depth + 2)  # <root>/<version>/<lang>/<page>.html
