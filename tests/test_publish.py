@@ -10,6 +10,7 @@ import pytest
 
 from conftest import build, git, make, snapshot
 from tutorials_site.core import assets, files, languages, versions
+from tutorials_site.core.records import VersionEntry
 
 PAGE = "beginner/data_parallel_tutorial.html"
 
@@ -47,10 +48,11 @@ def test_a_published_version_stays_within_its_size_budget(published):
 
 def test_version_order_is_numeric_releases_first_then_main_then_branches():
     names = ["main", "1.9", "feature-x", "1.10", "2.0", "a-branch"]
-    entries = [{"name": n, "release": versions.is_release(n)} for n in names]
-    assert [e["name"] for e in versions.order(entries)] == ["2.0", "1.10", "1.9", "main", "a-branch", "feature-x"]
+    entries = [VersionEntry(name=n, label=n, release=versions.is_release(n), torch="", languages=(), built="",
+                            path=f"{n}/") for n in names]
+    assert [e.name for e in versions.order(entries)] == ["2.0", "1.10", "1.9", "main", "a-branch", "feature-x"]
     assert versions.stable_of(entries) == "2.0"
-    assert versions.stable_of([e for e in entries if not e["release"]]) == "main"
+    assert versions.stable_of([e for e in entries if not e.release]) == "main"
 
 
 def publish(published, pages, **env):
@@ -116,9 +118,9 @@ def test_a_publish_killed_at_any_step_leaves_a_serving_tree(published, gh_pages,
             result = kill_publish(published, pages, at)
             assert result.returncode == 137, result.stderr
             manifest = versions.load(pages / "versions.json")  # whole, old or new
-            for entry in manifest["versions"] + [{"name": "stable"}]:
+            for name in [entry.name for entry in manifest.versions] + ["stable"]:
                 for lang in languages.ALL:
-                    assert (pages / entry["name"] / lang.seg / PAGE).is_file(), (result.stderr, entry["name"])
+                    assert (pages / name / lang.seg / PAGE).is_file(), (result.stderr, name)
             after = snapshot(pages)
             assert {k: v for k, v in after.items() if k.startswith("1.0/")} == \
                    {k: v for k, v in before.items() if k.startswith("1.0/")}

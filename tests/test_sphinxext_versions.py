@@ -4,10 +4,11 @@ import json
 
 import pytest
 
+from tutorials_site.core.records import VersionEntry
 from tutorials_site.sphinxext import versions
 
-PUBLISHED = [{"name": "1.0", "label": "1.0", "release": True, "path": "1.0/", "languages": ["en"], "torch": "2.0",
-              "built": "2025-01-01 00:00 UTC"}]
+PUBLISHED = [VersionEntry(name="1.0", label="1.0", release=True, path="1.0/", languages=("en",), torch="2.0",
+                           built="2025-01-01 00:00 UTC")]
 
 
 def context_of(app, pagename="beginner/demo"):

@@ -410,7 +410,7 @@ def sphinx_args(settings: Settings, site: project.Project, lang: languages.Langu
     there."""
     values = settings.tree.doctrees(lang) / build_values.FILE
     BuildValues(root=str(ROOT), built_languages=tuple(lang.seg for lang in linked_languages(settings, site)),
-                versions=tuple(dict(entry) for entry in settings.published),
+                versions=settings.published,
                 runs="" if noplot else str(settings.tree.runs), unrun=tuple(sorted(unrun)),
                 strict=settings.strict).write(values)
     command = [
@@ -650,7 +650,7 @@ def _render_site(build: _Build, failed: Sequence[str], *, noplot: bool, what: st
     write_root_index(tree.html, settings.langs, build.site.languages.source)
     # Pages ask the site root for versions.json; served from _build/html, this build is that root.
     local = versions.as_built(settings.published, settings.version)
-    Path(tree.html, "versions.json").write_text(json.dumps(local, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+    Path(tree.html, "versions.json").write_text(json.dumps(local.to_dict(), indent=1, ensure_ascii=False, sort_keys=True) + "\n")
     if failed:  # the tutorials' errors again, at the end, where they are seen; a language: its report above
         raise _build_failed(failed)
     write_build_info(tree.html, settings.version, settings.langs, executed=not noplot, partial=" ".join(settings.tutorials))

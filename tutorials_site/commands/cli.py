@@ -49,8 +49,8 @@ def _check(settings: Settings, htmldir: Path, env: Mapping[str, str]) -> None:
 
 def _publish(htmldir: Path, pages: Path) -> None:
     new = publish.publish(htmldir, pages)
-    listed = ", ".join(e["name"] for e in new["versions"])
-    print(f"publish: {pages}: versions {listed}; stable {new['stable']}")
+    listed = ", ".join(e.name for e in new.versions)
+    print(f"publish: {pages}: versions {listed}; stable {new.stable}")
 
 
 def _durations(builddirs: Sequence[Path | str]) -> None:

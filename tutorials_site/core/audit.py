@@ -60,7 +60,7 @@ def stable_languages(pages: Path | str, wanted: Collection[str] | None = None) -
         raise AuditError(f"PAGES={pages}: nothing published there yet: run `make docs VERSION=1.0` first (it builds "
                          "every language and publishes them into docs/ as the stable version), then `make audit`")
     try:
-        stable = versions.load(pages / "versions.json")["stable"]
+        stable = versions.load(pages / "versions.json").stable
     except versions.VersionsError as error:
         raise AuditError(f"PAGES={pages}: {error}") from None
     if not stable or not (pages / "stable").is_dir():

@@ -10,7 +10,7 @@ import dataclasses
 from typing import Any, ClassVar
 
 from .config_values import PREFIX
-from .records import Record
+from .records import Record, VersionEntry
 
 FILE = "tutorials-build-values.json"  # in the Sphinx run's doctrees folder (core.build_cache digests it)
 SETTING = "tutorials_build_values"  # the `-D` setting that names it
@@ -25,8 +25,7 @@ class BuildValues(Record):
 
     root: str  # the sources' folder (project_root); the staged tree holds the translated scripts
     built_languages: tuple[str, ...] = ()  # the URL segments of the languages a page links to (sphinxext.i18n)
-    # The versions.json entries already published (core.versions.VersionEntry), for pages opened from disk.
-    versions: tuple[dict[str, Any], ...] = ()
+    versions: tuple[VersionEntry, ...] = ()  # those already published (versions.json), for pages opened from disk
     runs: str = ""  # the runs folder pages are rendered from; empty: they show no output (sphinxext.gallery)
     unrun: tuple[str, ...] = ()  # the keys of the tutorials a TUTORIALS build shows without output
     strict: bool = False  # STRICT=1: what would be shown untranslated is an error (sphinxext.i18n)

@@ -24,7 +24,6 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import cast
 
 from . import checks, languages, project, versions
 from .errors import SiteError
@@ -112,7 +111,7 @@ def _sitemap(pages: Path, manifest: versions.Manifest, url: str, site: languages
     """Every page of the stable version and of each release, with its other languages as alternates."""
     ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:xhtml="http://www.w3.org/1999/xhtml"'
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<urlset {ns}>"]
-    folders = ["stable"] + [e["name"] for e in manifest["versions"] if e["release"]]
+    folders = ["stable"] + [e.name for e in manifest.versions if e.release]
     for folder in folders:
         base = pages / folder
         by_lang = {lang: base / lang.seg for lang in site.all if (base / lang.seg).is_dir()}
@@ -181,12 +180,11 @@ def _publish_locked(htmldir: Path, pages: Path, info: BuildInfo) -> versions.Man
 
     name = info.name
     _install(htmldir, pages / name, pages)
-    entry = cast(versions.VersionEntry, {key: value for key, value in info.to_dict().items() if key in versions.ENTRY_KEYS})
-    new = versions.manifest([e for e in current["versions"] if e["name"] != name] + [entry])
-    stable = new["stable"]
+    new = versions.manifest([e for e in current.versions if e.name != name] + [info.entry()])
+    stable = new.stable
     assert stable is not None  # the versions include the one just added
     _link_stable(pages, stable)
-    write_atomically(manifest_path, json.dumps(new, indent=1, ensure_ascii=False, sort_keys=True) + "\n", durable=True)
+    write_atomically(manifest_path, json.dumps(new.to_dict(), indent=1, ensure_ascii=False, sort_keys=True) + "\n", durable=True)
 
     url = site_url()
     site = project.current().languages

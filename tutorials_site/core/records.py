@@ -61,6 +61,14 @@ def _decode(kind: Any, value: Any, where: str) -> Any:
     raise RecordError(f"{where}: {value!r} is not of type {getattr(kind, '__name__', kind)}")
 
 
+def from_dict(cls: type[T], data: dict[str, Any], where: str) -> T:
+    """The dataclass CLS of DATA (its fields, as JSON holds them), read as strictly as a record; WHERE names it in
+    errors. For JSON that is no record of its own (versions.json's entries, whose layout is public)."""
+    if not isinstance(data, dict):
+        raise RecordError(f"{where}: {data!r} is not of type {cls.__name__}")
+    return _fields(cls, data, where)
+
+
 def _fields(cls: type[T], data: dict[str, Any], where: str) -> T:
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
@@ -236,11 +244,8 @@ BUILD_RECORD = "build.json"
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class BuildInfo(Record):
-    """<html>/build.json: a build's entry in versions.json and whether it executed the tutorials."""
-
-    FORMAT: ClassVar[int] = 1
-    NAME: ClassVar[str] = "build record (build.json)"
+class VersionEntry:
+    """One version in versions.json (core.versions): what a build's BuildInfo says of it."""
 
     name: str
     label: str
@@ -249,8 +254,21 @@ class BuildInfo(Record):
     languages: tuple[str, ...]  # URL segments
     built: str  # "YYYY-MM-DD HH:MM UTC"
     path: str  # "<name>/"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class BuildInfo(VersionEntry, Record):
+    """<html>/build.json: a build's entry in versions.json and whether it executed the tutorials."""
+
+    FORMAT: ClassVar[int] = 1
+    NAME: ClassVar[str] = "build record (build.json)"
+
     executed: bool  # false for html-noplot
     partial: str = ""  # TUTORIALS of a build that executed only those (check and publish refuse it)
+
+    def entry(self) -> VersionEntry:
+        """Its entry in versions.json."""
+        return VersionEntry(**{field.name: getattr(self, field.name) for field in dataclasses.fields(VersionEntry)})
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 from . import languages, needs, sandbox, shards, versions
 from .errors import UsageError
 from .layout import ROOT, BuildTree
+from .records import VersionEntry
 from .runs import parse_timeout
 from .terminal import DEFAULT_BLOCK_LIMIT, LIMIT_VARIABLE, OutputLimits, parse_size
 
@@ -44,12 +45,12 @@ class Settings:
     progress_interval: float = DEFAULT_PROGRESS_INTERVAL
 
     @property
-    def published(self) -> list[versions.VersionEntry]:
+    def published(self) -> tuple[VersionEntry, ...]:
         """The versions already published in PAGES, which pages list for readers who open them from disk."""
         try:
-            return versions.load(self.pages / "versions.json")["versions"]
+            return versions.load(self.pages / "versions.json").versions
         except versions.VersionsError:
-            return []
+            return ()
 
 
 def flag(value: str | None) -> bool:

@@ -11,17 +11,19 @@ versions.json at the site root, so old pages learn of new releases; opened from
 disk they use the list the build was given (sphinxext.versions).
 """
 
+import dataclasses
 import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TypedDict, cast
+from typing import Any
 
 from packaging.version import Version
 
 from . import git
 from .errors import SiteError
 from .layout import ROOT
+from .records import RecordError, VersionEntry, from_dict
 
 _TAG = re.compile(r"^v(\d+)\.(\d+)(?:\.\d+)?$")
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -29,26 +31,19 @@ RELEASE = re.compile(r"^(\d+)\.(\d+)$")
 RESERVED = {"stable", "versions.json", "index.html", "404.html", "sitemap.xml", "robots.txt"}
 
 
-class VersionEntry(TypedDict):
-    """One version in versions.json (its keys are ENTRY_KEYS; a build's BuildInfo gives them)."""
-
-    name: str
-    label: str
-    release: bool
-    torch: str
-    languages: list[str]  # URL segments
-    built: str  # "YYYY-MM-DD HH:MM UTC"
-    path: str  # "<name>/"
+ENTRY_KEYS = tuple(field.name for field in dataclasses.fields(VersionEntry))  # in declaration order
 
 
-ENTRY_KEYS = tuple(VersionEntry.__annotations__)  # in declaration order
-
-
-class Manifest(TypedDict):
+@dataclasses.dataclass(frozen=True)
+class Manifest:
     """versions.json: the stable version's name (None on a site with no version) and the versions, in order."""
 
     stable: str | None
-    versions: list[VersionEntry]
+    versions: tuple[VersionEntry, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """As versions.json holds it (and a page embeds it)."""
+        return {"stable": self.stable, "versions": [dataclasses.asdict(entry) for entry in self.versions]}
 
 
 class VersionsError(SiteError):
@@ -99,32 +94,32 @@ def published_url(site_url: str, name: str, seg: str, page: str) -> str:
 
 def order(entries: Sequence[VersionEntry]) -> list[VersionEntry]:
     """Releases newest first (as versions compare: 1.10 after 1.9), then main, then other branches by name."""
-    releases = sorted((e for e in entries if is_release(e["name"])), key=lambda e: Version(e["name"]), reverse=True)
-    branches = sorted((e for e in entries if not is_release(e["name"])), key=lambda e: (e["name"] != "main", e["name"]))
+    releases = sorted((e for e in entries if is_release(e.name)), key=lambda e: Version(e.name), reverse=True)
+    branches = sorted((e for e in entries if not is_release(e.name)), key=lambda e: (e.name != "main", e.name))
     return releases + branches
 
 
 def stable_of(entries: Sequence[VersionEntry]) -> str | None:
     """The stable version: the newest release, else main, else the first version; None without any."""
-    releases = [e["name"] for e in order(entries) if e["release"]]
+    releases = [e.name for e in order(entries) if e.release]
     if releases:
         return releases[0]
-    names = [e["name"] for e in entries]
+    names = [e.name for e in entries]
     return "main" if "main" in names else (names[0] if names else None)
 
 
 def manifest(entries: Sequence[VersionEntry]) -> Manifest:
     """versions.json's contents for ENTRIES, in the published order."""
-    entries = order(entries)
-    return {"stable": stable_of(entries), "versions": entries}
+    ordered = order(entries)
+    return Manifest(stable_of(ordered), tuple(ordered))
 
 
 def as_built(published: Sequence[VersionEntry], name: str) -> Manifest:
     """The versions a build of `name` knows: those published before it, and itself (its pages embed
     this list, and a local build serves it as its versions.json)."""
-    entries = [e for e in published if e["name"] != name]
-    entries.append({"name": name, "label": name, "release": is_release(name), "path": f"{name}/",
-                    "languages": [], "torch": "", "built": ""})
+    entries = [e for e in published if e.name != name]
+    entries.append(VersionEntry(name=name, label=name, release=is_release(name), path=f"{name}/", languages=(),
+                                torch="", built=""))
     return manifest(entries)
 
 
@@ -135,18 +130,16 @@ def load(path: Path | str) -> Manifest:
         return manifest([])
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        versions = data["versions"]
-        if not isinstance(versions, list) or not all(
-            isinstance(v, dict) and set(ENTRY_KEYS) <= set(v) and _SAFE.match(v["name"]) for v in versions
-        ):
-            raise ValueError("every entry needs " + ", ".join(ENTRY_KEYS))
-        for entry in versions:  # pages link to these paths: each version's own folder, nothing else
-            check_name(entry["name"])
-            if entry["path"] != f"{entry['name']}/":
-                raise ValueError(f"version {entry['name']!r} has path {entry['path']!r}, not {entry['name'] + '/'!r}")
-        if data.get("stable") not in {v["name"] for v in versions} | ({None} if not versions else set()):
+        if not isinstance(data, dict) or not isinstance(data.get("versions"), list):
+            raise ValueError("no list of versions")
+        entries = tuple(from_dict(VersionEntry, v, f"versions[{i}]") for i, v in enumerate(data["versions"]))
+        for entry in entries:  # pages link to these paths: each version's own folder, nothing else
+            check_name(entry.name)
+            if entry.path != f"{entry.name}/":
+                raise ValueError(f"version {entry.name!r} has path {entry.path!r}, not {entry.name + '/'!r}")
+        if data.get("stable") not in {e.name for e in entries} | ({None} if not entries else set()):
             raise ValueError(f"stable {data.get('stable')!r} is not one of the versions")
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, VersionsError) as error:
+    except (OSError, UnicodeDecodeError, ValueError, RecordError, VersionsError) as error:
         raise VersionsError(f"{path}: unreadable or corrupt versions.json ({error}); "
                             "fix or remove it by hand, it was not changed") from None
-    return cast(Manifest, data)  # checked above
+    return Manifest(data.get("stable"), entries)

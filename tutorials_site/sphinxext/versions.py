@@ -26,9 +26,9 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
     name = app.config.version
     seg = page_language(app.config).seg
     depth = pagename.count("/")
-    known = as_built(list(app.config.tutorials_versions), name)
+    known = as_built(app.config.tutorials_versions, name)
     context["tutorials_version"] = name
-    context["embedded_versions"] = known  # the template writes it as JSON
+    context["embedded_versions"] = known.to_dict()  # the template writes it as JSON
     context["site_root"] = "../" * (depth + 2)  # <root>/<version>/<lang>/<page>.html
     context["page_file"] = f"{pagename}.html"
     context["page_lang"] = seg
