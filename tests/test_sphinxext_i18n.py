@@ -11,6 +11,8 @@ from docutils import nodes
 from sphinx_gallery.directives import imgsgnode
 
 from tutorials_site.core import assets, languages
+from tutorials_site.core.records import RecordError
+from tutorials_site.core.staging import TranslationStatus
 from tutorials_site.sphinxext import i18n
 
 PAGE = "beginner/data_parallel_tutorial"
@@ -175,12 +177,15 @@ def test_a_tutorial_page_counts_what_the_build_wrote_beside_its_script_and_depen
     app = fake_app(language="ko", tutorials_strict=True)
     status = app.srcdir / "beginner_source" / "data_parallel_tutorial.i18n.json"
     status.parent.mkdir(parents=True)
-    status.write_text(json.dumps({"total": 12, "english": 3}))
+    TranslationStatus(total=12, english=3).write(status)
     app.env.docname = PAGE
     doctree = page("A tutorial", prose("Nobody translated this either.", source=f"{PAGE}.rst"))
     i18n.mark_untranslated(app, doctree)
     assert doctree.next_node(nodes.warning).astext().startswith("3 passage(s) of this page")
     assert app.env.dependencies[PAGE] == {str(status)}
+    status.write_text(status.read_text().replace('"format": 1', '"format": 0'))  # staged by another version
+    with pytest.raises(RecordError, match=rf"^{status}: a translation status \(\.i18n\.json\) of format 0;"):
+        i18n.mark_untranslated(app, doctree)
     [record] = logged
     assert (record.levelname, record.type, record.subtype, record.location) == ("WARNING", "tutorials",
                                                                                 "untranslated", PAGE)

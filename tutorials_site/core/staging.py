@@ -13,12 +13,15 @@ import glob
 import io
 import shutil
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import ClassVar
 
 from babel.messages.mofile import write_mo
 
 from . import catalogs, languages, project, site_tree, translate
 from .layout import BuildTree
+from .records import Record
 from .sphinx_gallery_formats import TIMES_PAGE, figure_files, thumbnail_name
 
 # Where a translated language's compiled catalogs are staged (the build passes it as Sphinx's locale_dirs).
@@ -28,6 +31,17 @@ LOCALE = "_locale"
 # synced on its own.
 Content = str | bytes | Path | None
 
+
+@dataclass(frozen=True, kw_only=True)
+class TranslationStatus(Record):
+    """<tutorial>.i18n.json, staged beside each translated script (sphinxext.i18n reads it): its units, and those
+    its page shows in English."""
+
+    FORMAT: ClassVar[int] = 1
+    NAME: ClassVar[str] = "translation status (.i18n.json)"
+
+    total: int
+    english: int
 
 def _write_if_changed(path: Path, data: str | bytes) -> None:
     """Keeps mtimes (and sphinx-gallery's md5 cache) of unchanged generated files."""
@@ -85,7 +99,7 @@ def _gallery_files(site: project.Project, lang: languages.Language, folder: Path
         elif path in tutorials and lang != site.languages.source:
             text, report = translate.generate(lang, tutorials[path])
             wanted[path.name] = text
-            wanted[f"{path.stem}.i18n.json"] = report.as_json()
+            wanted[f"{path.stem}.i18n.json"] = TranslationStatus(total=report.total, english=report.english).to_json()
             reports.append(report)
         elif path.name != "__pycache__":
             wanted[path.name] = path  # the header (translated by Sphinx), helper modules, data: as they are

@@ -13,7 +13,6 @@ catalog can change the code that runs.
 import ast
 import collections
 import functools
-import json
 import re
 import string
 from collections.abc import Callable, Mapping
@@ -207,10 +206,6 @@ class Report:
     total: int = 0
     english: int = 0
     problems: list[str] = field(default_factory=list)  # "file:line: message"
-
-    def as_json(self) -> str:
-        """What the page shows of it (its .i18n.json): the units, and those shown in English."""
-        return json.dumps({"total": self.total, "english": self.english}, sort_keys=True)
 
 
 def _code_tree(source: str, filename: str) -> str:

@@ -20,8 +20,9 @@ import shutil
 import weakref
 import zipfile
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, ClassVar
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -36,7 +37,7 @@ from .. import sphinx_gallery_run as sg_run
 from ..core import notebook_text, project, runs, seal, tutorial_text
 from ..core.files import read_regular, write_atomically
 from ..core.layout import ROOT
-from ..core.records import RecordError, RunFile, RunRecord, Stamp
+from ..core.records import Record, RecordError, RunFile, RunRecord, Stamp
 from ..core.sphinx_gallery_formats import figure_files, image_path_template
 from ..core.stamps import page_copy, stamp_path
 from .head import page_language
@@ -151,6 +152,27 @@ def _shown_blocks(src_file: Path, conf: Mapping[str, Any],
     return file_conf, blocks, outputs
 
 
+@dataclass(frozen=True, kw_only=True)
+class Rendered(Record):
+    """<tutorial>.run.json beside the reST of a page rendered from a run: which run and script it was rendered
+    from (KEY) and a digest of what sphinx-gallery then reads (_rendered); the same again: nothing to render."""
+
+    FORMAT: ClassVar[int] = 1
+    NAME: ClassVar[str] = "rendering marker (.run.json)"
+    SUFFIX: ClassVar[str] = ".run.json"
+
+    key: str
+    rendered: str
+
+
+def _marked(marker: Path) -> Rendered | None:
+    """The marker at MARKER; None where there is none, or one of another format (the page is rendered again)."""
+    try:
+        return Rendered.read(marker)
+    except RecordError:
+        return None
+
+
 def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | None, run_dir: Path,
            figures: Sequence[RunFile], conf: Mapping[str, Any]) -> None:
     """Write the page's reST and thumbnail of one tutorial from its run, with sphinx-gallery's functions; its
@@ -158,8 +180,8 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
     target = target_dir / src_file.name
     key = hashlib.sha256(src_file.read_bytes() + b"\0" + result.to_json().encode() + b"\0"
                          + (stamp.to_json() if stamp else "").encode()).hexdigest()
-    marker = target.with_name(f"{target.stem}.run.json")
-    if runs.read_json(marker) == {"key": key, "rendered": _rendered(target)} and sg.md5_file(target).exists():
+    marker = target.with_name(f"{target.stem}{Rendered.SUFFIX}")
+    if _marked(marker) == Rendered(key=key, rendered=_rendered(target)) and sg.md5_file(target).exists():
         return  # rendered from this run and this script, and untouched since
     logger.info("[gallery] %s: rendering the run's output", target.name)
     images = target_dir / "images"
@@ -194,7 +216,7 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
         page_copy(stamp).write(stamp_path(target))
     else:
         stamp_path(target).unlink(missing_ok=True)
-    runs.write_json(marker, {"key": key, "rendered": _rendered(target)})
+    Rendered(key=key, rendered=_rendered(target)).write(marker)
 
 
 def write_run_downloads(app: Sphinx) -> None:
@@ -294,7 +316,7 @@ def note_downloads(app: Sphinx) -> None:
 def _forget_rendering(target: Path) -> None:
     """Make sphinx-gallery write TARGET's page again, without output, where it was rendered from a run (a page
     it wrote itself, without output, is kept: that is what it would write again)."""
-    marker = target.with_name(f"{target.stem}.run.json")
+    marker = target.with_name(f"{target.stem}{Rendered.SUFFIX}")
     if marker.exists():
         for path in (sg.md5_file(target), stamp_path(target), marker):
             path.unlink(missing_ok=True)

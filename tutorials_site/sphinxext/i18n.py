@@ -36,6 +36,7 @@ from ..core import assets, languages
 from ..core.catalogs import is_page_message
 from ..core.gallery_strings import N_, match_gallery_template
 from ..core.layout import is_times_page
+from ..core.staging import TranslationStatus
 from ..core.tutorial_text import is_wide, join_wide_breaks
 from ..core.versions import published_url
 from .gallery import example_of
@@ -208,7 +209,7 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
 
 
 def translation_status_path(app: Sphinx, docname: str) -> Path | None:
-    """Written by the build driver beside each generated tutorial: {"total": N, "english": N}."""
+    """Written by the build driver beside each generated tutorial (core.translate.TranslationStatus)."""
     tutorial = example_of(app.config, docname)
     if tutorial is None:
         return None
@@ -223,8 +224,8 @@ def english_passages(app: Sphinx, doctree: nodes.document, docname: str) -> tupl
     status = translation_status_path(app, docname)
     if status is not None:
         app.env.note_dependency(str(status))
-        english: int = json.loads(status.read_text())["english"]  # core.translate.Report.as_json
-        return english, []
+        record = TranslationStatus.read(status)  # RecordError: staged by another version, build again
+        return (record.english if record else 0), []
     missing = [msg for msg in sg.messages_left_in_english(doctree) if is_page_message(msg, ())]
     return len(missing), missing
 
