@@ -96,21 +96,25 @@ def test_a_tutorial_is_expected_to_take_as_long_as_its_last_run_else_as_ci_recor
         "g/failed": Expected(60.0, "CI's recorded run"), "g/failed-new": None, "g/new": None}
 
 
+WRITTEN = runs.Progress(block=2, line=40).to_json().encode()  # as the runner writes it
+
+
 @pytest.mark.parametrize("content", [
-    b'{"block": 2, "line": 40}', b"", b"{", b"[" * 5000 + b"]" * 5000, b'{"block": -1, "line": 4}',
-    b'{"block": 1, "line": 4, "x": 0}', b'{"block": true, "line": 4}', b'{"block": 1.0, "line": 4}', b'"text"',
-    b'{"block": 2, "line": 40, "pad": "' + b"x" * 10_000 + b'"}',  # read no further than a few KB
+    WRITTEN, b"", b"{", b"[" * 5000 + b"]" * 5000, b'{"block": -1, "line": 4, "format": 1}',
+    b'{"block": 2, "line": 40}', b'{"block": 2, "line": 40, "format": 2}',  # of no format, or of another
+    b'{"block": 1, "line": 4, "x": 0, "format": 1}', b'{"block": true, "line": 4, "format": 1}',
+    b'{"block": 1.0, "line": 4, "format": 1}', b'"text"',
+    b'{"format": 1, "block": 2, "line": 40, "pad": "' + b"x" * 10_000 + b'"}',  # read no further than a few KB
 ])
 def test_the_progress_of_a_run_is_read_as_the_runner_writes_it_and_anything_else_is_none(tmp_path, content) -> None:
     path = tmp_path / runs.PROGRESS
     path.write_bytes(content)
-    assert runs.read_progress(path) == (runs.Progress(block=2, line=40) if content == b'{"block": 2, "line": 40}'
-                                        else None)
+    assert runs.read_progress(path) == (runs.Progress(block=2, line=40) if content == WRITTEN else None)
 
 
 def test_a_progress_file_that_is_a_link_a_fifo_or_a_folder_is_never_followed_nor_waited_on(tmp_path) -> None:
     real = tmp_path / "real.json"
-    real.write_text('{"block": 0, "line": 1}')
+    runs.Progress(block=0, line=1).write(real)
     assert runs.read_progress(real) == runs.Progress(block=0, line=1)
     (tmp_path / "link").symlink_to(real)
     os.mkfifo(tmp_path / "fifo")

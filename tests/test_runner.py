@@ -816,6 +816,8 @@ PLANTED = {
                     "out/1.txt (a file linked from elsewhere too)"),
     "a progress of its own": ("open(os.path.join(output, 'progress.json'), 'w').write('[1]')",
                               "progress.json (not as the runner writes it)"),
+    "a dropped.json of its own": ("open(os.path.join(output, 'out', 'dropped.json'), 'w').write('{\"0\": 5}')",
+                                  "out/dropped.json (not as the runner writes it)"),
 }
 
 

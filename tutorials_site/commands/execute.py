@@ -34,7 +34,6 @@ import base64
 import contextlib
 import ctypes
 import glob
-import json
 import os
 import re
 import shutil
@@ -57,7 +56,7 @@ from ..core.files import LEFTOVERS
 from ..core.isolation import tutorial_environment
 from ..core.needs import Machine
 from ..core.project import Project, Tutorial
-from ..core.records import OPTIONS, BlockRecord, RecordError, RunError, RunOptions, RunRecord
+from ..core.records import OPTIONS, BlockRecord, Dropped, RecordError, RunError, RunOptions, RunRecord
 from ..core.runs import (
     PROGRESS,
     RESULT,
@@ -249,7 +248,7 @@ _INPUT = OPTIONS
 
 def _recorded_files(output: Path, images: str) -> Iterator[tuple[Path, str]]:
     """(path, path relative to OUTPUT) of each file a run recorded in OUTPUT, no link followed; a writer's
-    leftovers (a killed write_json's temporary) skipped. Raises OutputRefused on anything else."""
+    leftovers (a killed write's temporary) skipped. Raises OutputRefused on anything else."""
     pending = [output]
     while pending:
         folder = pending.pop()
@@ -277,17 +276,15 @@ def _recorded_files(output: Path, images: str) -> Iterator[tuple[Path, str]]:
 def _as_recorded(path: Path, relative: str) -> bool:
     """Whether the JSON file at PATH holds what the runner and output_guard.py write there (which the build
     reads when a run did not finish); any other file: yes."""
-    if relative not in (PROGRESS, "out/dropped.json"):
+    if relative == PROGRESS:
+        return read_progress(path) is not None
+    if relative != f"out/{Dropped.FILE}":
         return True
     try:
-        data = json.loads(path.read_bytes())
-    except ValueError:
+        dropped = Dropped.read(path)
+    except RecordError:
         return False
-    if relative == PROGRESS:
-        return Progress.of(data) is not None
-    # {k: bytes left out}
-    return isinstance(data, dict) and all(key.isdigit() and type(value) is int and value >= 0
-                                          for key, value in data.items())
+    return dropped is not None and all(size >= 0 for size in dropped.blocks)
 
 
 def take_outputs(output: Path, rundir: Path, images: str) -> RunRecord | None:

@@ -6,20 +6,19 @@ The tutorial and every process it starts write straight to OUT/<k>.txt (fds 1
 and 2, see runner.py), so nothing written is lost when a process crashes or
 the run is killed. Every GUARD_S this process cuts each file back to what it
 may record (OutputLimits.recorded_caps) and adds up what it cut in
-OUT/dropped.json ({k: bytes}). The disk a run fills is so bounded by its limits
+OUT/dropped.json (core.records.Dropped). The disk a run fills is so bounded by its limits
 plus what it can write in GUARD_S, and the tutorial notices nothing: its writes
 succeed, at full speed, and whoever reads the files reads no further than the
 limits. It ends after a last pass once its stdin is readable: the runner says
 it is done, or died.
 """
 
-import json
 import os
 import select
 import sys
 from pathlib import Path
 
-from ..core.files import write_atomically
+from ..core.records import Dropped
 from ..core.terminal import OutputLimits
 
 GUARD_S = 0.02
@@ -38,7 +37,7 @@ def _cut(out: Path, limits: OutputLimits, dropped: dict[int, int]) -> None:
             dropped[k] = dropped.get(k, 0) + size - cap
             cut = True
     if cut:
-        write_atomically(out / "dropped.json", json.dumps(dropped))
+        Dropped(blocks=tuple(dropped.get(k, 0) for k in range(max(dropped) + 1))).write(out / Dropped.FILE)
 
 
 def main(argv: list[str]) -> None:

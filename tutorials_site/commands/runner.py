@@ -63,8 +63,8 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from .. import sphinx_gallery_run as sg
-from ..core.records import OPTIONS, BlockRecord, Hardware, RunError, RunOptions, RunRecord
-from ..core.runs import PROGRESS, CodeBlock, first_code_line, read_json, write_json
+from ..core.records import OPTIONS, BlockRecord, Dropped, Hardware, RecordError, RunError, RunOptions, RunRecord
+from ..core.runs import PROGRESS, CodeBlock, Progress, first_code_line
 from ..core.sphinx_gallery_formats import image_path_template
 from ..core.terminal import BlockOutput, OutputLimits, RunOutput, render
 from ..core.used import FOLDER as USED
@@ -189,16 +189,26 @@ def _start_guard(out: Path, limits: OutputLimits) -> subprocess.Popen[bytes]:
                              str(limits.block), str(limits.run)], stdin=subprocess.PIPE)
 
 
+def _dropped(out: Path) -> tuple[int, ...]:
+    """The bytes cut from each block's file (output_guard.py); none where it cut nothing, or where what is there
+    is not its record (the tutorial can write in OUT too)."""
+    try:
+        record = Dropped.read(out / Dropped.FILE)
+    except RecordError:
+        return ()
+    return record.blocks if record else ()
+
+
 def recorded_sizes(out: Path, blocks: int, limits: OutputLimits) -> list[tuple[int, int]]:
     """(bytes recorded, bytes left out) of out/<k>.txt for each of the first BLOCKS blocks, once the run is
     over; each file is cut back to what it may record (output_guard.py did so at intervals while it ran)."""
     sizes = [(out / f"{k}.txt").stat().st_size if (out / f"{k}.txt").exists() else 0 for k in range(blocks)]
-    dropped = read_json(out / "dropped.json") or {}
+    dropped = _dropped(out)
     recorded = []
     for k, (size, cap) in enumerate(zip(sizes, limits.recorded_caps(sizes), strict=True)):
         if size > cap:
             os.truncate(out / f"{k}.txt", cap)
-        recorded.append((min(size, cap), dropped.get(str(k), 0) + max(0, size - cap)))
+        recorded.append((min(size, cap), (dropped[k] if k < len(dropped) else 0) + max(0, size - cap)))
     return recorded
 
 
@@ -404,7 +414,7 @@ def _run_blocks(code_blocks: Iterable[CodeBlock], source: str, rundir: Path, opt
     error: RunError | None = None
     for k, block in enumerate(code_blocks):
         line = first_code_line(block)
-        write_json(rundir / PROGRESS, {"block": k, "line": line})
+        Progress(block=k, line=line).write(rundir / PROGRESS)
         _redirect_output(rundir / "out" / f"{k}.txt")
         block_conf = sg.extract_file_config(block.content)
         record: _Ran = {"line": line, "images": [], "images_rst": "", "repr": [None, None], "traceback": None}

@@ -283,6 +283,18 @@ class ShardRecord(Record):
     executed: tuple[str, ...]  # those it executed; the others it took from REUSE
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Dropped(Record):
+    """out/dropped.json: the bytes of each code block's output (by index) cut from its file to keep the run
+    within its output limits (commands/output_guard.py writes it, the runner reads it)."""
+
+    FORMAT: ClassVar[int] = 1
+    NAME: ClassVar[str] = "output cut (dropped.json)"
+    FILE: ClassVar[str] = "dropped.json"  # in a run's out/
+
+    blocks: tuple[int, ...]
+
+
 OPTIONS = "options.json"  # in a run folder, and in the runner's output folder: the RunOptions it reads
 
 

@@ -13,7 +13,6 @@ runs the tutorial again (or `make assemble` refuses).
 """
 
 import io
-import json
 import os
 import re
 import shutil
@@ -22,12 +21,12 @@ import tokenize
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Protocol, TypeVar
+from typing import ClassVar, Protocol, TypeVar
 
 from . import seal
-from .files import open_regular, write_atomically
+from .files import open_regular
 from .project import Tutorial
-from .records import RecordError, RunError, RunFile, RunRecord, Stamp
+from .records import Record, RecordError, RunError, RunFile, RunRecord, Stamp
 from .stamps import outputs_digest
 
 RESULT = "result.json"
@@ -137,21 +136,16 @@ def _signal_name(number: int) -> str:
         return str(number)
 
 
-@dataclass(frozen=True)
-class Progress:
-    """The code block a run is in (progress.json): its index among the tutorial's code blocks, from 0, and
-    its first line of code."""
+@dataclass(frozen=True, kw_only=True)
+class Progress(Record):
+    """progress.json: the code block a run is in, its index among the tutorial's code blocks, from 0, and its
+    first line of code; the runner writes it as each block starts."""
+
+    FORMAT: ClassVar[int] = 1
+    NAME: ClassVar[str] = "run's progress (progress.json)"
 
     block: int
     line: int
-
-    @classmethod
-    def of(cls, data: Any) -> "Progress | None":
-        """DATA, progress.json's JSON, where it is what the runner writes there ({"block": k, "line": n}); else None."""
-        if not (isinstance(data, dict) and data.keys() == {"block", "line"}
-                and all(type(value) is int and value >= 0 for value in data.values())):
-            return None
-        return cls(block=data["block"], line=data["line"])
 
 
 def read_progress(path: Path | str) -> Progress | None:
@@ -160,22 +154,10 @@ def read_progress(path: Path | str) -> Progress | None:
     what the runner writes."""
     try:
         with os.fdopen(open_regular(path), "rb") as file:
-            return Progress.of(json.loads(file.read(_PROGRESS_MAX)))
-    except (OSError, ValueError, RecursionError):  # gone, not a file, not JSON (or JSON nested too deep)
+            progress = Progress.from_json(file.read(_PROGRESS_MAX), str(path))
+    except (OSError, RecordError, RecursionError):  # gone, not a file, not the runner's (or JSON nested too deep)
         return None
-
-
-def read_json(path: Path | str) -> Any:
-    """The JSON at PATH; None where it is missing or not JSON."""
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def write_json(path: Path | str, data: Any) -> None:
-    """Atomically: a reader never sees half a file."""
-    write_atomically(path, json.dumps(data, indent=1, sort_keys=True))
+    return progress if progress.block >= 0 and progress.line >= 0 else None
 
 
 def outputs(run_dir: Path, result: RunRecord) -> str:
