@@ -42,7 +42,8 @@ def problems(source: SourceDigest, present: Present | None, *, run: tuple[Path, 
       page is of that source (a page rendered again from an older staging would not be).
     - SHOWN None with STAMP: what the page shows is not judged (a stamp alone, no page).
     - LIMITS None: the output limits are not judged: `make check` of a page's stamp (a page does not say under
-      which limits its run was recorded). The build, REUSE and `make assemble` give the limits of now.
+      which limits its run was recorded, so a STAMP given with LIMITS is stale). The build, REUSE and
+      `make assemble` give the limits of now.
     """
     seen = _read(*run) if run is not None else _Seen(stamp, shown, None) if stamp is not None else ["not executed"]
     if isinstance(seen, list):
