@@ -29,9 +29,9 @@ from babel.messages.mofile import write_mo
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 from tutorials_site import sphinxext
-from tutorials_site.core import versions
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import Project
+from tutorials_site.core.site import versions
 
 TUTORIAL_PAGE = Path("en", "beginner", "data_parallel_tutorial.html")
 # What a copy of the project needs to build: what git tracks, minus the heavy or generated parts.

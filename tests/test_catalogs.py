@@ -10,9 +10,10 @@ import pytest
 from babel.messages.catalog import Catalog
 
 from conftest import FIXTURE_TUTORIALS, FIXTURES, snapshot
-from tutorials_site.core import catalogs, languages
+from tutorials_site.core import languages
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import current
+from tutorials_site.core.text import catalogs
 
 ALL_PO = sorted((ROOT / "locales").rglob("*.po"))  # the shipped catalogs, however many
 
@@ -59,7 +60,7 @@ def test_only_a_translated_entry_that_is_not_fuzzy_counts_everywhere():
 
 
 def test_a_plural_is_passed_over_by_every_reader_of_a_catalog():
-    from tutorials_site.core import translate
+    from tutorials_site.core.text import translate
 
     catalog = Catalog(locale="ko")
     catalog.add("Done", "완료")

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tutorials_site.core import assets, catalogs, languages
+from tutorials_site.core import assets, languages
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import current
+from tutorials_site.core.text import catalogs
 
 pytestmark = pytest.mark.site  # every test here runs sphinx-build
 

@@ -1,4 +1,4 @@
-"""core.alignment and core.importing: a copy translated in place, paired with its English (issue #29).
+"""core.text.alignment and core.text.importing: a copy translated in place, paired with its English (issue #29).
 
 The translations are the tests' own: the fixture site's catalogs written into the scripts as a translator working
 in place would have them (tutorial_text.render), and a small tutorial of our own with its Korean copy
@@ -12,8 +12,9 @@ from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po
 
 from conftest import FIXTURE_TUTORIALS, FIXTURES
-from tutorials_site.core import catalogs, importing, languages, tutorial_text
-from tutorials_site.core.translate import check_translation, references_changed
+from tutorials_site.core import languages
+from tutorials_site.core.text import catalogs, importing, tutorial_text
+from tutorials_site.core.text.translate import check_translation, references_changed
 
 IMPORT = Path(__file__).parent / "fixtures" / "import"
 ENGLISH, KOREAN = IMPORT / "counting_tutorial.py", IMPORT / "counting_tutorial.ko.py"

@@ -94,7 +94,7 @@ def test_only_the_doors_import_sphinx_gallery_and_the_runner_s_door_none_of_the_
     modules, edges = graph()
     importers = {name for name, path in modules.items() if any(t.split(".")[0] == "sphinx_gallery" for t, _ in imports(path))}
     assert importers == DOORS
-    # core/ uses the formats, not the doors; the runner's door (run code: core.fingerprint) brings nothing of
+    # core/ uses the formats, not the doors; the runner's door (run code: core.runs.fingerprint) brings nothing of
     # the Sphinx side into a tutorial's process, nor into what a run's fingerprint covers.
     assert [name for name in modules if name.startswith("tutorials_site.core") and edges[name] & DOORS] == []
     assert {target for target in edges["tutorials_site.sphinx_gallery_run"]} == {FORMATS}
@@ -239,14 +239,14 @@ def test_each_piece_of_shared_knowledge_has_one_home():
 # CALLS, a name of NAMES used or imported, or a function of DEFINES defined)
 RULES = [
     # which lines of reST are verbatim (comments, directives, literal blocks): translation and notebooks read them
-    ("reST region scanner", "core/tutorial_text.py", {"patterns": (r"\.\.\s", r"(\.\.|__)"), "defines": ("rst_blocks",),
+    ("reST region scanner", "core/text/tutorial_text.py", {"patterns": (r"\.\.\s", r"(\.\.|__)"), "defines": ("rst_blocks",),
                                                       "names": ("DIRECTIVE", "EXPLICIT", "ADMONITIONS", "LIST_ITEM")}),
-    ("plural filter", "core/catalogs.py", {"calls": ("isinstance(.id)", "isinstance(.string)"), "defines": ("singular",)}),
+    ("plural filter", "core/text/catalogs.py", {"calls": ("isinstance(.id)", "isinstance(.string)"), "defines": ("singular",)}),
     ("page language", "sphinxext/head.py", {"calls": ("languages.of(.language)",), "defines": ("page_language",)}),
     ("page head", "sphinxext/head.py", {"patterns": ("metatags",), "defines": ("add_to_head",)}),
-    ("date format", "core/stamping.py", {"patterns": ("%Y",), "calls": (".strftime", ".strptime"), "defines": ("now",)}),
-    ("{name} template splitter", "core/gallery_strings.py", {"patterns": (r"\{(\w+)\}",), "defines": ("split_template",)}),
-    ("whole-build check", "core/checks.py", {"calls": ("BuildInfo.read",), "defines": ("whole_build",)}),
+    ("date format", "core/runs/stamping.py", {"patterns": ("%Y",), "calls": (".strftime", ".strptime"), "defines": ("now",)}),
+    ("{name} template splitter", "core/text/gallery_strings.py", {"patterns": (r"\{(\w+)\}",), "defines": ("split_template",)}),
+    ("whole-build check", "core/site/checks.py", {"calls": ("BuildInfo.read",), "defines": ("whole_build",)}),
 ]
 
 
@@ -290,7 +290,7 @@ def test_the_rule_checker_sees_each_rule_written_again(tmp_path):
     copy = tmp_path / "tutorials_site" / "sphinxext" / "copy.py"
     copy.parent.mkdir(parents=True)
     copy.write_text("\n".join([
-        "from ..core.tutorial_text import DIRECTIVE",
+        "from ..core.text.tutorial_text import DIRECTIVE",
         "COMMENT = re.compile(r'^(\\s*)\\.\\.\\s')",
         "plural = not isinstance(message.id, str)",
         "lang = languages.of(app.config.language)",
@@ -300,7 +300,7 @@ def test_the_rule_checker_sees_each_rule_written_again(tmp_path):
         "info = BuildInfo.read(path)",
     ]) + "\n")
     assert rule_uses(copy) == {rule for rule, _, _ in RULES}
-    for line, rule in [("from ..core.tutorial_text import DIRECTIVE", "reST region scanner"),
+    for line, rule in [("from ..core.text.tutorial_text import DIRECTIVE", "reST region scanner"),
                        ("def singular(message):\n    return None", "plural filter")]:
         copy.write_text(line + "\n")
         assert rule_uses(copy) == {rule}

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from conftest import build, git, make, snapshot
-from tutorials_site.core import assets, files, languages, versions
+from tutorials_site.core import assets, files, languages
+from tutorials_site.core.site import versions
 
 PAGE = "beginner/data_parallel_tutorial.html"
 
@@ -73,7 +74,7 @@ def test_republishing_one_version_leaves_the_other_byte_identical(published, gh_
 KILLER = """
 import os, sys
 from pathlib import Path
-from tutorials_site.core.publish import publish
+from tutorials_site.core.site.publish import publish
 
 htmldir, pages, kill_at = sys.argv[1], Path(sys.argv[2]).resolve(), int(sys.argv[3])
 changes = []

@@ -5,10 +5,11 @@ from babel.messages.catalog import Catalog
 
 from conftest import FIXTURE_TUTORIALS
 from tutorials_site.commands import catalogs as catalogs_command
-from tutorials_site.core import catalogs, languages, translate, tutorial_text
+from tutorials_site.core import languages
 from tutorials_site.core.project import current
-from tutorials_site.core.translate import check_translation, generate
-from tutorials_site.core.tutorial_text import Unit
+from tutorials_site.core.text import catalogs, translate, tutorial_text
+from tutorials_site.core.text.translate import check_translation, generate
+from tutorials_site.core.text.tutorial_text import Unit
 
 PARAGRAPH = Unit("paragraph", "Wrap the model in :class:`torch.nn.DataParallel` first.", [0])
 
@@ -167,7 +168,8 @@ def test_injected_markup_reaches_neither_the_page_nor_the_downloads(project_copy
 @pytest.mark.parametrize("placeholder", ["{minutes:2000000}", "{minutes!r}", "{minutes.__class__}", "{minutes[0]}",
                                          "{minutes:>{seconds}}"])
 def test_a_label_placeholder_with_a_format_width_or_conversion_is_refused_at_its_line(tmp_path, placeholder):
-    from tutorials_site.core import assets, catalogs, languages
+    from tutorials_site.core import assets, languages
+    from tutorials_site.core.text import catalogs
 
     english = "({minutes} minutes {seconds} seconds)"
     text = assets.label_po(languages.of("ja")).read_text(encoding="utf-8")

@@ -4,9 +4,10 @@ import ast
 
 import pytest
 
-from tutorials_site.core import languages, translate, tutorial_text
+from tutorials_site.core import languages
 from tutorials_site.core.project import current
-from tutorials_site.core.tutorial_text import display_width, parse, render
+from tutorials_site.core.text import translate, tutorial_text
+from tutorials_site.core.text.tutorial_text import display_width, parse, render
 
 TUTORIALS = [t.path for t in current().tutorials]  # the shipped ones, however many: each must parse and render
 TRANSLATED_LANGUAGES = languages.TRANSLATED
@@ -322,8 +323,8 @@ def test_a_transition_target_comment_or_substitution_definition_is_never_a_unit(
 def test_a_script_with_a_transition_translates_whole_and_strict_clean(tmp_path, monkeypatch):
     from babel.messages.catalog import Catalog
 
-    from tutorials_site.core import catalogs
     from tutorials_site.core.project import Project
+    from tutorials_site.core.text import catalogs
 
     (tmp_path / "gallery").mkdir()
     (tmp_path / "gallery" / "README.txt").write_text("Gallery\n=======\n")

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from tutorials_site.core import versions
+from tutorials_site.core.site import versions
 
 
 @pytest.fixture

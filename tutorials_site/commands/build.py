@@ -1,10 +1,10 @@
 """`make html`, `make html-noplot`, `make assemble`: execute each tutorial once, then render every language.
 
-1. Execution: each tutorial whose run is not current (core.runs) runs once, as
+1. Execution: each tutorial whose run is not current (core.runs.runs) runs once, as
    `python tutorial.py` would, in a process of its own (commands.execute), with
    a time limit; its run serves every language.
 2. Rendering: each language gets its own Sphinx source tree under
-   <builddir>/src/<seg>/ (core.staging) and its own output under
+   <builddir>/src/<seg>/ (core.site.staging) and its own output under
    <builddir>/html/<seg>/; sphinx-gallery renders the pages from the runs
    (sphinxext.gallery) and executes nothing itself.
 """
@@ -23,21 +23,24 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TextIO, cast
 
-from ..core import catalogs, checks, isolation, languages, needs, project, runs, shards, sphinx_warnings, stamping, translate, versions
-from ..core.build_cache import UpToDate
+from ..core import languages, project
 from ..core.errors import Failed, SiteError, UsageError
-from ..core.fingerprint import declared_reads, installed_version, present, source_digest, used_by
 from ..core.layout import ROOT, BuildTree
-from ..core.records import BUILD_RECORD, BuildInfo, Hardware, RunFile, ShardRecord, Stamp
-from ..core.sandbox import Sandbox
-from ..core.seal import SealError
-from ..core.settings import Settings
-from ..core.site_pages import chooser_page
-from ..core.staging import LOCALE, stage, working_folder
+from ..core.runs import isolation, needs, runs, shards, stamping
+from ..core.runs.fingerprint import declared_reads, installed_version, present, source_digest, used_by
+from ..core.runs.records import BUILD_RECORD, BuildInfo, Hardware, RunFile, ShardRecord, Stamp
+from ..core.runs.sandbox import Sandbox
+from ..core.runs.seal import SealError
+from ..core.runs.used import Present, SourceDigest
+from ..core.site import checks, versions
+from ..core.site.build_cache import UpToDate
+from ..core.site.settings import Settings
+from ..core.site.site_pages import chooser_page
+from ..core.site.staging import LOCALE, stage, working_folder
 from ..core.terminal import OutputLimits
-from ..core.tutorial_text import TutorialSyntaxError
-from ..core.tutorial_text import parse as parse_text
-from ..core.used import Present, SourceDigest
+from ..core.text import catalogs, sphinx_warnings, translate
+from ..core.text.tutorial_text import TutorialSyntaxError
+from ..core.text.tutorial_text import parse as parse_text
 from . import execute
 from .build_log import BuildLog, Executing, Rendering, shown
 
@@ -126,7 +129,7 @@ def _hardware(machine: needs.Machine) -> Hardware:
 
 
 def _tutorial_env(site: project.Project) -> dict[str, str]:
-    """The environment a tutorial runs in: this one, less what conf.py does not allow it (core.isolation)."""
+    """The environment a tutorial runs in: this one, less what conf.py does not allow it (core.runs.isolation)."""
     return isolation.tutorial_environment(os.environ, isolation.allowed(site.conf))
 
 
@@ -149,7 +152,7 @@ def _sandbox(settings: Settings, log: BuildLog) -> Sandbox | None:
 def _run_isolated(settings: Settings, site: project.Project, item: _Pending, run_dir: Path, timeout: float,
                   confined: Sandbox | None, tick: Callable[[Path], None]) -> execute.Outcome | str:
     """Run one tutorial in CONFINED's sandbox, from a fresh working folder (removed after), with the environment
-    core.isolation allows it: how it went, or the error of a run that is not stamped: one whose output folder
+    core.runs.isolation allows it: how it went, or the error of a run that is not stamped: one whose output folder
     held what no run records, or whose output shows the value of a secret withheld from it (its record
     redacted).
     """
@@ -181,7 +184,7 @@ def _current(tree: BuildTree, tutorial: project.Tutorial, digest: SourceDigest, 
     """Whether TUTORIAL's run in TREE is the one its stamp sealed, stands for source DIGEST in PRESENT and
     shows what OUTPUT_LIMITS ask for. LOG, where given, is told of a run whose files are not those sealed."""
     problems = runs.problems(tree.runs, tutorial.key, digest, present)
-    unsealed = [problem for problem in problems if problem.startswith(str(tree.runs))]  # core.seal's: by path
+    unsealed = [problem for problem in problems if problem.startswith(str(tree.runs))]  # core.runs.seal's: by path
     if log and unsealed:
         log.line(f"[execute] {tutorial.label}: its run is not the one its stamp sealed, not taken: " + "; ".join(unsealed))
     # A run recorded under other output limits shows more or less than they now ask for.
@@ -423,7 +426,7 @@ def language_warnings(tree: BuildTree, site: project.Project, lang: languages.La
 
 
 def write_root_index(htmldir: Path, langs: Sequence[languages.Language], source: languages.Language) -> None:
-    """The site root's index.html, which sends a reader to a language's pages (core.site_pages)."""
+    """The site root's index.html, which sends a reader to a language's pages (core.site.site_pages)."""
     Path(htmldir).mkdir(parents=True, exist_ok=True)
     Path(htmldir, "index.html").write_text(chooser_page(langs, source), encoding="utf-8")
 

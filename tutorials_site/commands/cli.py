@@ -15,10 +15,12 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 
-from ..core import build_lock, checks, languages, project, publish, shards
+from ..core import languages, project
 from ..core.errors import Failed, SiteError
 from ..core.layout import ROOT, BuildTree
-from ..core.settings import Settings, flag, from_environment
+from ..core.runs import shards
+from ..core.site import build_lock, checks, publish
+from ..core.site.settings import Settings, flag, from_environment
 from . import audit, build, catalogs, lint, serve
 from .build_log import shown
 from .import_translation import import_translation
@@ -94,7 +96,7 @@ COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], object]] = {
 }
 
 
-# The commands that write a build folder, and those that read a build's HTML (see core.build_lock).
+# The commands that write a build folder, and those that read a build's HTML (see core.site.build_lock).
 WRITERS = ("html", "html-noplot", "assemble")
 READERS = ("check", "publish")
 # The commands that run Sphinx with sphinx-gallery, which would refuse a wrong option only once it starts (after

@@ -1,7 +1,7 @@
 """`make import-translation FROM=DIR LANGUAGES=ko`: a copy of the site translated in place (DIR: a checkout in
 this site's layout, its tutorials and pages translated where they stand) becomes one language's catalogs.
 
-Each tutorial and hand-written page present in both is paired with the English unit by unit (core.importing;
+Each tutorial and hand-written page present in both is paired with the English unit by unit (core.text.importing;
 a page's units as Sphinx's gettext builder reads them, sphinxext.units), and what pairs becomes translations in
 the catalogs `make update-po` makes. A catalog's translations are kept unless OVERWRITE=1. The report names,
 at the translated file's line, every unit not imported as it is, then what each file and the whole gave.
@@ -15,11 +15,12 @@ from pathlib import Path, PurePosixPath
 
 from babel.messages.catalog import Catalog, Message
 
-from ..core import catalogs, importing, languages, project, site_tree, sphinx_warnings, tutorial_text
-from ..core.alignment import CODE, Piece, is_comment
+from ..core import languages, project, site_tree
 from ..core.errors import Failed, SiteError
 from ..core.layout import ROOT
-from ..core.translate import check_page_translation, check_translation, link_targets, references_changed
+from ..core.text import catalogs, importing, sphinx_warnings, tutorial_text
+from ..core.text.alignment import CODE, Piece, is_comment
+from ..core.text.translate import check_page_translation, check_translation, link_targets, references_changed
 from .catalogs import sphinx_gettext, templates_of
 
 PAGE_SUFFIXES = (".rst", ".md", ".txt")  # a hand-written page's, or a gallery header's
@@ -40,7 +41,7 @@ def _unit(text: str, kind: str) -> tutorial_text.Unit:
 
 
 def _script_checks(lang: languages.Language) -> tuple[importing.Check, importing.Check]:
-    """A tutorial's translation is checked as the build checks its catalog (core.translate)."""
+    """A tutorial's translation is checked as the build checks its catalog (core.text.translate)."""
     allowed = link_targets(lang)
     return (lambda msgid, msgstr, kind: check_translation(_unit(msgid, kind), msgstr),
             lambda msgid, msgstr, kind: references_changed(_unit(msgid, kind), msgstr, allowed))

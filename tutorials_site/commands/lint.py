@@ -19,7 +19,7 @@ from ..core import project, site_tree
 from ..core.assets import LOCALE
 from ..core.errors import Failed
 from ..core.layout import ROOT
-from ..core.settings import Settings
+from ..core.site.settings import Settings
 from .build import made_by_builds
 
 WORKFLOWS = ROOT / ".github" / "workflows"

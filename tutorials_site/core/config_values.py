@@ -29,8 +29,8 @@ VALUES = (
     ConfigValue("tutorials_site_url", "", "html", (str,)),  # sphinxext.versions
     ConfigValue("tutorials_site_description", "", "html", (str,)),  # sphinxext.meta
     ConfigValue("tutorials_languages", None, "html", (list, tuple)),  # sphinxext.i18n, core.project
-    ConfigValue("tutorials_environment", None, None, ()),  # core.isolation
-    ConfigValue("tutorials_needs", None, None, ()),  # core.needs
+    ConfigValue("tutorials_environment", None, None, ()),  # core.runs.isolation
+    ConfigValue("tutorials_needs", None, None, ()),  # core.runs.needs
     ConfigValue("tutorials_commit", "", "html", (str,)),  # sphinxext.page: "View on GitHub" (default: git's HEAD)
     # The build's: the languages of this build, the published versions, the runs pages are rendered from.
     ConfigValue("tutorials_built_languages", "", "html", (str,), by_build=True),  # sphinxext.i18n

@@ -33,11 +33,11 @@ from sphinx.util.typing import ExtensionMetadata
 from .. import __version__
 from .. import sphinx_gallery_build as sg
 from ..core import assets, languages
-from ..core.catalogs import is_page_message
-from ..core.gallery_strings import N_, match_gallery_template
 from ..core.layout import is_times_page
-from ..core.tutorial_text import is_wide, join_wide_breaks
-from ..core.versions import published_url
+from ..core.site.versions import published_url
+from ..core.text.catalogs import is_page_message
+from ..core.text.gallery_strings import N_, match_gallery_template
+from ..core.text.tutorial_text import is_wide, join_wide_breaks
 from .gallery import example_of
 from .head import add_to_head, link, page_language
 
@@ -223,7 +223,7 @@ def english_passages(app: Sphinx, doctree: nodes.document, docname: str) -> tupl
     status = translation_status_path(app, docname)
     if status is not None:
         app.env.note_dependency(str(status))
-        english: int = json.loads(status.read_text())["english"]  # core.translate.Report.as_json
+        english: int = json.loads(status.read_text())["english"]  # core.text.translate.Report.as_json
         return english, []
     missing = [msg for msg in sg.messages_left_in_english(doctree) if is_page_message(msg, ())]
     return len(missing), missing

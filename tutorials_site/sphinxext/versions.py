@@ -14,7 +14,7 @@ from sphinx.locale import get_translation
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
-from ..core.versions import as_built, canonical_url, is_release
+from ..core.site.versions import as_built, canonical_url, is_release
 from .head import add_to_head, link, meta, page_language
 
 _ = get_translation("sphinx")

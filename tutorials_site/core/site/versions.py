@@ -19,9 +19,9 @@ from typing import TypedDict, cast
 
 from packaging.version import Version
 
-from . import git
-from .errors import SiteError
-from .layout import ROOT
+from .. import git
+from ..errors import SiteError
+from ..layout import ROOT
 
 _TAG = re.compile(r"^v(\d+)\.(\d+)(?:\.\d+)?$")
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")

@@ -57,7 +57,7 @@ def outputs_digest(outputs: Iterable[str], images: Iterable[bytes]) -> str:
 
 def stamp_problems(stamp: Stamp, source_digest: SourceDigest, present: Present, outputs: str | None = None) -> list[str]:
     """Why a stamp does not vouch for the output of `source_digest` run in PRESENT's project and environment
-    (empty: it does): core.used.fingerprint_problems, and the output shown and the run's time.
+    (empty: it does): core.runs.used.fingerprint_problems, and the output shown and the run's time.
 
     `outputs`: the outputs digest of what is shown, when known (it must be the one the run stamped).
     """

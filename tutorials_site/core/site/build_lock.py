@@ -15,8 +15,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import SiteError
-from .layout import BuildTree
+from ..errors import SiteError
+from ..layout import BuildTree
 
 
 class BuildFolderBusy(SiteError):

@@ -28,8 +28,9 @@ import docutils.parsers.rst
 import docutils.utils
 from babel.messages.catalog import Catalog, Message
 
-from . import assets, catalogs, languages, project, tutorial_text
-from .errors import SiteError
+from .. import assets, languages, project
+from ..errors import SiteError
+from . import catalogs, tutorial_text
 
 # The node types a translated paragraph, heading or list item may contain.
 ALLOWED_NODES = {

@@ -14,8 +14,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from .errors import SiteError
-from .files import open_regular
+from ..errors import SiteError
+from ..files import open_regular
 from .records import RunFile
 
 # The one file of a run its seal leaves out: the stamp that holds the seal.
@@ -93,7 +93,7 @@ def seal(runs_root: Path, key: str) -> tuple[RunFile, ...]:
 def verify(runs_root: Path, key: str, sealed: Sequence[RunFile]) -> list[str]:
     """Why the run KEY under RUNS_ROOT is not the run SEALED lists (empty: it is), each problem naming the file
     and what differs: one missing, changed or added, a link or anything else than a folder or regular file.
-    The one rule every reader of a kept, reused, shard's or published run applies (core.runs.problems)."""
+    The one rule every reader of a kept, reused, shard's or published run applies (core.runs.runs.problems)."""
     found, problems = _files(runs_root, key)
     if found is None:
         return problems

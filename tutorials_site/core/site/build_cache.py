@@ -9,12 +9,13 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import assets, runs, site_tree
-from .fingerprint import PACKAGE_DIR as PACKAGE  # tutorials_site/: the extensions and what they import
-from .languages import Language
-from .layout import BuildTree
-from .project import Project
-from .used import installed
+from .. import assets, site_tree
+from ..languages import Language
+from ..layout import BuildTree
+from ..project import Project
+from ..runs import runs
+from ..runs.fingerprint import PACKAGE_DIR as PACKAGE  # tutorials_site/: the extensions and what they import
+from ..runs.used import installed
 
 RECORD = "inputs.sha256"  # in the language's doctrees: the inputs' digest, then the outputs' snapshot
 

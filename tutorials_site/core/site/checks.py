@@ -5,7 +5,7 @@
   the current environment, with a non-zero run time: a `plot_gallery=0` build, a skipped file or a stale output
   cannot pass for an executed one; a run that failed passes only where conf.py expects it to;
 - where the build folder holds the runs beside the pages (not in a copy of the
-  pages alone), each page's run is the one its stamp sealed (core.seal) and the
+  pages alone), each page's run is the one its stamp sealed (core.runs.seal) and the
   one the page shows (the same stamp);
 - every internal link and anchor resolves.
 """
@@ -15,12 +15,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from . import languages, project, runs, stamping
-from .fingerprint import present, source_digest
-from .layout import BuildTree
-from .records import BUILD_RECORD, BuildInfo, RecordError, RunRecord, Stamp
-from .sphinx_gallery_formats import OUTPUT_CLASS, figure_name
-from .stamps import STAMP_META, outputs_digest, page_copy, stamp_problems
+from .. import languages, project
+from ..layout import BuildTree
+from ..runs import runs, stamping
+from ..runs.fingerprint import present, source_digest
+from ..runs.records import BUILD_RECORD, BuildInfo, RecordError, RunRecord, Stamp
+from ..runs.stamps import STAMP_META, outputs_digest, page_copy, stamp_problems
+from ..sphinx_gallery_formats import OUTPUT_CLASS, figure_name
 
 
 class _OutputBlocks(HTMLParser):

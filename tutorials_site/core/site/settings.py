@@ -6,11 +6,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import languages, needs, sandbox, shards, versions
-from .errors import UsageError
-from .layout import ROOT, BuildTree
-from .runs import parse_timeout
-from .terminal import DEFAULT_BLOCK_LIMIT, LIMIT_VARIABLE, OutputLimits, parse_size
+from .. import languages
+from ..errors import UsageError
+from ..layout import ROOT, BuildTree
+from ..runs import needs, sandbox, shards
+from ..runs.runs import parse_timeout
+from ..terminal import DEFAULT_BLOCK_LIMIT, LIMIT_VARIABLE, OutputLimits, parse_size
+from . import versions
 
 DEFAULT_TIMEOUT = 1800  # seconds
 DEFAULT_PROGRESS_INTERVAL = 15.0  # seconds a running tutorial may go untold in a build's log without a terminal
@@ -38,7 +40,7 @@ class Settings:
     reuse: BuildTree | None = None  # a build folder whose current runs are taken instead of executed (REUSE)
     retry_failed: bool = False  # RETRY_FAILED: a tutorial whose current run failed runs again
     verbose: bool = False  # VERBOSE: Sphinx's own output on the screen too, not only in <builddir>/logs/
-    sandboxed: bool = True  # SANDBOX (on, the default, or off): each tutorial runs in a sandbox (core.sandbox)
+    sandboxed: bool = True  # SANDBOX (on, the default, or off): each tutorial runs in a sandbox (core.runs.sandbox)
     served_at: str = ""  # the URL `make serve` serves this build at (its builds say so instead of a file to open)
     # PROGRESS_INTERVAL: without a terminal, a line every so many seconds says how a running tutorial goes
     progress_interval: float = DEFAULT_PROGRESS_INTERVAL

@@ -1,7 +1,7 @@
 """A copy translated in place, made into translations of a catalog's messages (`make import-translation`).
 
 A tutorial script (or a page, whose pieces Sphinx reads: sphinxext.units) and its translated copy are read as
-pieces (core.alignment) and paired. What a pair imports is checked as the build checks a catalog's translation:
+pieces (core.text.alignment) and paired. What a pair imports is checked as the build checks a catalog's translation:
 one that breaks its markup is not imported, one that points elsewhere than the English (another link target,
 inline literal or role: the English changed since, most likely) is imported as fuzzy, as is a pair that is
 likely but not certain. Nothing else is imported: a unit that pairs with nothing, one left in English, a comment

@@ -8,8 +8,9 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import project, versions
-from .errors import SiteError
+from .. import project
+from ..errors import SiteError
+from . import versions
 
 # The budget, in one place: Lighthouse's category scores (0 to 1), mobile, simulated throttling,
 # and the bytes a tutorial page transfers, gzipped, its figures included.

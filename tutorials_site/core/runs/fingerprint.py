@@ -1,4 +1,4 @@
-"""What a tutorial's run depends on: the digests and the record a run's stamp holds (core.used compares them).
+"""What a tutorial's run depends on: the digests and the record a run's stamp holds (core.runs.used compares them).
 
 The environment fingerprint (environment_fingerprint), the same for every tutorial:
 
@@ -25,13 +25,13 @@ the code blocks as sphinx-gallery splits the script (code_blocks: their comments
 included, each block on its own, not the blank lines around it), every setting
 comment line wherever it stands (`# tutorials-*:`, `# sphinx_gallery_*`), the
 docstring only where the code names `__doc__`, and the files the script
-declares it reads (`# tutorials-reads: PATTERN ...` comment lines, core.runs),
+declares it reads (`# tutorials-reads: PATTERN ...` comment lines, core.runs.runs),
 which must lie inside the project: what its run cannot be seen to read (files
 read by C code or by programs that are not Python, folders listed). Beside the
 digest, the line each code block starts at: a run whose output cites the
-script's line numbers depends on them too (core.used.source_problems).
+script's line numbers depends on them too (core.runs.used.source_problems).
 
-And per run, what it used while it ran (core.used, recorded by the run itself):
+And per run, what it used while it ran (core.runs.used, recorded by the run itself):
 the project's files it opened or imported, by digest, and the installed
 distributions it imported, by name and release (torch 2.13.0+cpu and
 2.13.0+cu130 are both 2.13.0). No other distribution counts: installing the
@@ -62,15 +62,16 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from . import project, runs, used
-from .errors import SiteError
+from .. import project
+from ..errors import SiteError
+from ..layout import ROOT
+from ..sphinx_gallery_formats import CONFIG_COMMENT, TEXT_BLOCK_HEADER
+from . import runs, used
 from .isolation import SETTING, site_folders
-from .layout import ROOT
 from .records import Used
-from .sphinx_gallery_formats import CONFIG_COMMENT, TEXT_BLOCK_HEADER
 from .used import Present, SourceDigest, release
 
-PACKAGE_DIR = Path(__file__).resolve().parents[1]  # tutorials_site/
+PACKAGE_DIR = Path(__file__).resolve().parents[2]  # tutorials_site/
 # Where a run starts: the supervisor the build calls, the processes it starts by module name (also
 # found by run_code in the strings of these files), and the hooks on the tutorial's PYTHONPATH.
 RUN_ENTRIES = ("commands/execute.py", "commands/runner.py", "commands/output_guard.py", "commands/child_site")
@@ -275,7 +276,7 @@ def declared_reads(source: Path, label: str, root: Path = ROOT) -> list[Path]:
 
 # The lines of a script, split at "\n" alone, as sphinx-gallery's parser splits them.
 _LINE = re.compile(r"[^\n]*\n|[^\n]+$")
-# Comment lines that are settings, wherever they stand (in a text block too): ours (core.runs) and sphinx-gallery's
+# Comment lines that are settings, wherever they stand (in a text block too): ours (core.runs.runs) and sphinx-gallery's
 # (CONFIG_COMMENT).
 _OUR_SETTING_LINE = re.compile(rf"[ \t]*#[ \t]*tutorials-({'|'.join(runs.SETTINGS)}):[^\n]*")
 
@@ -347,7 +348,7 @@ def _code_text(path: Path) -> tuple[bytes, tuple[int, ...]]:
 def source_digest(path: Path, label: str | None = None, root: Path = ROOT) -> SourceDigest:
     """What a tutorial brings to its run (see above): its code and the files it declares it reads (in the project
     at ROOT), digested, and where its code blocks start. LABEL names the script in errors. The modules and files
-    it opens are recorded by the run itself (core.used)."""
+    it opens are recorded by the run itself (core.runs.used)."""
     path = Path(path)
     code, lines = _code_text(path)
     digest = hashlib.sha256(code)
@@ -362,7 +363,7 @@ def present(root: Path = ROOT) -> Present:
 
 
 def used_by(run_dir: Path, tutorial: project.Tutorial, skip: Iterable[Path]) -> Used:
-    """What TUTORIAL's run in RUN_DIR used (core.used.record): the build folder, the venv and the engine
+    """What TUTORIAL's run in RUN_DIR used (core.runs.used.record): the build folder, the venv and the engine
     (SKIP and PACKAGE_DIR) and the script itself are counted elsewhere, the accelerator runtime by its pins."""
     return used.record(run_dir, tutorial.root, [*skip, PACKAGE_DIR, tutorial.path, *site_folders()],
                        accelerator_pins(tutorial.root))

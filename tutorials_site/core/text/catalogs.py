@@ -23,11 +23,12 @@ from babel.messages import pofile
 from babel.messages.catalog import Catalog, Message
 from babel.messages.pofile import PoFileError, read_po, write_po
 
-from . import languages, project, tutorial_text
-from .errors import SiteError
-from .files import write_atomically
+from .. import languages, project
+from ..errors import SiteError
+from ..files import write_atomically
+from ..layout import ROOT
+from . import tutorial_text
 from .gallery_strings import is_gallery_template
-from .layout import ROOT
 
 LOCALES = ROOT / "locales"
 LABELS = "sphinx"  # the labels' catalog: Sphinx's own domain for its templates' strings

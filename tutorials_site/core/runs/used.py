@@ -6,8 +6,8 @@ Once it ended, the build makes of that the run's Used record (record): each proj
 digest, and each installed distribution it imported, by name and release. A module it looked for and went
 without (an optional dependency) is no part of it: installing it later runs nothing again, as installing
 any distribution a run did not import. A run is current while its source digest (its code, not its prose:
-core.fingerprint.source_digest; where its output cites the script's line numbers, also the lines its code
-stands on: source_problems), the environment fingerprint (core.fingerprint: the engine's run code, Python,
+core.runs.fingerprint.source_digest; where its output cites the script's line numbers, also the lines its code
+stands on: source_problems), the environment fingerprint (core.runs.fingerprint: the engine's run code, Python,
 start-up hooks, the accelerator pins, conf.py's run settings) and every file and distribution of its Used
 record are as they were (fingerprint_problems); no other file or distribution counts.
 """
@@ -97,7 +97,7 @@ class Present:
     File digests and installed versions are looked up once each, the first time a run asks."""
 
     root: Path
-    environment: str  # core.fingerprint.environment_fingerprint
+    environment: str  # core.runs.fingerprint.environment_fingerprint
     _digests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     _versions: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -116,7 +116,7 @@ class Present:
 
 @dataclass(frozen=True)
 class SourceDigest:
-    """What a tutorial brings to its run (core.fingerprint.source_digest): its code's digest, and where its code
+    """What a tutorial brings to its run (core.runs.fingerprint.source_digest): its code's digest, and where its code
     blocks start."""
 
     code: str  # the digest of its code blocks, setting comments and the files it declares it reads

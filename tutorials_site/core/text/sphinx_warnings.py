@@ -32,11 +32,12 @@ from pathlib import Path
 
 from babel.messages.catalog import Catalog
 
-from . import project, tutorial_text
+from .. import project
+from ..sphinx_gallery_formats import BLOCK_COMMENT, OUTPUT_CLASS, PREFIX, kept_code_lines
+from ..terminal import ESCAPE
+from . import tutorial_text
 from .catalogs import is_translated
 from .catalogs import load as load_catalog
-from .sphinx_gallery_formats import BLOCK_COMMENT, OUTPUT_CLASS, PREFIX, kept_code_lines
-from .terminal import ESCAPE
 
 # (file, line) of the author's text for a (path, line) Sphinx reported; None: not ours to map.
 Locate = Callable[[str, int | None], tuple[str, int | None] | None]

@@ -3,7 +3,7 @@
 - RunRecord, a run folder's result.json: what the runner recorded of each code block (the
   supervisor adds the run's time, or writes it from what a runner that did not finish left);
 - Stamp, a run folder's stamp.json (and a tutorial page's <meta>): what vouches that the run
-  stands for the current source in the current environment, with what it used (core.stamps, core.used);
+  stands for the current source in the current environment, with what it used (core.runs.stamps, core.runs.used);
 - BuildInfo, <html>/build.json: what `make publish` needs to know of a build;
 - ShardRecord, <builddir>/shard.json: what a `SHARD=i/N` build executed, for `make assemble`.
 
@@ -21,8 +21,8 @@ import typing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
-from .errors import SiteError
-from .files import read_regular, write_atomically
+from ..errors import SiteError
+from ..files import read_regular, write_atomically
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance  # what dataclasses.fields() takes: a dataclass
@@ -138,7 +138,7 @@ class BlockRecord:
 
 @dataclasses.dataclass(frozen=True)
 class RunFile:
-    """One file of a run as its stamp seals it (core.seal): whatever of the run reaches a page is one of these."""
+    """One file of a run as its stamp seals it (core.runs.seal): whatever of the run reaches a page is one of these."""
 
     path: str  # relative to the run folder, with /
     sha256: str
@@ -175,7 +175,7 @@ class UsedFile:
     """A file of the project a run read, as it was then."""
 
     path: str  # relative to the project's root
-    sha256: str  # core.used.ABSENT: it tried to open it, and there was none
+    sha256: str  # core.runs.used.ABSENT: it tried to open it, and there was none
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,7 +188,7 @@ class UsedDistribution:
 
 @dataclasses.dataclass(frozen=True)
 class Used:
-    """What a run used while it ran, besides its source and the environment (core.used)."""
+    """What a run used while it ran, besides its source and the environment (core.runs.used)."""
 
     files: tuple[UsedFile, ...]
     distributions: tuple[UsedDistribution, ...]
@@ -196,14 +196,14 @@ class Used:
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Stamp(Record):
-    """stamp.json: that a run of `source` in `environment` showed `outputs` (core.stamps)."""
+    """stamp.json: that a run of `source` in `environment` showed `outputs` (core.runs.stamps)."""
 
     FORMAT: ClassVar[int] = 3  # 3: `source` is of the code alone (prose edits run nothing), with its lines
     NAME: ClassVar[str] = "execution stamp (stamp.json)"
 
-    source: str  # core.fingerprint.source_digest's code: the script's code blocks and settings, the files it declares
-    environment: str  # core.fingerprint.environment_fingerprint
-    outputs: str  # core.stamps.outputs_digest of what the run shows
+    source: str  # core.runs.fingerprint.source_digest's code: the script's code blocks and settings, the files it declares
+    environment: str  # core.runs.fingerprint.environment_fingerprint
+    outputs: str  # core.runs.stamps.outputs_digest of what the run shows
     seconds: float
     failed: bool  # ended in an error (result.json's): it raised, or it did not finish (unfinished)
     peak_rss_mb: float  # of the tutorial's whole process tree
@@ -211,19 +211,19 @@ class Stamp(Record):
     hardware: Hardware
     commit: str  # the commit it ran from, +changes when the work tree differed
     date: str  # "YYYY-MM-DD HH:MM UTC"
-    files: tuple[RunFile, ...]  # every file of the run but this stamp, sealed (core.seal); none in a page's copy
-    needs_gpus: int = 0  # the GPUs it declares it needs (core.needs); more than hardware.gpus: run on less
+    files: tuple[RunFile, ...]  # every file of the run but this stamp, sealed (core.runs.seal); none in a page's copy
+    needs_gpus: int = 0  # the GPUs it declares it needs (core.runs.needs); more than hardware.gpus: run on less
     # Failed without raising: timed out, killed, or exited before its end (no expected_failing_examples excuses it).
     unfinished: bool = False
-    # Run in its sandbox (core.sandbox), not under SANDBOX=off. (A stamp written before there was one is of
+    # Run in its sandbox (core.runs.sandbox), not under SANDBOX=off. (A stamp written before there was one is of
     # another engine's run code: its environment fingerprint is not current, whatever this says.)
     sandboxed: bool = True
     network: bool = False  # its sandbox shared the machine's network (its tutorials-needs line)
-    # The project files and distributions it used (core.used); None: stamped before they were recorded (not current).
+    # The project files and distributions it used (core.runs.used); None: stamped before they were recorded (not current).
     used: Used | None = None
     code_lines: tuple[int, ...] = ()  # the first line of each code block of the script that ran
     # Its output cites the script's line numbers (a traceback, a warning) or it failed (its error has a line):
-    # it stands for the script only while its code stays on those lines (core.used.source_problems).
+    # it stands for the script only while its code stays on those lines (core.runs.used.source_problems).
     cites_lines: bool = False
 
 

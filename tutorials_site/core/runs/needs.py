@@ -1,6 +1,6 @@
 """What a tutorial needs (GPUs, the network), and the runner class that has its GPUs.
 
-A tutorial declares it on a comment line of its own (core.runs.setting):
+A tutorial declares it on a comment line of its own (core.runs.runs.setting):
 
     # tutorials-needs: cpu        no GPU
     # tutorials-needs: gpu        one GPU (the same as gpus=1)
@@ -19,9 +19,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..errors import SiteError
+from ..project import ConfError, Project, Tutorial
 from . import runs
-from .errors import SiteError
-from .project import ConfError, Project, Tutorial
 
 CLASSES = ("cpu", "gpu", "multi-gpu")
 SETTING = "tutorials_needs"  # conf.py's default, for every gallery or per gallery

@@ -17,9 +17,10 @@ from pathlib import Path, PurePosixPath
 
 from babel.messages.mofile import write_mo
 
-from . import catalogs, languages, project, site_tree, translate
-from .layout import BuildTree
-from .sphinx_gallery_formats import TIMES_PAGE, figure_files, thumbnail_name
+from .. import languages, project, site_tree
+from ..layout import BuildTree
+from ..sphinx_gallery_formats import TIMES_PAGE, figure_files, thumbnail_name
+from ..text import catalogs, translate
 
 # Where a translated language's compiled catalogs are staged (the build passes it as Sphinx's locale_dirs).
 LOCALE = "_locale"

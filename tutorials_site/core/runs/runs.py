@@ -7,7 +7,7 @@ after a run that ended, stamp.json: the digest of the source that ran, the
 environment fingerprint, what the run cost, where it ran and whether it failed.
 A failed run is kept like a successful one: its page shows its error, and the
 build reports it again without running it. A run without a stamp, whose
-files are not those its stamp sealed (core.seal), or whose stamp does not match
+files are not those its stamp sealed (core.runs.seal), or whose stamp does not match
 the current source and environment, is not current: the build runs the
 tutorial again (or `make assemble` refuses).
 """
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol, TypeVar
 
+from ..files import open_regular, write_atomically
+from ..project import Tutorial
 from . import seal
-from .files import open_regular, write_atomically
-from .project import Tutorial
 from .records import RecordError, RunError, RunFile, RunRecord, Stamp
 from .stamps import outputs_digest, stamp_problems
 from .used import Present, SourceDigest
@@ -38,8 +38,8 @@ STAMP = seal.STAMP
 PAGE = "page"  # the run's files its page shows, as the staged tree holds them: its figures (figures_folder)
 T = TypeVar("T")
 # A tutorial's own settings, each a comment line of its own in its source: `# tutorials-timeout: 120` (seconds),
-# `# tutorials-needs: gpus=2` (core.needs), `# tutorials-reads: data/*.csv extra.json` (files whose changes make it
-# run again, relative to its folder, globs allowed: core.fingerprint.source_digest).
+# `# tutorials-needs: gpus=2` (core.runs.needs), `# tutorials-reads: data/*.csv extra.json` (files whose changes make it
+# run again, relative to its folder, globs allowed: core.runs.fingerprint.source_digest).
 SETTINGS = ("timeout", "needs", "reads")
 SETTING_COMMENT = re.compile(rf"#[ \t]*tutorials-({'|'.join(SETTINGS)}):(.*)")
 # The longest time limit the build accepts, from TUTORIAL_TIMEOUT or a tutorial's line: a limit is always set.
@@ -197,7 +197,7 @@ def figures(files: Iterable[RunFile], tutorial: Tutorial) -> list[RunFile]:
 
 
 def sealed(runs_root: Path, tutorial: Tutorial) -> tuple[RunFile, ...]:
-    """The seal of TUTORIAL's run under RUNS_ROOT, for its stamp (core.seal.seal). SealError where it holds
+    """The seal of TUTORIAL's run under RUNS_ROOT, for its stamp (core.runs.seal.seal). SealError where it holds
     a link, or where its page/ holds a file outside its figures folder: a run hands its page its figures only."""
     files = seal.seal(runs_root, tutorial.key)
     shown = set(figures(files, tutorial))
@@ -210,8 +210,8 @@ def sealed(runs_root: Path, tutorial: Tutorial) -> tuple[RunFile, ...]:
 
 def problems(runs_root: Path, key: str, source_digest: SourceDigest, present: Present) -> list[str]:
     """Why the run KEY under RUNS_ROOT does not stand for `source_digest` in PRESENT (empty: it does):
-    its files are not those its stamp sealed (core.seal.verify, each problem naming the file), or its stamp
-    is of another source or of what it used then (core.used).
+    its files are not those its stamp sealed (core.runs.seal.verify, each problem naming the file), or its stamp
+    is of another source or of what it used then (core.runs.used).
 
     A record that is damaged or of another format does not: the tutorial runs again.
     """
@@ -234,7 +234,7 @@ def problems(runs_root: Path, key: str, source_digest: SourceDigest, present: Pr
 
 
 def unsealed(runs_root: Path, key: str) -> list[str]:
-    """Why the stamped run KEY under RUNS_ROOT is not the one its stamp sealed (core.seal.verify); nothing
+    """Why the stamped run KEY under RUNS_ROOT is not the one its stamp sealed (core.runs.seal.verify); nothing
     for a run without a stamp this build reads (never taken as current anyway)."""
     try:
         stamp = Stamp.read(Path(runs_root, key, STAMP))

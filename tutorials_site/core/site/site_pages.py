@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from . import languages, project
-from .assets import SITE_PAGES
+from .. import languages, project
+from ..assets import SITE_PAGES
 from .summaries import site_description
 
 _TEMPLATES = Environment(loader=FileSystemLoader(SITE_PAGES), autoescape=select_autoescape(),

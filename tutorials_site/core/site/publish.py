@@ -26,11 +26,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
-from . import checks, languages, project, versions
-from .errors import SiteError
-from .files import LEFTOVERS, write_atomically
-from .layout import ROOT
-from .records import BuildInfo
+from .. import languages, project
+from ..errors import SiteError
+from ..files import LEFTOVERS, write_atomically
+from ..layout import ROOT
+from ..runs.records import BuildInfo
+from . import checks, versions
 from .site_pages import chooser_page, not_found_page
 
 STAGING = ".publish-"

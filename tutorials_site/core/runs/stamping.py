@@ -1,8 +1,8 @@
 """The build's side of execution stamps: the stamp a finished run gets, what the build says of it, and what
 it reads back from the stamps of current runs.
 
-Apart from core.stamps on purpose: the runner's code imports that one, so any change to it changes the
-environment fingerprint and runs every tutorial again (core.fingerprint); no run depends on this one.
+Apart from core.runs.stamps on purpose: the runner's code imports that one, so any change to it changes the
+environment fingerprint and runs every tutorial again (core.runs.fingerprint); no run depends on this one.
 """
 
 import re
@@ -10,10 +10,11 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import git, runs
-from .layout import BuildTree
+from .. import git
+from ..layout import BuildTree
+from ..project import Project, Tutorial
+from . import runs
 from .needs import Needs, describe_gpus
-from .project import Project, Tutorial
 from .records import Hardware, RecordError, RunFile, RunRecord, Stamp
 from .used import SourceDigest
 
@@ -36,7 +37,7 @@ def run_stamp(result: RunRecord, *, hardware: Hardware, raised: bool, source: So
               needs_gpus: int, origin: Mapping[str, str], sandboxed: bool = True, network: bool = False) -> Stamp:
     """The stamp of a run of the script named SCRIPT that ended and recorded RESULT: SOURCE (its source digest, and
     whether its output cites the lines of its code: cites_lines) run in ENVIRONMENT on
-    HARDWARE showed OUTPUTS (its outputs digest) from FILES (its seal, core.seal), at what cost, from ORIGIN
+    HARDWARE showed OUTPUTS (its outputs digest) from FILES (its seal, core.runs.seal), at what cost, from ORIGIN
     (runs.origin), SANDBOXED or not (SANDBOX=off), with the NETWORK or not (its tutorials-needs line). A run
     that failed (RESULT's error) is stamped too, kept like a successful one; RAISED: it raised, else it did not
     finish. Sizes are in MB, to a tenth."""
@@ -104,7 +105,7 @@ def stamped_lines(label: str, stamp: Stamp, need: Needs) -> list[str]:
 
 def stamp_of(run_dir: Path) -> Stamp | None:
     """The stamp of the run in RUN_DIR; None where it has none, or one of a format this build cannot read
-    (core.stamps.read_stamp is the same for a page's copy)."""
+    (core.runs.stamps.read_stamp is the same for a page's copy)."""
     try:
         return Stamp.read(run_dir / runs.STAMP)
     except RecordError:

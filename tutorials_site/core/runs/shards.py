@@ -2,7 +2,7 @@
 
 The unit of work is one tutorial (its one run serves every language).
 `SHARD=i/N` gives shard i (counting from 1) its share of every tutorial;
-`SHARD=<class>:i/N` its share of the tutorials of one runner class (core.needs:
+`SHARD=<class>:i/N` its share of the tutorials of one runner class (core.runs.needs:
 cpu, gpu, multi-gpu), so that each class's shards run on that class's runners.
 Tutorials are dealt, longest first, to the shard with the least work so far (by
 the durations CI recorded, committed in .github/tutorial-durations.json), so
@@ -26,9 +26,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import needs, project, runs, stamping
-from .errors import UsageError
-from .layout import ROOT, BuildTree
+from .. import project
+from ..errors import UsageError
+from ..layout import ROOT, BuildTree
+from . import needs, runs, stamping
 from .records import RecordError, ShardRecord
 
 DURATIONS = ROOT / ".github" / "tutorial-durations.json"
@@ -137,7 +138,7 @@ def merge(shard_builddirs: Sequence[Path | str], tree: BuildTree) -> dict[str, s
 
     From each shard, only the runs of the tutorials its shard.json lists, each tutorial from one shard:
     a run in a shard that did not execute it, one executed by two shards, or one whose files are not
-    those its stamp sealed (core.seal) is refused before anything is copied.
+    those its stamp sealed (core.runs.seal) is refused before anything is copied.
     """
     if not shard_builddirs:
         raise UsageError('SHARDS: no build folder given (make assemble SHARDS="dir ...")')

@@ -12,7 +12,7 @@
   redacted (`redact`). A value shorter than SECRET_MIN_LENGTH is not looked
   for: it would be found where no secret is.
 
-What it may write is the sandbox's to enforce (core.sandbox), not a check after
+What it may write is the sandbox's to enforce (core.runs.sandbox), not a check after
 the run.
 """
 
@@ -26,7 +26,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from urllib.parse import quote, quote_plus
 
-from .errors import SiteError
+from ..errors import SiteError
 from .records import RunRecord
 
 # conf.py's list of further variables (names, or fnmatch patterns such as "WANDB_*") tutorials get.
