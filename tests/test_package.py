@@ -86,6 +86,37 @@ def test_imports_go_one_way_core_sphinxext_commands():
     assert wrong == []
 
 
+# core/'s wings, in their order: a wing imports core/'s own modules and the wings before it, never one after it;
+# core/'s own modules (project, layout, languages, ...) import no wing.
+WINGS = ("text", "runs", "site")
+
+
+def _rank(module):
+    parts = module.split(".")
+    return WINGS.index(parts[2]) + 1 if len(parts) > 3 and parts[2] in WINGS else 0
+
+
+def wing_arrows(edges):
+    """'importer -> imported' for each import in core/ that runs against the wings' order."""
+    return sorted(f"{name} -> {target}" for name, targets in edges.items() if name.startswith("tutorials_site.core.")
+                  for target in targets if target.startswith("tutorials_site.core.") and _rank(target) > _rank(name))
+
+
+def test_core_wings_import_one_way_text_runs_site():
+    _, edges = graph()
+    assert wing_arrows(edges) == []
+    folders = {path.name for path in (PACKAGE / "core").iterdir() if path.is_dir() and path.name != "__pycache__"}
+    assert folders == set(WINGS)  # a new folder takes a place in the order first
+
+
+def test_the_wing_check_sees_each_arrow_against_the_order():
+    edges = {"tutorials_site.core.text.a": {"tutorials_site.core.runs.b", "tutorials_site.core.layout"},
+             "tutorials_site.core.layout": {"tutorials_site.core.site.c"},
+             "tutorials_site.core.site.c": {"tutorials_site.core.text.a", "tutorials_site.core.runs.b"}}
+    assert wing_arrows(edges) == ["tutorials_site.core.layout -> tutorials_site.core.site.c",
+                                  "tutorials_site.core.text.a -> tutorials_site.core.runs.b"]
+
+
 DOORS = {"tutorials_site.sphinx_gallery_run", "tutorials_site.sphinx_gallery_build"}  # sphinx-gallery's doors
 FORMATS = "tutorials_site.core.sphinx_gallery_formats"  # its formats and names, for every module
 

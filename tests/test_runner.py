@@ -26,8 +26,9 @@ import pytest
 
 from tutorials_site.commands.execute import OutputRefused, RunOptions, run_tutorial, sandbox_here, timeout_for
 from tutorials_site.core.runs.records import RunError
-from tutorials_site.core.runs.runs import MAX_TIMEOUT, Progress, parse_timeout, read_progress, setting_comments, unfinished_reason
+from tutorials_site.core.runs.runs import MAX_TIMEOUT, Progress, parse_timeout, read_progress, unfinished_reason
 from tutorials_site.core.terminal import OutputLimits
+from tutorials_site.core.tutorial_settings import setting_comments
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = '"""\nA test tutorial\n===============\n"""\n'

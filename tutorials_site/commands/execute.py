@@ -69,11 +69,11 @@ from ..core.runs.runs import (
     parse_timeout,
     read_json,
     read_progress,
-    setting,
     unfinished_reason,
 )
 from ..core.runs.used import FOLDER as USED
 from ..core.terminal import DEFAULT_LIMITS, OutputLimits, RunOutput
+from ..core.tutorial_settings import setting
 from ..sphinx_gallery_run import error_rst, output_rst, split_code_and_text_blocks
 from .runner import recorded_sizes
 

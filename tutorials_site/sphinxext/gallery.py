@@ -34,7 +34,7 @@ from sphinx.util.typing import ExtensionMetadata
 from .. import __version__
 from .. import sphinx_gallery_build as sg
 from .. import sphinx_gallery_run as sg_run
-from ..core import project
+from ..core import project, tutorial_settings
 from ..core.files import read_regular, write_atomically
 from ..core.layout import ROOT
 from ..core.runs import runs, seal
@@ -148,7 +148,7 @@ def _shown_blocks(src_file: Path, conf: Mapping[str, Any],
     outputs = [getattr(next(records, None), "rst", "") if block.type == "code" else "" for block in blocks]
     if conf["remove_config_comments"]:
         text = src_file.read_text(encoding="utf-8")
-        setting_lines = {line for name in runs.SETTINGS for line, _ in runs.setting_comments(text, name)}
+        setting_lines = {line for name in tutorial_settings.SETTINGS for line, _ in tutorial_settings.setting_comments(text, name)}
         blocks = [_without_lines(block, setting_lines) for block in blocks]
     blocks, outputs = sg.clean_blocks(conf, blocks, outputs)
     return file_conf, blocks, outputs

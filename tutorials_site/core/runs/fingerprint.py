@@ -62,11 +62,11 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from .. import project
+from .. import project, tutorial_settings
 from ..errors import SiteError
 from ..layout import ROOT
 from ..sphinx_gallery_formats import CONFIG_COMMENT, TEXT_BLOCK_HEADER
-from . import runs, used
+from . import used
 from .isolation import SETTING, site_folders
 from .records import Used
 from .used import Present, SourceDigest, release
@@ -250,7 +250,7 @@ def declared_reads(source: Path, label: str, root: Path = ROOT) -> list[Path]:
     """
     folder, found = Path(source).parent, set()
     text = Path(source).read_text(encoding="utf-8", errors="replace")
-    for line, patterns in runs.setting_comments(text, "reads"):
+    for line, patterns in tutorial_settings.setting_comments(text, "reads"):
         if not patterns.split():
             raise SiteError(f"{label}:{line}: tutorials-reads: no path given; write paths relative to the "
                             "tutorial's folder, globs allowed (# tutorials-reads: data/*.csv)")
@@ -278,7 +278,7 @@ def declared_reads(source: Path, label: str, root: Path = ROOT) -> list[Path]:
 _LINE = re.compile(r"[^\n]*\n|[^\n]+$")
 # Comment lines that are settings, wherever they stand (in a text block too): ours (core.runs.runs) and sphinx-gallery's
 # (CONFIG_COMMENT).
-_OUR_SETTING_LINE = re.compile(rf"[ \t]*#[ \t]*tutorials-({'|'.join(runs.SETTINGS)}):[^\n]*")
+_OUR_SETTING_LINE = re.compile(rf"[ \t]*#[ \t]*tutorials-({'|'.join(tutorial_settings.SETTINGS)}):[^\n]*")
 
 
 def _is_text_header(line: str) -> bool:

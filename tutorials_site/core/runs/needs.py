@@ -1,6 +1,6 @@
 """What a tutorial needs (GPUs, the network), and the runner class that has its GPUs.
 
-A tutorial declares it on a comment line of its own (core.runs.runs.setting):
+A tutorial declares it on a comment line of its own (core.tutorial_settings):
 
     # tutorials-needs: cpu        no GPU
     # tutorials-needs: gpu        one GPU (the same as gpus=1)
@@ -19,9 +19,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .. import tutorial_settings
 from ..errors import SiteError
 from ..project import ConfError, Project, Tutorial
-from . import runs
 
 CLASSES = ("cpu", "gpu", "multi-gpu")
 SETTING = "tutorials_needs"  # conf.py's default, for every gallery or per gallery
@@ -127,7 +127,7 @@ def of(project: Project, tutorial: Tutorial) -> Needs:
     Raises SiteError naming the file (the tutorial's line, or conf.py) and the fix.
     """
     try:
-        declared = runs.setting(tutorial.path, "needs", parse_line, tutorial.label)
+        declared = tutorial_settings.setting(tutorial.path, "needs", parse_line, tutorial.label)
     except ValueError as error:
         raise SiteError(str(error)) from None
     line, (gpus, network) = declared or (1, (None, False))

@@ -12,17 +12,15 @@ the current source and environment, is not current: the build runs the
 tutorial again (or `make assemble` refuses).
 """
 
-import io
 import json
 import os
 import re
 import shutil
 import signal
-import tokenize
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from ..files import open_regular, write_atomically
 from ..project import Tutorial
@@ -36,12 +34,6 @@ PROGRESS = "progress.json"  # the code block a run is in, rewritten as each star
 _PROGRESS_MAX = 4096  # bytes of a progress.json read: the runner's is a few dozen
 STAMP = seal.STAMP
 PAGE = "page"  # the run's files its page shows, as the staged tree holds them: its figures (figures_folder)
-T = TypeVar("T")
-# A tutorial's own settings, each a comment line of its own in its source: `# tutorials-timeout: 120` (seconds),
-# `# tutorials-needs: gpus=2` (core.runs.needs), `# tutorials-reads: data/*.csv extra.json` (files whose changes make it
-# run again, relative to its folder, globs allowed: core.runs.fingerprint.source_digest).
-SETTINGS = ("timeout", "needs", "reads")
-SETTING_COMMENT = re.compile(rf"#[ \t]*tutorials-({'|'.join(SETTINGS)}):(.*)")
 # The longest time limit the build accepts, from TUTORIAL_TIMEOUT or a tutorial's line: a limit is always set.
 MAX_TIMEOUT = 24 * 3600
 _SECONDS = re.compile(r"[0-9]+(\.[0-9]+)?")  # 600, 90.5: no exponent, sign, inf, nan or other digits
@@ -57,43 +49,6 @@ def parse_timeout(value: str) -> float:
         raise ValueError(f"{value!r} is not a number of seconds between 0 and {MAX_TIMEOUT} (24 h), "
                          "written like 600 or 90.5")
     return float(value)
-
-
-def setting_comments(text: str, name: str) -> list[tuple[int, str]]:
-    """(line, value) of each `# tutorials-NAME: value` comment standing alone on its line, in order.
-
-    Python's tokenizer tells a real comment from the same characters in a docstring or string literal.
-    A script it cannot read to the end (a syntax error, which the run reports) is searched up to there.
-    """
-    found = []
-    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
-    try:
-        for token in tokens:
-            match = SETTING_COMMENT.fullmatch(token.string) if token.type == tokenize.COMMENT else None
-            if match and match[1] == name and token.line.strip() == token.string.strip():
-                found.append((token.start[0], match[2]))
-    except (tokenize.TokenError, SyntaxError):
-        pass
-    return found
-
-
-def setting(source: Path, name: str, parse: Callable[[str], T], label: str) -> tuple[int, T] | None:
-    """(line, parsed value) of SOURCE's `# tutorials-NAME:` line, None without one.
-
-    Raises ValueError naming LABEL and the line when there are two, or when PARSE refuses the value.
-    """
-    # Bytes that are not UTF-8 cannot be a comment of ours; the run reports them as Python does.
-    found = setting_comments(Path(source).read_text(encoding="utf-8", errors="replace"), name)
-    if not found:
-        return None
-    (line, value), *others = found
-    if others:
-        raise ValueError(f"{label}:{others[0][0]}: a second tutorials-{name} line (the first is line {line}); "
-                         "keep one")
-    try:
-        return line, parse(value)
-    except ValueError as error:
-        raise ValueError(f"{label}:{line}: tutorials-{name}: {error}") from None
 
 
 class CodeBlock(Protocol):

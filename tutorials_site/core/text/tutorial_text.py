@@ -27,8 +27,8 @@ from pathlib import Path
 from docutils.utils import column_width as display_width  # columns, as docutils measures a heading's underline
 
 from ..errors import SiteError
-from ..runs.runs import SETTINGS
 from ..sphinx_gallery_formats import TEXT_BLOCK_HEADER, paragraph_starts
+from ..tutorial_settings import SETTINGS
 
 UNDERLINE = re.compile(r"^([=\-~^\"'`#*+<>:._])\1{2,}\s*$")
 DIRECTIVE = re.compile(r"^(\s*)\.\.\s+([\w:-]+)::(.*)$")
@@ -43,7 +43,7 @@ ADMONITIONS = {"note", "warning", "tip", "important", "hint", "attention", "caut
 CONFIG_LINE = re.compile(r"^\s*sphinx_gallery_\w+\s*=")
 # A docstring's opening: a prefix and triple quotes; text may follow on its line, as text may precede the closing.
 DOCSTRING_OPENING = re.compile(r"^\s*[rRuU]?(\"\"\"|''')")
-# Comments that are configuration, not text (sphinx-gallery's, ours: core.runs.runs.SETTINGS).
+# Comments that are configuration, not text (sphinx-gallery's, ours: core.tutorial_settings).
 NOT_TEXT_COMMENT = re.compile(rf"^#\s*(sphinx_gallery_|%%|!|-\*-|noqa|type:|pragma|fmt:|tutorials-({'|'.join(SETTINGS)}):)")
 
 
