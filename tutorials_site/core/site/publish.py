@@ -19,7 +19,6 @@ import contextlib
 import ctypes
 import fcntl
 import html
-import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -187,7 +186,7 @@ def _publish_locked(htmldir: Path, pages: Path, info: BuildInfo) -> versions.Man
     stable = new["stable"]
     assert stable is not None  # the versions include the one just added
     _link_stable(pages, stable)
-    write_atomically(manifest_path, json.dumps(new, indent=1, ensure_ascii=False, sort_keys=True) + "\n", durable=True)
+    write_atomically(manifest_path, versions.manifest_text(new), durable=True)
 
     url = site_url()
     site = project.current().languages

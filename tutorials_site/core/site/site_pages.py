@@ -5,6 +5,7 @@ title and description are the site's, from its conf.py.
 """
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
@@ -41,3 +42,9 @@ def not_found_page(url: str, langs: Sequence[languages.Language]) -> str:
     """The 404 page of a published tree: links to the stable version of each language."""
     return _TEMPLATES.get_template("404.html").render(url=url, langs=[[lang.seg, lang.name] for lang in langs],
                                                       **_site())
+
+
+def write_root_index(htmldir: Path, langs: Sequence[languages.Language], source: languages.Language) -> None:
+    """The site root's index.html, which sends a reader to a language's pages (chooser_page)."""
+    Path(htmldir).mkdir(parents=True, exist_ok=True)
+    Path(htmldir, "index.html").write_text(chooser_page(langs, source), encoding="utf-8")

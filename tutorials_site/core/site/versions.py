@@ -19,9 +19,12 @@ from typing import TypedDict, cast
 
 from packaging.version import Version
 
-from .. import git
+from .. import git, languages
 from ..errors import SiteError
 from ..layout import ROOT
+from ..runs.fingerprint import installed_version
+from ..runs.records import BUILD_RECORD, BuildInfo
+from ..runs.stamping import now
 
 _TAG = re.compile(r"^v(\d+)\.(\d+)(?:\.\d+)?$")
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -150,3 +153,23 @@ def load(path: Path | str) -> Manifest:
         raise VersionsError(f"{path}: unreadable or corrupt versions.json ({error}); "
                             "fix or remove it by hand, it was not changed") from None
     return cast(Manifest, data)  # checked above
+
+
+def manifest_text(manifest: Manifest) -> str:
+    """A versions.json's text, as a published tree and a build's HTML folder both hold it."""
+    return json.dumps(manifest, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def write_as_built(htmldir: Path, published: Sequence[VersionEntry], name: str) -> None:
+    """A build's own versions.json (as_built): pages ask the site root for it, and served from the build's
+    HTML folder, that folder is the root."""
+    Path(htmldir, "versions.json").write_text(manifest_text(as_built(published, name)))
+
+
+def write_build_info(htmldir: Path, name: str, langs: Sequence[languages.Language], executed: bool,
+                     partial: str = "") -> None:
+    """What the publish step needs to know about this build: its version entry; `partial`: the TUTORIALS
+    it executed alone (`make check` and `make publish` refuse such a build)."""
+    BuildInfo(name=name, label=name, release=is_release(name), torch=installed_version("torch"),
+              languages=tuple(lang.seg for lang in langs), built=now(),
+              path=f"{name}/", executed=executed, partial=partial).write(Path(htmldir, BUILD_RECORD))
