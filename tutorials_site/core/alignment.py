@@ -32,6 +32,8 @@ VARIANCE = 6.8
 # A pair is certain when no alignment of its stretch without it costs less than this more, and its length is
 # within this many deviations of the expected one (STRICT where nothing but structure and length support it).
 MARGIN, DEVIATIONS, STRICT = 3.0, 2.5, 1.5
+BAND = 12  # units a pair may stand from its place in a stretch, more where one side has more units
+WINDOW = 8  # steps of the alignment on each side of a pair that its margin weighs
 
 # What a translator copies as it is: inline code, the target of a role or link (its text when it names no other),
 # a bare URL; and numbers, which a translation may add (a word for "one" written as a digit) but rarely drops.
@@ -246,21 +248,36 @@ class _Move:
 def _align_stretch(english: _Document, translated: _Document, stretch: _Stretch, model: _Model,
                    vocabulary: frozenset[str]) -> list[_Move]:
     """The moves of one stretch's cheapest alignment."""
+    m, n = len(stretch.english), len(stretch.translated)
+    band = BAND + abs(m - n)  # a unit pairs only near its place: a long stretch costs linear time
+
+    def near(x: int, y: int) -> bool:
+        return abs(x * n / max(m, 1) - y) <= band
+
     candidates = [[_candidate(english.tokens[i], translated.tokens[j], model, vocabulary)
-                   if english.pieces[i].kind == translated.pieces[j].kind else None for j in stretch.translated]
-                  for i in stretch.english]
+                   if near(x, y) and english.pieces[i].kind == translated.pieces[j].kind else None
+                   for y, j in enumerate(stretch.translated)] for x, i in enumerate(stretch.english)]
     costs: list[list[float | None]] = [
         [0.0 if c is not None and _same(english.pieces[i].text, translated.pieces[j].text) else (c.cost if c else None)
          for c, j in zip(row, stretch.translated)] for row, i in zip(candidates, stretch.english)]
-    total, steps = _path(costs)
+    _, steps = _path(costs)
     moves = []
-    for a, b in steps:
+    for k, (a, b) in enumerate(steps):
         if a is None or b is None:
             moves.append(_Move(None if a is None else stretch.english[a], None if b is None else stretch.translated[b]))
         else:
-            margin = _path(costs, forbidden=(a, b))[0] - total
-            moves.append(_Move(stretch.english[a], stretch.translated[b], candidates[a][b], margin))
+            moves.append(_Move(stretch.english[a], stretch.translated[b], candidates[a][b], _margin(costs, steps, k)))
     return moves
+
+
+def _margin(costs: list[list[float | None]], steps: list[Step], k: int) -> float:
+    """How much more the best alignment without the pair of step K costs, within WINDOW steps of it on each side:
+    an alternative that strays further pays more moves than it saves (and a long stretch costs linear time)."""
+    done = [(sum(a is not None for a, _ in steps[:n]), sum(b is not None for _, b in steps[:n]))
+            for n in (max(k - WINDOW, 0), k, min(k + WINDOW + 1, len(steps)))]
+    (i0, j0), (a, b), (i1, j1) = done
+    window = [row[j0:j1] for row in costs[i0:i1]]
+    return _path(window, forbidden=(a - i0, b - j0))[0] - _path(window)[0]
 
 
 def _pairs(move: _Move, english: Sequence[Piece], translated: Sequence[Piece], code_changed: bool) -> list[Pair]:
