@@ -7,6 +7,8 @@ judged by reading the pairs: `--pairs`).
 
 The pairing is the command's own (core.importing with the checks commands/import_translation makes), run on the
 two folders as they are: no site, no catalog is written. Third-party translations stay outside the repository.
+The English a translation was made from is often in the translated repository's own history: a file synced from
+the English and translated later is English in the parent of the commit that translated it.
 
 `python benchmarks/import_bench.py ENGLISH_DIR TRANSLATED_DIR --language ko [--findings] [--pairs]`
 """
