@@ -20,22 +20,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tutorials_site.commands.import_translation import _script_checks  # noqa: E402
+from tutorials_site.commands.import_translation import script_checks  # noqa: E402
 from tutorials_site.core import importing, languages, tutorial_text  # noqa: E402
-from tutorials_site.core.alignment import align  # noqa: E402
 
 
-def pair_file(english: Path, translated: Path, relative: str, lang: languages.Language) -> tuple[importing.Result, int]:
-    """What the command imports from TRANSLATED for the English script (RELATIVE: its name in the report), and how
-    many English units the translation kept as they are (nothing to import there)."""
-    breaks, elsewhere = _script_checks(lang)
+def pair_file(english: Path, translated: Path, relative: str, lang: languages.Language) -> importing.Result:
+    """What the command imports from TRANSLATED for the English script (RELATIVE: its name in the report)."""
     pieces = importing.script_pieces(tutorial_text.parse(english))
     copy = importing.script_pieces(tutorial_text.parse(translated), lang.spaced)
-    as_is = sum(pair.verdict == "same" for pair in align(pieces, copy))
-    return importing.pair_up(pieces, copy, relative, breaks, elsewhere), as_is
+    return importing.pair_up(pieces, copy, relative, *script_checks(lang))
 
 
-def row(name: str, result: importing.Result, as_is: int) -> str:
+def row(name: str, result: importing.Result) -> str:
+    as_is = result.as_is
     left = result.units - result.certain - result.fuzzy
     share = result.certain / result.units if result.units else 1.0
     translated = result.certain / (result.units - as_is) if result.units > as_is else 1.0
@@ -52,7 +49,7 @@ def main() -> None:
     parser.add_argument("--pairs", action="store_true", help="print every import (msgid, then msgstr) to judge it")
     args = parser.parse_args()
     lang = languages.of(args.language)
-    results, kept = [], 0
+    results = []
     print(f"{'file':<60} {'units':>6} {'imported':>8} {'fuzzy':>6} {'left':>6} {'as is':>6} {'share':>7}"
           f" {'translated':>11}")
     for english in sorted(args.english.rglob("*.py")):
@@ -60,16 +57,16 @@ def main() -> None:
         translated = args.translated / relative
         if not translated.is_file():
             continue
-        result, as_is = pair_file(english, translated, relative, lang)
+        result = pair_file(english, translated, relative, lang)
         results.append(result)
-        kept += as_is
-        print(row(relative, result, as_is))
+        print(row(relative, result))
         for finding in result.findings if args.findings else ():
             print(f"    {relative}:{finding.line}: {finding.text}")
         for entry in result.imported if args.pairs else ():
             print(f"    {'fuzzy' if entry.fuzzy else 'import'}: {entry.msgid!r}\n           -> {entry.msgstr!r}")
-    total = importing.Result(tuple(i for r in results for i in r.imported), (), sum(r.units for r in results))
-    print(row(f"total ({len(results)} files)", total, kept))
+    total = importing.Result(tuple(i for r in results for i in r.imported), (), sum(r.units for r in results),
+                             sum(r.as_is for r in results))
+    print(row(f"total ({len(results)} files)", total))
 
 
 if __name__ == "__main__":

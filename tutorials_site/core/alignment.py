@@ -40,9 +40,10 @@ WINDOW = 8  # steps of the alignment on each side of a pair that its margin weig
 KEPT = re.compile(r"``(?P<literal>.+?)``|`[^`<]*<(?P<target>[^<>`]+)>`|`(?P<text>[^`]+)`|(?P<url>https?://[^\s<>`]+)")
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 LATIN_WORD = re.compile(r"[A-Za-z][\w.+-]*[A-Za-z0-9]|[A-Za-z]", re.ASCII)
+NAME = re.compile(r"[A-Z][A-Z0-9]+|[A-Z]?[a-z]+(?:[A-Z][a-z0-9]*)+\d*|[A-Za-z]+\d+")  # GPU, PyTorch, ResNet18
 SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？]")
 
-Verdict = Literal["certain", "likely", "same", "missing", "extra", "code changed"]
+Verdict = Literal["certain", "likely", "near changed code", "same", "missing", "extra", "code changed"]
 
 
 @dataclass(frozen=True)
@@ -69,14 +70,25 @@ class _Tokens:
     shape: tuple[tuple[str, int], ...]  # how many of each kind of kept token: inline code, link targets, ...
     numbers: collections.Counter[str]
     words: frozenset[str]  # words in Latin letters outside what is kept, lower case, singular
+    names: frozenset[str]  # those of them written as names (GPU, PyTorch, ResNet18), which a translation keeps
     length: int  # characters of prose: the text less what is kept, spaces collapsed
     sentences: int
 
 
-def _word(word: str) -> str:
-    """A word as both languages may write it: "GPUs" in the English is "GPU" in a translation."""
-    word = word.lower().rstrip(".")
-    return word[:-2] if word.endswith("'s") else word[:-1] if word.endswith("s") and len(word) > 3 else word
+def _words(word: str) -> set[str]:
+    """A word as both languages may write it: "GPUs" in the English is "GPU" in a translation; and each part of a
+    compound ("per-sample", "functional_call"), which a translation may gloss alone."""
+    found = set()
+    for part in {word, *re.split(r"[-_]", word)} - {""}:
+        part = part.lower().rstrip(".")
+        if part.endswith("'s"):
+            part = part[:-2]
+        elif part.endswith("ies") and len(part) > 4:
+            part = part[:-3] + "y"
+        elif part.endswith("s") and len(part) > 3:
+            part = part[:-1]
+        found.add(part)
+    return found
 
 
 def _tokens(text: str) -> _Tokens:
@@ -85,8 +97,10 @@ def _tokens(text: str) -> _Tokens:
     shape = tuple(sorted(collections.Counter(str(match.lastgroup) for match in matches).items()))
     prose = " ".join(KEPT.sub(" ", text).split())
     numbers = collections.Counter(NUMBER.findall(prose))
-    words = frozenset(_word(word) for word in LATIN_WORD.findall(prose))
-    return _Tokens(kept, shape, numbers, words, len(prose), len(SENTENCE_END.findall(prose)) or 1)
+    latin = LATIN_WORD.findall(prose)
+    words = frozenset(part for word in latin for part in _words(word))
+    names = frozenset(word.lower() for word in latin if NAME.fullmatch(word))
+    return _Tokens(kept, shape, numbers, words, names, len(prose), len(SENTENCE_END.findall(prose)) or 1)
 
 
 @dataclass(frozen=True)
@@ -119,10 +133,11 @@ def _candidate(english: _Tokens, translated: _Tokens, model: _Model, vocabulary:
     shared = (sum((english.kept & translated.kept).values()) + sum((english.numbers & translated.numbers).values())
               + len(translated.words & english.words) + (bool(english.shape) and english.shape == translated.shape))
     added = translated.words - english.words
+    # A name the English writes and the translation lacks (a translation keeps names) counts once.
     # A kept token one side lacks counts double: a translator who keeps code and links keeps them all.
     conflicts = (2 * (sum((english.kept - translated.kept).values()) + sum((translated.kept - english.kept).values()))
                  + sum((english.numbers - translated.numbers).values())
-                 + len(added - vocabulary) + len(added & vocabulary) / 2)
+                 + len(added - vocabulary) + len(added & vocabulary) / 2 + len(english.names - translated.words))
     length_cost = -math.log(max(math.erfc(deviations / math.sqrt(2)), 1e-12))
     cost = PAIR + length_cost + 2 * min(conflicts, 4) - min(shared, 3)
     return _Candidate(max(cost, 0.0), deviations, shared, conflicts, english.sentences == translated.sentences)
@@ -290,7 +305,10 @@ def _pairs(move: _Move, english: Sequence[Piece], translated: Sequence[Piece], c
     if a is None or b is None or move.candidate is None:
         return [Pair(a, b, "missing" if b is None else "extra")]
     verdict = _verdict(move.candidate, move.margin)
-    return [Pair(a, b, verdict)] if verdict else [Pair(a, None, "missing"), Pair(None, b, "extra")]
+    if verdict is None:
+        return [Pair(a, None, "missing"), Pair(None, b, "extra")]
+    # Where the code changed since the translation, the text around it may have changed with it.
+    return [Pair(a, b, "near changed code" if code_changed else verdict)]
 
 
 def align(english: Sequence[Piece], translated: Sequence[Piece]) -> list[Pair]:
