@@ -192,3 +192,14 @@ def test_text_beside_code_that_changed_is_imported_as_fuzzy() -> None:
     assert not imported["The most common word is the one with the highest count. See the `Python documentation "
                         "<https://docs.python.org/3/library/stdtypes.html#dict>`_ for everything a dictionary can do."
                         ].fuzzy
+
+
+def test_a_particle_that_makes_two_literals_one_is_read_as_the_translator_meant() -> None:
+    # ``a``은 ... ``b`` parses as one literal running from the first to the last backquotes: escaped, it is two.
+    english = "x = 1\n# Compare ``first`` with ``second`` here.\ny = 2\n"
+    korean = "x = 1\n# ``first``은 여기에서 ``second``와 비교합니다.\ny = 2\n"
+    english_text = '"""\nTitle\n=====\n"""\n' + english.replace("# ", "#" * 30 + "\n# ", 1)
+    korean_text = '"""\n제목\n====\n"""\n' + korean.replace("# ", "#" * 30 + "\n# ", 1)
+    imported = {i.msgid: i for i in _pair(english_text, korean_text).imported}
+    entry = imported["Compare ``first`` with ``second`` here."]
+    assert (entry.msgstr, entry.fuzzy) == ("``first``\\ 은 여기에서 ``second``\\ 와 비교합니다.", False)

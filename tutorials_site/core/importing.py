@@ -157,20 +157,36 @@ def _finding(pair: Pair, english: Sequence[Piece], translated: Sequence[Piece], 
     return Finding(piece.line, f"not imported: {why.get(pair.verdict, pair.verdict)}")
 
 
+@dataclass(frozen=True)
+class _Checked:
+    """A translation as it would be imported, and what the build's checks say of it."""
+
+    msgstr: str
+    broken: str | None
+    elsewhere: str | None
+
+
+def _checked(unit: Piece, text: str, breaks: Check, points_elsewhere: Check) -> _Checked:
+    """The translation checked as it is and, for reST, with the escapes a particle against inline markup needs
+    (_escaped): the one the checks find least wrong with, as it is where both pass alike."""
+    found = []
+    for msgstr in dict.fromkeys([text] if is_comment(unit.kind) else [text, _escaped(text)]):
+        broken = breaks(unit.text, msgstr, unit.kind)
+        found.append(_Checked(msgstr, broken, None if broken else points_elsewhere(unit.text, msgstr, unit.kind)))
+    return min(found, key=lambda c: (c.broken is not None, c.elsewhere is not None))
+
+
 def _imported(pair: Pair, english: Sequence[Piece], translated: Sequence[Piece], english_file: str, breaks: Check,
               points_elsewhere: Check) -> tuple[Imported | None, Finding | None]:
     """What a pair the alignment made imports, and what the report says of it."""
     assert pair.english is not None and pair.translated is not None
     unit, piece = english[pair.english], translated[pair.translated]
-    msgstr = " ".join(piece.text.split())
-    broken = breaks(unit.text, msgstr, unit.kind)
-    if broken and not is_comment(unit.kind) and not breaks(unit.text, escaped := _escaped(msgstr), unit.kind):
-        msgstr, broken = escaped, None
-    if broken:
-        return None, Finding(piece.line, f"not imported: {broken}")
-    elsewhere = points_elsewhere(unit.text, msgstr, unit.kind)
-    if elsewhere:
-        return Imported(unit.text, msgstr, True), Finding(piece.line, f"imported as fuzzy: {elsewhere}")
+    checked = _checked(unit, " ".join(piece.text.split()), breaks, points_elsewhere)
+    msgstr = checked.msgstr
+    if checked.broken:
+        return None, Finding(piece.line, f"not imported: {checked.broken}")
+    if checked.elsewhere:
+        return Imported(unit.text, msgstr, True), Finding(piece.line, f"imported as fuzzy: {checked.elsewhere}")
     if pair.verdict == "near changed code":
         return Imported(unit.text, msgstr, True), Finding(
             piece.line, f"imported as fuzzy: {name(unit.kind)} beside code that differs from the English (changed "
