@@ -126,7 +126,7 @@ def script_pieces(tutorial: tutorial_text.Tutorial, spaced: bool = True) -> list
 
 
 def _escaped(text: str) -> str:
-    """TEXT with the escaped space reST needs between inline markup and a letter touching it (``x``\\ 은), as
+    r"""TEXT with the escaped space reST needs between inline markup and a letter touching it (``x``\ 은), as
     TRANSLATING.md asks a translator to write it: a particle written straight after a literal is the commonest
     markup a translation made in place breaks."""
     pieces, position = [], 0
