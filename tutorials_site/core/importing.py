@@ -83,7 +83,8 @@ def _kind(unit: tutorial_text.Unit) -> str:
         return f"heading {unit.underline}{'/' if unit.overline else ''}"
     if unit.kind == "item":
         return f"item {re.sub(r'[0-9]+', '1', unit.marker.strip())} {indent}"
-    return f"{unit.kind} {indent}{' ::' if unit.msgid.endswith('::') else ''}"
+    marker = f" {unit.marker.strip()}" if unit.marker else ""  # an admonition whose text starts on its line
+    return f"{unit.kind} {indent}{marker}{' ::' if unit.msgid.endswith('::') else ''}"
 
 
 def _value(text: str) -> str:
