@@ -204,7 +204,7 @@ if __name__ == "__main__":
 #
 # Training a sharded model looks the same as training any other: the
 # optimizer is built from ``model.parameters()`` (the shards), and the loop
-# is unchanged. Each rank takes its own half of a batch, as with DDP. The
+# is unchanged. Each rank takes its own share of a batch, as with DDP. The
 # gradients are averaged over the ranks during the backward pass, so the
 # step is the same as one step, in one process, on the whole batch.
 #
@@ -239,17 +239,11 @@ def train_and_check(rank, world_size):
     one_step(reference, inputs, targets)
     gap = max((p.full_tensor() - q).abs().max().item()
               for p, q in zip(sharded.parameters(), reference.parameters()))
-    say(f"loss on my {BATCH // world_size} examples: {loss:.5f}\n"
-        f"largest difference from the single-process step: {gap:.2e}")
+    return (f"loss on my {mine.stop - mine.start} examples: {loss:.5f}\n"
+            f"largest difference from the single-process step: {gap:.2e}")
 
-
-if __name__ == "__main__":
-    run_on_ranks(train_and_check)
 
 ######################################################################
-# The ranks saw different examples, so their losses differ; after the step,
-# their parameters match the single-process ones up to rounding.
-#
 # Memory against DDP
 # ------------------
 #
@@ -258,7 +252,9 @@ if __name__ == "__main__":
 # each parameter. Below, every rank trains the same model once with DDP and
 # once with FSDP2, and adds up the bytes of the tensors it holds afterwards.
 # On GPUs it also reports the peak of memory allocated during the step, which
-# includes what the layers computed along the way.
+# includes what the layers computed along the way. The processes first run
+# the checked step of the previous section, and print its result above the
+# table.
 
 
 def held(model, optimizer):
@@ -284,7 +280,9 @@ def measure(rank, wrap):
     return sizes
 
 
-def compare_memory(rank, world_size):
+def check_and_compare(rank, world_size):
+    checked = train_and_check(rank, world_size)
+    gc.collect()
     with_ddp = measure(rank, lambda model: DDP(model, device_ids=[rank] if BACKEND == "nccl" else None))
     gc.collect()
     with_fsdp = measure(rank, shard_model)
@@ -294,13 +292,16 @@ def compare_memory(rank, world_size):
     kept = sum(with_fsdp[k] for k in ("parameters", "gradients", "optimizer"))
     total = sum(with_ddp[k] for k in ("parameters", "gradients", "optimizer"))
     lines.append(f"FSDP2 keeps {kept / total:.0%} of what DDP keeps, {(total - kept) / 2**20:.2f} MiB less")
-    say("\n".join(lines))
+    say(checked + "\n" + "\n".join(lines))
 
 
 if __name__ == "__main__":
-    run_on_ranks(compare_memory)
+    run_on_ranks(check_and_compare)
 
 ######################################################################
+# The ranks saw different examples, so their losses differ; after the step,
+# their parameters match the single-process ones up to rounding.
+#
 # Each of the three parts shrinks to about one over the number of ranks. The
 # saving grows with the model: the activations and the one layer being
 # gathered at any moment stay whole, everything else is divided.

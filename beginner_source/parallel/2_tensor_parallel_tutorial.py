@@ -203,8 +203,8 @@ if __name__ == "__main__":
 #
 # Every rank now runs the whole batch through its part of the model, and
 # through a plain copy of the model as well, and compares. A forward hook on
-# ``up`` shows what a rank computes in between: half of the hidden features,
-# for every example. ``CommDebugMode`` counts the collectives each pass
+# ``up`` shows what a rank computes in between: its share of the hidden
+# features, for every example. ``CommDebugMode`` counts the collectives each pass
 # launches.
 #
 # Backward is checked too: the gradients of the split parameters are
@@ -245,8 +245,8 @@ if __name__ == "__main__":
 # thing happens in the other direction: the gradient with respect to the
 # block's input is a sum of partial results, one per rank.
 #
-# Each rank multiplied by half of each weight matrix, so on GPUs each does
-# half of the work. The price is one ``all_reduce`` of the activations per
+# Each rank multiplied by its own slice of each weight matrix, so on GPUs the
+# work of the block is divided among the ranks. The price is one ``all_reduce`` of the activations per
 # block, in each direction: it is worth paying where the ranks are linked
 # fast, the GPUs of one machine, and that is where tensor parallelism is
 # usually used.
