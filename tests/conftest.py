@@ -38,8 +38,9 @@ TUTORIAL_PAGE = Path("en", "beginner", "data_parallel_tutorial.html")
 _NOT_COPIED = shutil.ignore_patterns(".git", ".venv", "_build", "docs", "__pycache__", ".pytest_cache")
 # The tutorials the tests are written against (their names, pages and catalogs), with their catalogs: this
 # team's own copies under FIXTURES (beginner_source/, locales/, and index.md, the landing page that links no
-# section of the site's), so that adding, renaming or removing a tutorial or a section of the site changes no
-# test. A copy of the project holds these in place of the project's own tutorials and sections.
+# section of the site's, with the catalogs of that page and of the gallery's), so that adding, renaming or
+# removing a tutorial or a section of the site changes no test. A copy of the project holds these in place of
+# the project's own tutorials, sections and landing page.
 FIXTURES = Path(__file__).parent / "fixtures" / "site"
 FIXTURE_TUTORIALS = ("beginner_source/data_parallel_tutorial.py", "beginner_source/ddp_tutorial.py")
 # In a copy, all of them except this one are stubs (prose and comments, no code): the tests that build a

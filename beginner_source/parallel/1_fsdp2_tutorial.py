@@ -2,6 +2,8 @@
 Sharding a model with FSDP2
 ===========================
 
+Give each process a slice of every parameter instead of a copy of the model.
+
 With :class:`~torch.nn.parallel.DistributedDataParallel` (DDP), every process
 keeps a whole copy of the model: all the parameters, all the gradients and all
 of the optimizer's state. Add processes and you get more throughput, but never

@@ -2,6 +2,8 @@
 Tensor parallelism
 ==================
 
+Split the work of each layer across processes, and check it against one.
+
 :ref:`FSDP2 <sphx_glr_beginner_parallel_1_fsdp2_tutorial.py>` divides the
 storage of a model among processes, but each layer still runs whole, on every
 rank, once its weights are gathered. **Tensor parallelism** divides the work
