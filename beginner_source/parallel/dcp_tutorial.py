@@ -12,11 +12,11 @@ reader asks only for the pieces it needs, whatever sharding it has now.
 
 In this tutorial you will:
 
-- shard a model over two ranks with ``fully_shard``, train it for a step and
+- shard a model over the ranks with ``fully_shard``, train it for a step and
   save the model and its optimizer with ``dcp.save``;
 - look at the files the ranks wrote;
 - load the checkpoint into a single process that holds the whole model;
-- load it into two ranks again, sharded differently (tensor parallelism
+- load it into the ranks again, sharded differently (tensor parallelism
   instead of ``fully_shard``);
 - check, each time, that every tensor is equal to the one that was saved.
 
@@ -241,7 +241,7 @@ if __name__ == "__main__":
 # Loading into a different sharding
 # ---------------------------------
 #
-# Now two ranks load the same checkpoint into another layout: **tensor
+# Now the ranks load the same checkpoint into another layout: **tensor
 # parallelism**, with ``parallelize_module``. ``ColwiseParallel`` splits the
 # first layer's weight by its rows (dimension 0, as ``fully_shard`` did), but
 # ``RowwiseParallel`` splits the second layer's weight by its columns

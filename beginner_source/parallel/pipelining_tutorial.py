@@ -17,7 +17,7 @@ called the **schedule**.
 
 In this tutorial you will:
 
-- cut a model into two stages, one per rank, with ``PipelineStage``;
+- cut a model into stages, one per rank, with ``PipelineStage``;
 - train it for one step with the ``ScheduleGPipe`` schedule and four
   micro-batches;
 - check that the loss and the gradients equal those of the uncut model;
@@ -288,8 +288,8 @@ if __name__ == "__main__":
     timelines = dict(results.get() for _ in range(2))
 
 ######################################################################
-# With both schedules, the two losses agree to the last printed digit, and
-# each rank's gradients are those of the uncut model: cutting the model and
+# With both schedules, the two losses are equal up to rounding, and each
+# rank's gradients are those of the uncut model: cutting the model and
 # the batch changed where and in which order the work was done, not its
 # result.
 #
@@ -325,10 +325,10 @@ if __name__ == "__main__":
     fig.tight_layout()
 
 ######################################################################
-# On the top row, rank 1 starts only once rank 0 has finished the first
-# micro-batch, and rank 0 waits for the backward passes to come back from
-# rank 1. On the bottom row, the backward passes start earlier, interleaved
-# with the forward passes.
+# In the upper panel (``ScheduleGPipe``), rank 1 starts only once rank 0
+# has finished the first micro-batch, and rank 0 waits for the backward
+# passes to come back from rank 1. In the lower panel (``Schedule1F1B``),
+# the backward passes start earlier, interleaved with the forward passes.
 #
 # What to remember
 # ----------------
