@@ -26,6 +26,8 @@ def ran(runs_tutorials, tmp_path_factory):
     outcomes = {}
 
     def ran(name):
+        if not (SHIPPED / f"{name}.py").is_file():  # renamed or removed: nothing of the site's left to test
+            pytest.skip(f"the site ships no {SHIPPED.name}/{name}.py")
         if name not in outcomes:
             folder = tmp_path_factory.mktemp(name)
             source = shutil.copy(SHIPPED / f"{name}.py", folder / f"{name}.py")
@@ -78,7 +80,7 @@ def test_pipelining_matches_the_uncut_model_with_both_schedules_and_draws_their_
             assert f"[rank {rank}] {schedule}: stage {rank} of {world}," in step
             assert f"[rank {rank}] gradients of my layers equal the uncut model's: True" in step
         last = world - 1
-        pipeline = float(re.search(rf"^\[rank {last}\] mean loss of the 4 micro-batches: (\d+\.\d+)$", step, re.M)[1])
+        pipeline = float(re.search(rf"^\[rank {last}\] mean loss of the \d+ micro-batches: (\d+\.\d+)$", step, re.M)[1])
         uncut = float(re.search(rf"^\[rank {last}\] loss of the uncut model:\s+(\d+\.\d+)$", step, re.M)[1])
         assert abs(pipeline - uncut) < 1e-5, step
     (images,) = [list(block.images) for block in outcome.result.blocks if block.images]

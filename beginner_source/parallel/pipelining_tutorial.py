@@ -18,8 +18,8 @@ called the **schedule**.
 In this tutorial you will:
 
 - cut a model into stages, one per rank, with ``PipelineStage``;
-- train it for one step with the ``ScheduleGPipe`` schedule and four
-  micro-batches;
+- train it for one step with the ``ScheduleGPipe`` schedule and
+  ``MICROBATCHES`` micro-batches (four on two ranks);
 - check that the loss and the gradients equal those of the uncut model;
 - record when each rank ran each micro-batch, draw it as a timeline, and
   compare it with another schedule, ``Schedule1F1B``.
@@ -121,7 +121,8 @@ def say(text):
 # the gradients.
 
 WIDTH, CLASSES, BLOCKS_PER_STAGE = 1024, 10, 2
-BATCH, MICROBATCHES = 256, 4
+MICROBATCHES = max(4, WORLD_SIZE)  # Schedule1F1B needs at least one micro-batch per stage
+BATCH = 64 * MICROBATCHES  # micro-batches of equal size: the mean of their losses is the batch's mean loss
 
 
 def make_model(world_size):
@@ -236,12 +237,9 @@ def pipeline_step(rank, world_size, schedule_class):
         layers.zero_grad()
         passes.clear()
         losses = []
-        if rank == 0:
-            schedule.step(inputs)
-        elif rank == world_size - 1:
-            schedule.step(target=targets, losses=losses)
-        else:
-            schedule.step()
+        inputs_here = (inputs,) if rank == 0 else ()
+        targets_here = {"target": targets, "losses": losses} if rank == world_size - 1 else {}
+        schedule.step(*inputs_here, **targets_here)
 
     uncut = make_model(world_size).to(device)
     uncut_loss = nn.functional.cross_entropy(uncut(inputs), targets)
