@@ -28,10 +28,12 @@ def test_every_language_has_the_same_catalogs_each_for_a_tutorial_a_page_a_galle
     `make update-po`, in no language; otherwise every language has one per tutorial, page and gallery."""
     site = current()
     pages = {"index.po"} | {f"{g.gallery_dir}/index.po" for g in site.galleries}  # the landing page, the galleries
+    # A gallery's sections (a subfolder with a header) have an index page too, from `make update-po` on, as tutorials.
+    sections = {f"{t.gallery.gallery_dir}/{t.rel.parent}/index.po" for t in site.tutorials if t.rel.parent.name}
     found = {lang.code: {p.relative_to(catalogs.catalog_dir(lang)).as_posix()
                          for p in catalogs.catalog_dir(lang).rglob("*.po")} for lang in languages.TRANSLATED}
     for lang, names in found.items():
-        assert {"sphinx.po"} | pages <= names <= {"sphinx.po"} | pages | {f"{t.key}.po" for t in site.tutorials}, lang
+        assert {"sphinx.po"} | pages <= names <= {"sphinx.po"} | pages | sections | {f"{t.key}.po" for t in site.tutorials}, lang
     assert len({frozenset(names) for names in found.values()}) == 1, found
 
 

@@ -2,6 +2,8 @@
 Saving and loading sharded models with distributed checkpoints
 ==============================================================
 
+Save a sharded model from all ranks at once and load it resharded.
+
 When a model is sharded, no process holds all of it. ``torch.save`` on one
 rank would write only that rank's pieces, and gathering the whole model onto
 one rank first costs the memory that sharding was meant to save.

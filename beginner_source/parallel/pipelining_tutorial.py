@@ -2,6 +2,8 @@
 Pipeline parallelism: a model cut into stages
 =============================================
 
+Cut a model into stages, one per rank, and run micro-batches through them.
+
 Data parallelism gives every rank the whole model. When the model is too
 large for one device, another way is to **cut it into consecutive pieces,
 called stages**, and give each rank one stage: the first rank runs the first
