@@ -171,6 +171,10 @@ def save_sharded(rank, world_size, folder):
         torch.save(whole, os.path.join(folder, "reference.pt"))
 
 
+if __name__ == "__main__":
+    workdir = tempfile.TemporaryDirectory()  # removed in the last section
+    run_on_ranks(save_sharded, workdir.name)
+
 ######################################################################
 # ``whole`` is the parameter's full shape; ``here`` is the part of it that
 # the rank keeps and wrote. Each rank keeps its share of the rows of every
@@ -194,8 +198,6 @@ def show_files(folder):
 
 
 if __name__ == "__main__":
-    workdir = tempfile.TemporaryDirectory()  # removed in the last section
-    run_on_ranks(save_sharded, workdir.name)
     show_files(os.path.join(workdir.name, "ckpt"))
 
 ######################################################################
