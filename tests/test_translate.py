@@ -195,3 +195,17 @@ def test_a_label_placeholder_with_a_format_width_or_conversion_is_refused_at_its
 def test_a_percent_placeholder_is_written_bare(msgstr, reason):
     result = translate.check_label_translation(message('&#169; <a href="%(path)s">Copyright</a>', "t.html"), msgstr)
     assert result is None if reason is None else result.startswith(reason)
+
+
+def test_a_paragraph_that_introduces_a_literal_block_may_be_translated() -> None:
+    # Parsed alone, its '::' announces a block the unit does not hold: it is checked as the ':' a reader sees.
+    unit = tutorial_text.Unit("paragraph", "The code that follows::", [0])
+    assert translate.check_translation(unit, "다음 코드는 이렇습니다::") is None
+    assert translate.check_translation(unit, "다음 코드는 이렇습니다:") is not None  # its '::' must stay
+
+
+def test_a_heading_that_reads_as_a_list_may_stay_one() -> None:
+    heading = tutorial_text.Unit("heading", "1. Install the dependencies", [0])
+    assert translate.check_translation(heading, "1. 의존성 설치") is None
+    paragraph = tutorial_text.Unit("paragraph", "Install the dependencies", [0])
+    assert translate.check_translation(paragraph, "1. 의존성 설치").startswith("must stay one paragraph")

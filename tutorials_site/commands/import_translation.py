@@ -40,7 +40,7 @@ def _unit(text: str, kind: str) -> tutorial_text.Unit:
     return tutorial_text.Unit("comment" if is_comment(kind) else "paragraph", text, [0])
 
 
-def _script_checks(lang: languages.Language) -> tuple[importing.Check, importing.Check]:
+def script_checks(lang: languages.Language) -> tuple[importing.Check, importing.Check]:
     """A tutorial's translation is checked as the build checks its catalog (core.text.translate)."""
     allowed = link_targets(lang)
     return (lambda msgid, msgstr, kind: check_translation(_unit(msgid, kind), msgstr),
@@ -74,7 +74,7 @@ def _checkout(site: project.Project, folder: Path) -> Path:
 def _tutorials(site: project.Project, lang: languages.Language, checkout: Path) -> tuple[list[_Planned], list[str]]:
     """The import of each tutorial the checkout has, and the files it could not read."""
     planned, unread = [], []
-    breaks, elsewhere = _script_checks(lang)
+    breaks, elsewhere = script_checks(lang)
     for tutorial in site.tutorials:
         relative = tutorial.path.relative_to(site.root)
         translated = checkout / relative
@@ -168,8 +168,9 @@ def _write(planned: Sequence[_Planned], lang: languages.Language, overwrite: boo
 def _summary(shown: str, result: importing.Result, applied: importing.Applied) -> str:
     left = result.units - result.certain - result.fuzzy
     kept = f", {applied.kept} kept as the catalog had them" if applied.kept else ""
+    as_is = f", {result.as_is} of them English in the translation too" if result.as_is else ""
     return (f"import-translation: {shown}: {result.certain} imported, {result.fuzzy} fuzzy, {left} left in English "
-            f"(of {result.units}){kept}")
+            f"(of {result.units}{as_is}){kept}")
 
 
 def import_translation(site: project.Project, langs: Sequence[languages.Language], folder: Path, overwrite: bool,
@@ -195,6 +196,6 @@ def import_translation(site: project.Project, langs: Sequence[languages.Language
     for plan, done in zip(planned, applied):
         print(_summary(plan.shown, plan.result, done))
     total = importing.Result(tuple(i for p in planned for i in p.result.imported), (),
-                             sum(p.result.units for p in planned))
+                             sum(p.result.units for p in planned), sum(p.result.as_is for p in planned))
     print(_summary(f"{len(planned)} file(s) into {lang.seg}", total,
                    importing.Applied(sum(a.written for a in applied), sum(a.kept for a in applied))))

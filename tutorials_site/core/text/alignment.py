@@ -32,15 +32,18 @@ VARIANCE = 6.8
 # A pair is certain when no alignment of its stretch without it costs less than this more, and its length is
 # within this many deviations of the expected one (STRICT where nothing but structure and length support it).
 MARGIN, DEVIATIONS, STRICT = 3.0, 2.5, 1.5
+BAND = 12  # units a pair may stand from its place in a stretch, more where one side has more units
+WINDOW = 8  # steps of the alignment on each side of a pair that its margin weighs
 
 # What a translator copies as it is: inline code, the target of a role or link (its text when it names no other),
 # a bare URL; and numbers, which a translation may add (a word for "one" written as a digit) but rarely drops.
 KEPT = re.compile(r"``(?P<literal>.+?)``|`[^`<]*<(?P<target>[^<>`]+)>`|`(?P<text>[^`]+)`|(?P<url>https?://[^\s<>`]+)")
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 LATIN_WORD = re.compile(r"[A-Za-z][\w.+-]*[A-Za-z0-9]|[A-Za-z]", re.ASCII)
+NAME = re.compile(r"[A-Z][A-Z0-9]+|[A-Z]?[a-z]+(?:[A-Z][a-z0-9]*)+\d*|[A-Za-z]+\d+")  # GPU, PyTorch, ResNet18
 SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？]")
 
-Verdict = Literal["certain", "likely", "same", "missing", "extra", "code changed"]
+Verdict = Literal["certain", "likely", "near changed code", "same", "missing", "extra", "code changed"]
 
 
 @dataclass(frozen=True)
@@ -67,14 +70,25 @@ class _Tokens:
     shape: tuple[tuple[str, int], ...]  # how many of each kind of kept token: inline code, link targets, ...
     numbers: collections.Counter[str]
     words: frozenset[str]  # words in Latin letters outside what is kept, lower case, singular
+    names: frozenset[str]  # those of them written as names (GPU, PyTorch, ResNet18), which a translation keeps
     length: int  # characters of prose: the text less what is kept, spaces collapsed
     sentences: int
 
 
-def _word(word: str) -> str:
-    """A word as both languages may write it: "GPUs" in the English is "GPU" in a translation."""
-    word = word.lower().rstrip(".")
-    return word[:-2] if word.endswith("'s") else word[:-1] if word.endswith("s") and len(word) > 3 else word
+def _words(word: str) -> set[str]:
+    """A word as both languages may write it: "GPUs" in the English is "GPU" in a translation; and each part of a
+    compound ("per-sample", "functional_call"), which a translation may gloss alone."""
+    found = set()
+    for part in {word, *re.split(r"[-_]", word)} - {""}:
+        part = part.lower().rstrip(".")
+        if part.endswith("'s"):
+            part = part[:-2]
+        elif part.endswith("ies") and len(part) > 4:
+            part = part[:-3] + "y"
+        elif part.endswith("s") and len(part) > 3:
+            part = part[:-1]
+        found.add(part)
+    return found
 
 
 def _tokens(text: str) -> _Tokens:
@@ -83,8 +97,10 @@ def _tokens(text: str) -> _Tokens:
     shape = tuple(sorted(collections.Counter(str(match.lastgroup) for match in matches).items()))
     prose = " ".join(KEPT.sub(" ", text).split())
     numbers = collections.Counter(NUMBER.findall(prose))
-    words = frozenset(_word(word) for word in LATIN_WORD.findall(prose))
-    return _Tokens(kept, shape, numbers, words, len(prose), len(SENTENCE_END.findall(prose)) or 1)
+    latin = LATIN_WORD.findall(prose)
+    words = frozenset(part for word in latin for part in _words(word))
+    names = frozenset(word.lower() for word in latin if NAME.fullmatch(word))
+    return _Tokens(kept, shape, numbers, words, names, len(prose), len(SENTENCE_END.findall(prose)) or 1)
 
 
 @dataclass(frozen=True)
@@ -117,10 +133,11 @@ def _candidate(english: _Tokens, translated: _Tokens, model: _Model, vocabulary:
     shared = (sum((english.kept & translated.kept).values()) + sum((english.numbers & translated.numbers).values())
               + len(translated.words & english.words) + (bool(english.shape) and english.shape == translated.shape))
     added = translated.words - english.words
+    # A name the English writes and the translation lacks (a translation keeps names) counts once.
     # A kept token one side lacks counts double: a translator who keeps code and links keeps them all.
     conflicts = (2 * (sum((english.kept - translated.kept).values()) + sum((translated.kept - english.kept).values()))
                  + sum((english.numbers - translated.numbers).values())
-                 + len(added - vocabulary) + len(added & vocabulary) / 2)
+                 + len(added - vocabulary) + len(added & vocabulary) / 2 + len(english.names - translated.words))
     length_cost = -math.log(max(math.erfc(deviations / math.sqrt(2)), 1e-12))
     cost = PAIR + length_cost + 2 * min(conflicts, 4) - min(shared, 3)
     return _Candidate(max(cost, 0.0), deviations, shared, conflicts, english.sentences == translated.sentences)
@@ -246,21 +263,36 @@ class _Move:
 def _align_stretch(english: _Document, translated: _Document, stretch: _Stretch, model: _Model,
                    vocabulary: frozenset[str]) -> list[_Move]:
     """The moves of one stretch's cheapest alignment."""
+    m, n = len(stretch.english), len(stretch.translated)
+    band = BAND + abs(m - n)  # a unit pairs only near its place: a long stretch costs linear time
+
+    def near(x: int, y: int) -> bool:
+        return abs(x * n / max(m, 1) - y) <= band
+
     candidates = [[_candidate(english.tokens[i], translated.tokens[j], model, vocabulary)
-                   if english.pieces[i].kind == translated.pieces[j].kind else None for j in stretch.translated]
-                  for i in stretch.english]
+                   if near(x, y) and english.pieces[i].kind == translated.pieces[j].kind else None
+                   for y, j in enumerate(stretch.translated)] for x, i in enumerate(stretch.english)]
     costs: list[list[float | None]] = [
         [0.0 if c is not None and _same(english.pieces[i].text, translated.pieces[j].text) else (c.cost if c else None)
          for c, j in zip(row, stretch.translated)] for row, i in zip(candidates, stretch.english)]
-    total, steps = _path(costs)
+    _, steps = _path(costs)
     moves = []
-    for a, b in steps:
+    for k, (a, b) in enumerate(steps):
         if a is None or b is None:
             moves.append(_Move(None if a is None else stretch.english[a], None if b is None else stretch.translated[b]))
         else:
-            margin = _path(costs, forbidden=(a, b))[0] - total
-            moves.append(_Move(stretch.english[a], stretch.translated[b], candidates[a][b], margin))
+            moves.append(_Move(stretch.english[a], stretch.translated[b], candidates[a][b], _margin(costs, steps, k)))
     return moves
+
+
+def _margin(costs: list[list[float | None]], steps: list[Step], k: int) -> float:
+    """How much more the best alignment without the pair of step K costs, within WINDOW steps of it on each side:
+    an alternative that strays further pays more moves than it saves (and a long stretch costs linear time)."""
+    done = [(sum(a is not None for a, _ in steps[:n]), sum(b is not None for _, b in steps[:n]))
+            for n in (max(k - WINDOW, 0), k, min(k + WINDOW + 1, len(steps)))]
+    (i0, j0), (a, b), (i1, j1) = done
+    window = [row[j0:j1] for row in costs[i0:i1]]
+    return _path(window, forbidden=(a - i0, b - j0))[0] - _path(window)[0]
 
 
 def _pairs(move: _Move, english: Sequence[Piece], translated: Sequence[Piece], code_changed: bool) -> list[Pair]:
@@ -273,7 +305,10 @@ def _pairs(move: _Move, english: Sequence[Piece], translated: Sequence[Piece], c
     if a is None or b is None or move.candidate is None:
         return [Pair(a, b, "missing" if b is None else "extra")]
     verdict = _verdict(move.candidate, move.margin)
-    return [Pair(a, b, verdict)] if verdict else [Pair(a, None, "missing"), Pair(None, b, "extra")]
+    if verdict is None:
+        return [Pair(a, None, "missing"), Pair(None, b, "extra")]
+    # Where the code changed since the translation, the text around it may have changed with it.
+    return [Pair(a, b, "near changed code" if code_changed else verdict)]
 
 
 def align(english: Sequence[Piece], translated: Sequence[Piece]) -> list[Pair]:

@@ -50,6 +50,7 @@ class Result:
     imported: tuple[Imported, ...]
     findings: tuple[Finding, ...]
     units: int
+    as_is: int = 0  # English units the translation itself left in English: nothing to import there
 
     @property
     def certain(self) -> int:
@@ -82,7 +83,8 @@ def _kind(unit: tutorial_text.Unit) -> str:
         return f"heading {unit.underline}{'/' if unit.overline else ''}"
     if unit.kind == "item":
         return f"item {re.sub(r'[0-9]+', '1', unit.marker.strip())} {indent}"
-    return f"{unit.kind} {indent}{' ::' if unit.msgid.endswith('::') else ''}"
+    marker = f" {unit.marker.strip()}" if unit.marker else ""  # an admonition whose text starts on its line
+    return f"{unit.kind} {indent}{marker}{' ::' if unit.msgid.endswith('::') else ''}"
 
 
 def _value(text: str) -> str:
@@ -97,19 +99,15 @@ def _value(text: str) -> str:
 
 
 def _code(tutorial: tutorial_text.Tutorial) -> dict[int, str]:
-    """Each code row's tokens, comments aside, by row: the anchors. A string that stands alone (a function's
-    docstring) is text a translator may translate: it counts as any string."""
+    """Each code row's tokens, comments aside, by row: the anchors. A string literal counts as any string: a
+    translator may translate a docstring or a printed message, and the code is still the English code."""
     source = "".join(line if row in tutorial.code_rows else "\n" for row, line in enumerate(tutorial.lines))
-    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
     skipped = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
-    starts = {tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT}
     rows: dict[int, list[str]] = {}
-    for k, token in enumerate(tokens):
-        if token.type in skipped:
-            continue
-        alone = (token.type == tokenize.STRING and (k == 0 or tokens[k - 1].type in starts)
-                 and tokens[k + 1].type in (tokenize.NEWLINE, tokenize.ENDMARKER))
-        rows.setdefault(token.start[0] - 1, []).append("<string>" if alone else token.string)
+    for token in tokens:
+        if token.type not in skipped:
+            rows.setdefault(token.start[0] - 1, []).append("<string>" if token.type == tokenize.STRING else token.string)
     return {row: " ".join(parts) for row, parts in rows.items()}
 
 
@@ -128,6 +126,22 @@ def script_pieces(tutorial: tutorial_text.Tutorial, spaced: bool = True) -> list
     return [piece for _, _, piece in sorted(pieces, key=lambda p: (p[0], p[1]))]
 
 
+def _escaped(text: str) -> str:
+    r"""TEXT with the escaped space reST needs between inline markup and a letter touching it (``x``\ 은), as
+    TRANSLATING.md asks a translator to write it: a particle written straight after a literal is the commonest
+    markup a translation made in place breaks."""
+    pieces, position = [], 0
+    for markup in tutorial_text.INLINE_MARKUP.finditer(text):
+        if markup.group().startswith("\\"):
+            continue
+        start, end = markup.span()
+        before = "\\ " if start and text[start - 1].isalnum() else ""
+        after = "\\ " if end < len(text) and text[end].isalnum() else ""
+        pieces += [text[position:start], before, markup.group(), after]
+        position = end
+    return "".join(pieces) + text[position:]
+
+
 def _finding(pair: Pair, english: Sequence[Piece], translated: Sequence[Piece], english_file: str,
              near: int) -> Finding:
     """The report's line for a unit the pair does not import (NEAR: the translated line where a missing one goes)."""
@@ -144,18 +158,40 @@ def _finding(pair: Pair, english: Sequence[Piece], translated: Sequence[Piece], 
     return Finding(piece.line, f"not imported: {why.get(pair.verdict, pair.verdict)}")
 
 
+@dataclass(frozen=True)
+class _Checked:
+    """A translation as it would be imported, and what the build's checks say of it."""
+
+    msgstr: str
+    broken: str | None
+    elsewhere: str | None
+
+
+def _checked(unit: Piece, text: str, breaks: Check, points_elsewhere: Check) -> _Checked:
+    """The translation checked as it is and, for reST, with the escapes a particle against inline markup needs
+    (_escaped): the one the checks find least wrong with, as it is where both pass alike."""
+    found = []
+    for msgstr in dict.fromkeys([text] if is_comment(unit.kind) else [text, _escaped(text)]):
+        broken = breaks(unit.text, msgstr, unit.kind)
+        found.append(_Checked(msgstr, broken, None if broken else points_elsewhere(unit.text, msgstr, unit.kind)))
+    return min(found, key=lambda c: (c.broken is not None, c.elsewhere is not None))
+
+
 def _imported(pair: Pair, english: Sequence[Piece], translated: Sequence[Piece], english_file: str, breaks: Check,
               points_elsewhere: Check) -> tuple[Imported | None, Finding | None]:
     """What a pair the alignment made imports, and what the report says of it."""
     assert pair.english is not None and pair.translated is not None
     unit, piece = english[pair.english], translated[pair.translated]
-    msgstr = " ".join(piece.text.split())
-    broken = breaks(unit.text, msgstr, unit.kind)
-    if broken:
-        return None, Finding(piece.line, f"not imported: {broken}")
-    elsewhere = points_elsewhere(unit.text, msgstr, unit.kind)
-    if elsewhere:
-        return Imported(unit.text, msgstr, True), Finding(piece.line, f"imported as fuzzy: {elsewhere}")
+    checked = _checked(unit, " ".join(piece.text.split()), breaks, points_elsewhere)
+    msgstr = checked.msgstr
+    if checked.broken:
+        return None, Finding(piece.line, f"not imported: {checked.broken}")
+    if checked.elsewhere:
+        return Imported(unit.text, msgstr, True), Finding(piece.line, f"imported as fuzzy: {checked.elsewhere}")
+    if pair.verdict == "near changed code":
+        return Imported(unit.text, msgstr, True), Finding(
+            piece.line, f"imported as fuzzy: {name(unit.kind)} beside code that differs from the English (changed "
+                        "since the translation): check that it still translates it")
     if pair.verdict == "likely":
         return Imported(unit.text, msgstr, True), Finding(
             piece.line, f"imported as fuzzy: {name(unit.kind)} paired with {english_file}:{unit.line} by its "
@@ -170,17 +206,19 @@ def pair_up(english: Sequence[Piece], translated: Sequence[Piece], english_file:
     imported: list[Imported] = []
     findings: list[Finding] = []
     near = 1
-    for pair in align(english, translated):
+    pairs = align(english, translated)
+    as_is = sum(pair.verdict == "same" for pair in pairs)
+    for pair in pairs:
         if pair.translated is not None:
             near = translated[pair.translated].line
-        if pair.verdict in ("certain", "likely"):
+        if pair.verdict in ("certain", "likely", "near changed code"):
             result, finding = _imported(pair, english, translated, english_file, breaks, points_elsewhere)
             imported += [result] if result else []
             findings += [finding] if finding else []
         else:
             findings.append(_finding(pair, english, translated, english_file, near))
     units = sum(piece.kind != CODE for piece in english)
-    return Result(tuple(imported), tuple(sorted(findings, key=lambda f: f.line)), units)
+    return Result(tuple(imported), tuple(sorted(findings, key=lambda f: f.line)), units, as_is)
 
 
 @dataclass(frozen=True)

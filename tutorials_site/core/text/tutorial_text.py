@@ -38,6 +38,8 @@ TRANSITION = re.compile(r"^\s*([!-/:-@\[-`{-~])\1{3,}\s*$")
 LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d+\.|#\.|\(\d+\))(\s+)(\S.*)$")
 FIELD = re.compile(r"^\s*:[\w -]+:")
 # Admonitions whose body is prose; every other directive (code, images, math) is kept as is.
+# Those that take a version on their line, not text.
+VERSIONED = {"versionadded", "versionchanged", "deprecated"}
 ADMONITIONS = {"note", "warning", "tip", "important", "hint", "attention", "caution", "danger",
                "error", "seealso", "versionadded", "versionchanged", "deprecated"}
 CONFIG_LINE = re.compile(r"^\s*sphinx_gallery_\w+\s*=")
@@ -64,6 +66,7 @@ class Unit:
     overline: bool = False
     column: int = 0  # for trailing comments: where the '#' starts
     parts: tuple[str, ...] = ()  # the text of each of its lines, stripped, as the msgid joins them
+    hanging: str | None = None  # what precedes the text on its lines after the first, where not the marker's width
 
     @property
     def lineno(self) -> int:
@@ -158,8 +161,12 @@ def _item_end(numbered: Sequence[tuple[int, str]], i: int, item: re.Match[str]) 
 
 
 def _paragraph_end(numbered: Sequence[tuple[int, str]], i: int) -> int:
-    """The index after the paragraph that starts at numbered[i]."""
-    indent = _indent(numbered[i][1])
+    """The index after the paragraph that starts at numbered[i] (on an admonition's line: its lines after it are
+    indented as the admonition's body)."""
+    on_directive = DIRECTIVE.match(numbered[i][1]) is not None
+    indent = _indent(numbered[i + 1][1]) if on_directive and i + 1 < len(numbered) else _indent(numbered[i][1])
+    if on_directive and indent <= _indent(numbered[i][1]):
+        return i + 1
     j = i + 1
     while j < len(numbered) and not _blank(numbered, j) and _indent(numbered[j][1]) == indent \
             and not LIST_ITEM.match(numbered[j][1]) and not DIRECTIVE.match(numbered[j][1]):
@@ -178,6 +185,8 @@ def _block(numbered: Sequence[tuple[int, str]], i: int) -> Block:
     if TRANSITION.match(text):
         return Block("transition", i, i + 1)
     directive = DIRECTIVE.match(text)
+    if directive and directive[2] in ADMONITIONS and directive[2] not in VERSIONED and directive[3].strip():
+        return Block("paragraph", i, _paragraph_end(numbered, i))  # its text starts on its line: ".. note:: Text"
     if directive and directive[2] in ADMONITIONS:  # its options stay; its body is prose, blocks like the rest
         return Block("admonition", i, _past_fields(numbered, i + 1, indent))
     if directive or EXPLICIT.match(text):
@@ -217,6 +226,12 @@ def _unit(numbered: Sequence[tuple[int, str]], block: Block, prefix: str, title:
     if block.kind == "item" and item:
         parts = _parts([item[4]] + texts[1:])
         return Unit("item", " ".join(parts), rows, prefix=prefix + item[1], marker=item[2] + item[3], parts=parts)
+    directive = DIRECTIVE.match(texts[0])
+    if directive:  # an admonition whose text starts on its line: the directive is its marker
+        marker = texts[0][:len(texts[0]) - len(directive[3].lstrip())]
+        parts = _parts([directive[3]] + texts[1:])
+        hanging = prefix + " " * _indent(texts[1]) if len(texts) > 1 else None
+        return Unit("paragraph", " ".join(parts), rows, prefix=prefix, marker=marker, parts=parts, hanging=hanging)
     parts = _parts(texts)
     return Unit("paragraph", " ".join(parts), rows, prefix=prefix + " " * _indent(texts[0]), parts=parts)
 
@@ -483,7 +498,7 @@ def render(tutorial: Tutorial, translations: Mapping[str, str], spaced: bool = T
             parts = [_in_docstring(part, raw, quote) if in_docstring else part
                      for part in wrap(text, len(unit.lines), spaced or unit is intro)]
             lead = unit.prefix + unit.marker
-            rest = unit.prefix + " " * len(unit.marker)
+            rest = unit.hanging if unit.hanging is not None else unit.prefix + " " * len(unit.marker)
             new = [lead + parts[0]] + [rest + part for part in parts[1:]]
         new += [blank] * (len(unit.lines) - len(new))
         for row, line in zip(unit.lines, new):
