@@ -271,7 +271,7 @@ def test_each_piece_of_shared_knowledge_has_one_home():
 RULES = [
     # which lines of reST are verbatim (comments, directives, literal blocks): translation and notebooks read them
     ("reST region scanner", "core/text/tutorial_text.py", {"patterns": (r"\.\.\s", r"(\.\.|__)"), "defines": ("rst_blocks",),
-                                                      "names": ("DIRECTIVE", "EXPLICIT", "ADMONITIONS", "LIST_ITEM")}),
+                                                           "names": ("DIRECTIVE", "EXPLICIT", "ADMONITIONS", "LIST_ITEM")}),
     ("plural filter", "core/text/catalogs.py", {"calls": ("isinstance(.id)", "isinstance(.string)"), "defines": ("singular",)}),
     ("page language", "sphinxext/head.py", {"calls": ("languages.of(.language)",), "defines": ("page_language",)}),
     ("page head", "sphinxext/head.py", {"patterns": ("metatags",), "defines": ("add_to_head",)}),
