@@ -299,7 +299,7 @@ def execute_shard(build: Build, shard: shards.Shard) -> None:
                    "`make assemble` renders the pages")
 
 
-def unrun(build: Build) -> list[str]:
+def unrun_keys(build: Build) -> list[str]:
     """The keys of the tutorials a TUTORIALS build shows without output: not selected and without a current
     run (one that is current is shown, as a whole build would show it)."""
     unrun = [t for t in build.site.tutorials if t.executed and t not in build.selected
