@@ -811,7 +811,7 @@ def hostile_site(builds_site, tmp_path_factory):
         set_translations(po, translations)
     labels = our_labels(project)
     set_translations(project / JA_LABELS, dict.fromkeys(labels, EVERYWHERE))
-    unchecked = ("import sys; from tutorials_site.core import translate; "
+    unchecked = ("import sys; from tutorials_site.core.text import translate; "
                  "translate.SITE_CHECKS['sphinx'] = lambda message, msgstr: None; "
                  "from tutorials_site.commands.cli import main; main(sys.argv[1:])")
     result = subprocess.run([sys.executable, "-c", unchecked, "html-noplot", "--builddir", str(project / "_build")],

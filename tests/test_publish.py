@@ -130,7 +130,7 @@ def test_a_publish_killed_at_any_step_leaves_a_serving_tree(published, gh_pages,
 
 def test_a_publish_killed_while_writing_versions_json_leaves_it_whole_and_its_temporary_to_the_next(published, gh_pages):
     before = (gh_pages / "versions.json").read_bytes()
-    killer = ("import os; from tutorials_site.core import files, publish as p; "
+    killer = ("import os; from tutorials_site.core import files; from tutorials_site.core.site import publish as p; "
               "files.os.fsync = lambda fd: os._exit(137); "  # the data written, not yet renamed into place
               f"p.publish({str(published / '_build' / 'html')!r}, {str(gh_pages)!r})")
     result = subprocess.run([sys.executable, "-c", killer], cwd=published, capture_output=True, text=True)
