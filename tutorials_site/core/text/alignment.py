@@ -123,6 +123,7 @@ class _Candidate:
     # Kept tokens one has and the other lacks, and Latin words the translation has and the English unit lacks (half
     # as much where the English document has them elsewhere: a translator may gloss a term in English).
     conflicts: float
+    names_missing: int  # names the English writes that the translation lacks (it may spell one in its own script)
     sentences_agree: bool
 
 
@@ -133,14 +134,15 @@ def _candidate(english: _Tokens, translated: _Tokens, model: _Model, vocabulary:
     shared = (sum((english.kept & translated.kept).values()) + sum((english.numbers & translated.numbers).values())
               + len(translated.words & english.words) + (bool(english.shape) and english.shape == translated.shape))
     added = translated.words - english.words
-    # A name the English writes and the translation lacks (a translation keeps names) counts once.
     # A kept token one side lacks counts double: a translator who keeps code and links keeps them all.
     conflicts = (2 * (sum((english.kept - translated.kept).values()) + sum((translated.kept - english.kept).values()))
                  + sum((english.numbers - translated.numbers).values())
-                 + len(added - vocabulary) + len(added & vocabulary) / 2 + len(english.names - translated.words))
+                 + len(added - vocabulary) + len(added & vocabulary) / 2)
+    names_missing = len(english.names - translated.words)
     length_cost = -math.log(max(math.erfc(deviations / math.sqrt(2)), 1e-12))
-    cost = PAIR + length_cost + 2 * min(conflicts, 4) - min(shared, 3)
-    return _Candidate(max(cost, 0.0), deviations, shared, conflicts, english.sentences == translated.sentences)
+    cost = PAIR + length_cost + 2 * min(conflicts + names_missing, 4) - min(shared, 3)
+    return _Candidate(max(cost, 0.0), deviations, shared, conflicts, names_missing,
+                      english.sentences == translated.sentences)
 
 
 def is_comment(kind: str) -> bool:
@@ -242,7 +244,8 @@ def _verdict(candidate: _Candidate, margin: float) -> Verdict | None:
     if candidate.conflicts and not candidate.shared:
         return None
     supported = candidate.shared > 0 or (candidate.sentences_agree and candidate.deviations <= STRICT)
-    agreeing = candidate.conflicts * 4 <= candidate.shared  # a gloss in English here and there, against much shared
+    # A gloss in English here and there, against much shared; a name the translation lacks leaves the pair uncertain.
+    agreeing = candidate.conflicts * 4 <= candidate.shared and not candidate.names_missing
     limit = DEVIATIONS + (1 if candidate.shared >= 3 else 0)
     if margin >= MARGIN and agreeing and candidate.deviations <= limit and supported:
         return "certain"
