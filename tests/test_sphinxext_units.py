@@ -1,7 +1,7 @@
 """sphinxext.units: a page's pieces for `make import-translation`, in reading order, as Sphinx's gettext builder
 extracts its messages, with its code blocks between them."""
 
-from tutorials_site.core.alignment import CODE
+from tutorials_site.core.text.alignment import CODE
 from tutorials_site.sphinxext import units
 
 PAGE = """A page
