@@ -27,6 +27,7 @@ sphinx_gallery_conf = {
     "examples_dirs": ["beginner_source"],  # tutorial source folders ...
     "gallery_dirs": ["beginner"],  # ... and the URL segment of each one's pages
     "filename_pattern": r"\.py$",  # every tutorial is executed, not only plot_*.py
+    "within_subsection_order": "FileNameSortKey",  # a section's reading order: its file names (1_..., 2_...)
     "remove_config_comments": True,
     "download_all_examples": False,
     "write_computation_times": False,

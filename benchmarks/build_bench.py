@@ -44,9 +44,10 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import catalog_bench, ci_runs  # noqa: E402
 from tutorials_site.commands.execute import RunOptions, run_tutorial, sandbox_here  # noqa: E402
-from tutorials_site.core import fingerprint, languages, project, used  # noqa: E402
+from tutorials_site.core import languages, project  # noqa: E402
 from tutorials_site.core.layout import BuildTree  # noqa: E402
-from tutorials_site.core.records import Stamp  # noqa: E402
+from tutorials_site.core.runs import fingerprint, used  # noqa: E402
+from tutorials_site.core.runs.records import Stamp  # noqa: E402
 
 COPY = shutil.ignore_patterns(".git", ".venv", "_build", "docs", "__pycache__")
 

@@ -1,6 +1,6 @@
 """What `make update-po` does to a catalog (read it, merge it, write it back), timed for one translation of a
 growing length without a blank (a Chinese or Japanese paragraph): the time must grow linearly with the length
-(Babel's own wrapping took minutes at 100,000 characters; core.catalogs wraps such a line in linear time).
+(Babel's own wrapping took minutes at 100,000 characters; core.text.catalogs wraps such a line in linear time).
 
 `python benchmarks/catalog_bench.py` prints one line; `make bench` prints it too.
 """
@@ -15,7 +15,8 @@ sys.path.insert(0, str(ROOT))
 
 from babel.messages.catalog import Catalog  # noqa: E402
 
-from tutorials_site.core import catalogs, languages  # noqa: E402
+from tutorials_site.core import languages  # noqa: E402
+from tutorials_site.core.text import catalogs  # noqa: E402
 
 LENGTHS = (50_000, 100_000, 200_000)
 

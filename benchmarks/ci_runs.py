@@ -27,9 +27,9 @@ from pathlib import Path
 
 import yaml
 
-from tutorials_site.core import shards
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import Project
+from tutorials_site.core.runs import shards
 
 WORKFLOW = ROOT / ".github" / "workflows" / "docs.yml"
 COUNT = 20
@@ -130,7 +130,7 @@ CHANGES = (
     Change("a translation (.po)", 0, _retitle(CATALOG_PATH, "작은 튜토리얼", "작은 예제")),
     Change("an engine template", 0, _append("tutorials_site/templates/sphinx_rtd_theme/layout.html", "{#- a template changed #}\n")),
     Change("the engine's CSS", 0, _append("tutorials_site/static/tutorials.css", "/* a stylesheet changed */\n")),
-    Change("the audit (core/audit.py)", 0, _append("tutorials_site/core/audit.py", "# the audit changed\n")),
+    Change("the audit (core/site/audit.py)", 0, _append("tutorials_site/core/site/audit.py", "# the audit changed\n")),
     Change("the runner (commands/runner.py)", COUNT, _append("tutorials_site/commands/runner.py", "# the runner changed\n")),
     Change("test tools and sphinx-design installed", 0, lambda repo: None,
            installed=(("pytest", "9.0.0", None), ("sphinx-design", "0.6.1", None))),

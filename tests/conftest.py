@@ -29,16 +29,18 @@ from babel.messages.mofile import write_mo
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 from tutorials_site import sphinxext
-from tutorials_site.core import versions
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import Project
+from tutorials_site.core.site import versions
 
 TUTORIAL_PAGE = Path("en", "beginner", "data_parallel_tutorial.html")
 # What a copy of the project needs to build: what git tracks, minus the heavy or generated parts.
 _NOT_COPIED = shutil.ignore_patterns(".git", ".venv", "_build", "docs", "__pycache__", ".pytest_cache")
 # The tutorials the tests are written against (their names, pages and catalogs), with their catalogs: this
-# team's own copies under FIXTURES (beginner_source/, locales/), so that adding, renaming or removing a tutorial
-# of the site changes no test. A copy of the project holds these in place of the project's own tutorials.
+# team's own copies under FIXTURES (beginner_source/, locales/, and index.md, the landing page that links no
+# section of the site's, with the catalogs of that page and of the gallery's), so that adding, renaming or
+# removing a tutorial or a section of the site changes no test. A copy of the project holds these in place of
+# the project's own tutorials, sections and landing page.
 FIXTURES = Path(__file__).parent / "fixtures" / "site"
 FIXTURE_TUTORIALS = ("beginner_source/data_parallel_tutorial.py", "beginner_source/ddp_tutorial.py")
 # In a copy, all of them except this one are stubs (prose and comments, no code): the tests that build a
@@ -66,9 +68,14 @@ def copy_project(target, source=ROOT, stubs=True):
     of its own: FIXTURE_TUTORIALS and their catalogs (from FIXTURES), all but KEPT_TUTORIAL stubs unless not STUBS."""
     shutil.copytree(source, target, ignore=_NOT_COPIED)
     for tutorial in Project.read(target).tutorials:
-        tutorial.path.unlink()
+        tutorial.path.unlink(missing_ok=True)  # gone already where its section went
         for po in Path(target, "locales").glob(f"*/LC_MESSAGES/{tutorial.key}.po"):
             po.unlink()
+        if tutorial.section.name:  # in a section of the project's: the section goes, its header and catalogs too
+            shutil.rmtree(tutorial.path.parent, ignore_errors=True)
+            for folder in (tutorial.gallery.examples_dir, tutorial.gallery.gallery_dir):
+                for catalogs in Path(target, "locales").glob(f"*/LC_MESSAGES/{folder}/{tutorial.section}"):
+                    shutil.rmtree(catalogs, ignore_errors=True)
     shutil.copytree(FIXTURES, target, dirs_exist_ok=True)
     for label in FIXTURE_TUTORIALS:
         if stubs and Path(label).stem != KEPT_TUTORIAL:

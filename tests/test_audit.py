@@ -16,9 +16,9 @@ import pytest
 
 from tutorials_site.commands import audit as command
 from tutorials_site.commands import cli
-from tutorials_site.core import audit
 from tutorials_site.core.errors import SiteError
 from tutorials_site.core.layout import ROOT
+from tutorials_site.core.site import audit
 
 TUTORIAL = "stable/ja/beginner/ddp_tutorial.html"
 INDEX = "stable/ja/beginner/index.html"

@@ -21,9 +21,12 @@ import pytest
 
 from conftest import KEPT_TUTORIAL, VENV, append, build, executed, make, one_line_error, snapshot
 from conftest import _stub as stub
-from tutorials_site.core import checks, fingerprint, isolation, languages, sandbox, translate, tutorial_text
+from tutorials_site.core import languages
 from tutorials_site.core.layout import ROOT
-from tutorials_site.core.records import RunRecord
+from tutorials_site.core.runs import fingerprint, isolation, sandbox
+from tutorials_site.core.runs.records import RunRecord
+from tutorials_site.core.site import checks
+from tutorials_site.core.text import translate, tutorial_text
 
 KO_PO = "locales/ko/LC_MESSAGES/beginner_source/data_parallel_tutorial.po"
 JA_SITE_PO = "locales/ja/LC_MESSAGES/index.po"  # the landing page's catalog
@@ -259,7 +262,7 @@ def _start_build(project, builddir):
 
 @pytest.mark.site
 def test_a_second_build_in_one_folder_is_refused_while_the_first_runs(project_copy):
-    from tutorials_site.core import checks
+    from tutorials_site.core.site import checks
 
     (project_copy / "beginner_source" / "ticks_tutorial.py").write_text(TICKS)
     builddir = project_copy / "_build"
@@ -665,7 +668,7 @@ def test_the_values_looked_for_in_output_are_those_of_secrets_not_of_ci_or_shell
 
 
 def _printed(*texts, error=None):
-    from tutorials_site.core.records import BlockRecord, RunError
+    from tutorials_site.core.runs.records import BlockRecord, RunError
 
     blocks = tuple(BlockRecord(line=10 + index, texts=(text,), images=(), rst="") for index, text in enumerate(texts))
     return RunRecord(blocks=blocks, error=error and RunError(line=40, block_line=30, message=error), hardware=None)
@@ -718,7 +721,8 @@ def site_messages(root=None, with_catalog=False):
     """(language, domain, message) of every translated language's page catalogs and sphinx.po, and of the engine's
     label catalog (domain sphinx: labels too), with the catalog's file WITH_CATALOG, in the project at ROOT
     (default: this one)."""
-    from tutorials_site.core import assets, catalogs, project
+    from tutorials_site.core import assets, project
+    from tutorials_site.core.text import catalogs
 
     for lang in languages.TRANSLATED:
         found = [(translate.domain_of(name), po) for name, po in catalogs.site_catalogs(project.current(), lang).items()]
@@ -731,7 +735,7 @@ def site_messages(root=None, with_catalog=False):
 
 def set_translations(po, translations):
     """Give entries of a catalog (msgid -> msgstr) new translations, through Babel: written as a translator's tool would."""
-    from tutorials_site.core import catalogs
+    from tutorials_site.core.text import catalogs
 
     catalog = catalogs.load(po)
     for msgid, msgstr in translations.items():
@@ -740,7 +744,7 @@ def set_translations(po, translations):
 
 
 def entry_line(po, msgid):
-    from tutorials_site.core import catalogs
+    from tutorials_site.core.text import catalogs
 
     return catalogs.load(po)[msgid].lineno
 
@@ -807,7 +811,7 @@ def hostile_site(builds_site, tmp_path_factory):
         set_translations(po, translations)
     labels = our_labels(project)
     set_translations(project / JA_LABELS, dict.fromkeys(labels, EVERYWHERE))
-    unchecked = ("import sys; from tutorials_site.core import translate; "
+    unchecked = ("import sys; from tutorials_site.core.text import translate; "
                  "translate.SITE_CHECKS['sphinx'] = lambda message, msgstr: None; "
                  "from tutorials_site.commands.cli import main; main(sys.argv[1:])")
     result = subprocess.run([sys.executable, "-c", unchecked, "html-noplot", "--builddir", str(project / "_build")],
@@ -918,7 +922,7 @@ def test_every_kind_of_translation_has_one_size_limit(kind):
 
 @pytest.mark.site
 def test_a_huge_translation_of_a_code_comment_is_shown_in_english_with_a_warning(project_copy):
-    from tutorials_site.core import catalogs
+    from tutorials_site.core.text import catalogs
 
     po = project_copy / KO_PO
     english = "Sizes of the toy problem."

@@ -13,10 +13,11 @@ from playwright.sync_api import sync_playwright
 
 from conftest import FIXTURE_TUTORIALS, TUTORIAL_PAGE, contrast, luminance, make
 from tutorials_site.commands.audit import BROWSER_FLAGS, axe_violations, serve, watch
-from tutorials_site.core import languages, versions
+from tutorials_site.core import languages
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import Project, current
-from tutorials_site.core.publish import site_url
+from tutorials_site.core.site import versions
+from tutorials_site.core.site.publish import site_url
 
 pytestmark = pytest.mark.site  # every test here builds a site or drives a browser
 

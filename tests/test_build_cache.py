@@ -1,12 +1,12 @@
-"""A language's build cache (core.build_cache): it stands while nothing the build reads or wrote changed."""
+"""A language's build cache (core.site.build_cache): it stands while nothing the build reads or wrote changed."""
 
 import pytest
 
-from tutorials_site.core import build_cache
-from tutorials_site.core.build_cache import UpToDate, inputs_digest, outputs_snapshot
 from tutorials_site.core.languages import BY_SEG
 from tutorials_site.core.layout import BuildTree
 from tutorials_site.core.project import Project
+from tutorials_site.core.site import build_cache
+from tutorials_site.core.site.build_cache import UpToDate, inputs_digest, outputs_snapshot
 
 KO = BY_SEG["ko"]
 KEY = "gallery/demo"

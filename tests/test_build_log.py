@@ -17,13 +17,13 @@ import pytest
 
 from conftest import build, copy_project
 from tutorials_site.commands.build_log import clock, expected_in_all, running
-from tutorials_site.core import runs, shards
 from tutorials_site.core.errors import UsageError
 from tutorials_site.core.layout import BuildTree
-from tutorials_site.core.records import Hardware, Stamp
-from tutorials_site.core.runs import Progress
-from tutorials_site.core.settings import from_environment
-from tutorials_site.core.shards import Expected
+from tutorials_site.core.runs import runs, shards
+from tutorials_site.core.runs.records import Hardware, Stamp
+from tutorials_site.core.runs.runs import Progress
+from tutorials_site.core.runs.shards import Expected
+from tutorials_site.core.site.settings import from_environment
 
 DDP = Path("beginner_source", "ddp_tutorial.py")
 # A text block whose heading's underline is too short: Sphinx warns in every language, the build once.

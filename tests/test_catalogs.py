@@ -10,9 +10,10 @@ import pytest
 from babel.messages.catalog import Catalog
 
 from conftest import FIXTURE_TUTORIALS, FIXTURES, snapshot
-from tutorials_site.core import catalogs, languages
+from tutorials_site.core import languages
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import current
+from tutorials_site.core.text import catalogs
 
 ALL_PO = sorted((ROOT / "locales").rglob("*.po"))  # the shipped catalogs, however many
 
@@ -25,13 +26,15 @@ def test_every_catalog_is_clean_under_msgfmt_check(po):
 
 def test_every_language_has_the_same_catalogs_each_for_a_tutorial_a_page_a_gallery_or_the_labels():
     """About the shipped catalogs, whatever tutorials there are: a tutorial just added has none until
-    `make update-po`, in no language; otherwise every language has one per tutorial, page and gallery."""
+    `make update-po`, in no language; otherwise every language has one per tutorial, page, gallery and
+    section (a section's own page, its header, may have one)."""
     site = current()
     pages = {"index.po"} | {f"{g.gallery_dir}/index.po" for g in site.galleries}  # the landing page, the galleries
+    sections = {f"{t.gallery.gallery_dir}/{t.section}/index.po" for t in site.tutorials if t.section.name}
     found = {lang.code: {p.relative_to(catalogs.catalog_dir(lang)).as_posix()
                          for p in catalogs.catalog_dir(lang).rglob("*.po")} for lang in languages.TRANSLATED}
     for lang, names in found.items():
-        assert {"sphinx.po"} | pages <= names <= {"sphinx.po"} | pages | {f"{t.key}.po" for t in site.tutorials}, lang
+        assert {"sphinx.po"} | pages <= names <= {"sphinx.po"} | pages | sections | {f"{t.key}.po" for t in site.tutorials}, lang
     assert len({frozenset(names) for names in found.values()}) == 1, found
 
 
@@ -59,7 +62,7 @@ def test_only_a_translated_entry_that_is_not_fuzzy_counts_everywhere():
 
 
 def test_a_plural_is_passed_over_by_every_reader_of_a_catalog():
-    from tutorials_site.core import translate
+    from tutorials_site.core.text import translate
 
     catalog = Catalog(locale="ko")
     catalog.add("Done", "완료")

@@ -8,7 +8,8 @@ import shutil
 import pytest
 
 from conftest import FIXTURE_TUTORIALS, TUTORIAL_PAGE, build
-from tutorials_site.core import checks, languages
+from tutorials_site.core import languages
+from tutorials_site.core.site import checks
 
 ENGLISH = [languages.BY_SEG["en"]]
 ALL = list(languages.ALL)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import TUTORIAL_PAGE
-from tutorials_site.core import versions
 from tutorials_site.core.project import current
+from tutorials_site.core.site import versions
 
 REPO = current().conf["tutorials_github_repo"]
 

@@ -10,8 +10,9 @@ from conftest import append, build, one_line_error
 from tutorials_site import sphinx_gallery_build as sg
 from tutorials_site import sphinxext
 from tutorials_site.commands import cli
-from tutorials_site.core import audit, config_values, languages, project
+from tutorials_site.core import config_values, languages, project
 from tutorials_site.core.errors import UsageError, did_you_mean
+from tutorials_site.core.site import audit
 
 GALLERY = 'sphinx_gallery_conf = {\n    "examples_dirs": ["src"],\n    "gallery_dirs": ["out"],\n}\n'
 

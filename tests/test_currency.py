@@ -1,4 +1,4 @@
-"""Is this run current? One answer (core.currency.problems) for the build, REUSE, `make assemble`, `make check`
+"""Is this run current? One answer (core.runs.currency.problems) for the build, REUSE, `make assemble`, `make check`
 and the provenance directive; here, the one table of what makes a run stale and what does not."""
 
 import dataclasses
@@ -6,9 +6,9 @@ from importlib import metadata
 
 import pytest
 
-from tutorials_site.core import currency, runs, seal
 from tutorials_site.core.layout import ROOT
-from tutorials_site.core.records import (
+from tutorials_site.core.runs import currency, runs, seal
+from tutorials_site.core.runs.records import (
     OPTIONS,
     BlockRecord,
     Hardware,
@@ -20,9 +20,9 @@ from tutorials_site.core.records import (
     UsedDistribution,
     UsedFile,
 )
-from tutorials_site.core.stamps import outputs_digest
+from tutorials_site.core.runs.stamps import outputs_digest
+from tutorials_site.core.runs.used import Present, SourceDigest, file_digest
 from tutorials_site.core.terminal import DEFAULT_LIMITS, OutputLimits
-from tutorials_site.core.used import Present, SourceDigest, file_digest
 
 KEY = "g/plot_a"
 SOURCE = SourceDigest("s" * 64, (3, 9))

@@ -13,7 +13,7 @@ from nbclient import NotebookClient
 
 from conftest import build
 from tutorials_site.core import languages
-from tutorials_site.core.checks import output_texts
+from tutorials_site.core.site.checks import output_texts
 
 pytestmark = pytest.mark.site  # every test here builds a site
 

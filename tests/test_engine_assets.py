@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tutorials_site.core import assets, catalogs, languages
-from tutorials_site.core.build_values import BuildValues
+from tutorials_site.core import assets, languages
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import current
-from tutorials_site.core.records import VersionEntry
+from tutorials_site.core.runs.records import VersionEntry
+from tutorials_site.core.site.build_values import BuildValues
+from tutorials_site.core.text import catalogs
 
 pytestmark = pytest.mark.site  # every test here runs sphinx-build
 
@@ -134,7 +135,7 @@ def test_with_furo_the_lists_and_the_version_banner_work_in_a_browser(tmp_path):
     from tutorials_site.commands.audit import BROWSER_FLAGS, watch
 
     stable = VersionEntry(name="2.0", label="2.0", release=True, path="2.0/", languages=(), torch="", built="")
-    values = tmp_path / "values.json"  # what the build hands Sphinx (core.build_values)
+    values = tmp_path / "values.json"  # what the build hands Sphinx (core.site.build_values)
     BuildValues(root="", versions=(stable,)).write(values)
     html = build_site(tmp_path, "furo", "en", "", "-D", "version=main", "-D", f"tutorials_build_values={values}")
     with sync_playwright() as playwright:

@@ -8,8 +8,8 @@ import pytest
 
 from conftest import TUTORIAL_PAGE, append, build, executed, normalized
 from conftest import build as build_all
-from tutorials_site.core.checks import output_texts as outputs
 from tutorials_site.core.project import Project
+from tutorials_site.core.site.checks import output_texts as outputs
 
 pytestmark = pytest.mark.site  # every test here builds a site
 

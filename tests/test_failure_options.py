@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from conftest import build, copy_project
-from tutorials_site.core import assets, catalogs, languages
-from tutorials_site.core.checks import page_outputs
+from tutorials_site.core import assets, languages
+from tutorials_site.core.site.checks import page_outputs
+from tutorials_site.core.text import catalogs
 
 pytestmark = pytest.mark.site  # every test here builds a site
 

@@ -13,23 +13,25 @@ import pytest
 
 from conftest import append, build, executed
 from tutorials_site import sphinx_gallery_build, sphinx_gallery_run
-from tutorials_site.core import currency, fingerprint, project
+from tutorials_site.core import project
 from tutorials_site.core.errors import SiteError
 from tutorials_site.core.layout import ROOT
-from tutorials_site.core.records import Hardware, Stamp, Used
+from tutorials_site.core.runs import currency, fingerprint
+from tutorials_site.core.runs.records import Hardware, Stamp, Used
 
 
 def test_the_run_code_is_what_the_supervisor_and_runner_import_and_nothing_else():
     files = {path.relative_to(fingerprint.PACKAGE_DIR).as_posix() for path in fingerprint.run_code()}
     # the entries, the modules they import (one of them only inside a function), the packages' __init__
     assert {"commands/execute.py", "commands/runner.py", "commands/output_guard.py",
-            "commands/child_site/sitecustomize.py", "core/terminal.py", "core/records.py", "core/project.py",
-            "core/isolation.py", "__init__.py", "commands/__init__.py", "sphinx_gallery_run.py",
+            "commands/child_site/sitecustomize.py", "core/terminal.py", "core/runs/records.py", "core/project.py",
+            "core/runs/isolation.py", "__init__.py", "commands/__init__.py", "sphinx_gallery_run.py",
             "core/sphinx_gallery_formats.py"} <= files
     not_run = {path.relative_to(fingerprint.PACKAGE_DIR).as_posix() for path in fingerprint.PACKAGE_DIR.rglob("*.py")}
     not_run -= files
-    assert {"commands/audit.py", "commands/lint.py", "commands/build.py", "core/audit.py", "core/checks.py",
-            "core/catalogs.py", "core/fingerprint.py", "core/stamping.py", "core/build_cache.py", "core/git.py",
+    assert {"commands/audit.py", "commands/lint.py", "commands/build.py", "commands/prepare.py", "commands/execution.py",
+            "commands/render.py", "commands/sphinx_process.py", "core/site/audit.py", "core/site/checks.py",
+            "core/text/catalogs.py", "core/runs/fingerprint.py", "core/runs/stamping.py", "core/site/build_cache.py", "core/git.py",
             "sphinxext/search.py", "sphinxext/gallery.py", "sphinx_gallery_build.py"} <= not_run
 
 
@@ -44,7 +46,7 @@ def package_copy(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("changed, runs_again", [
     ("commands/audit.py", False), ("commands/lint.py", False), ("sphinxext/search.py", False),
-    ("core/checks.py", False), ("commands/build.py", False), ("sphinx_gallery_build.py", False),
+    ("core/site/checks.py", False), ("commands/build.py", False), ("sphinx_gallery_build.py", False),
     ("commands/runner.py", True), ("sphinx_gallery_run.py", True), ("commands/execute.py", True), ("core/terminal.py", True),
     ("commands/child_site/sitecustomize.py", True),
 ])
@@ -115,7 +117,7 @@ def test_no_installed_distribution_counts_for_every_run_the_accelerator_runtime_
     torch = _dist(packages, "torch", "2.13.0+cpu")
     cpu = fingerprint.environment_fingerprint()
     # The GPU shard: torch's CUDA build and the CUDA runtime it brings; then any other distribution, a new torch
-    # release: each counts only for the runs that imported it (core.used).
+    # release: each counts only for the runs that imported it (core.runs.used).
     shutil.rmtree(torch)
     _dist(packages, "torch", "2.14.0+cu130")
     _dist(packages, next(iter(fingerprint.accelerator_pins())), "1.0")
@@ -195,7 +197,7 @@ def test_the_source_digest_covers_the_script_and_its_declared_files_only(tmp_pat
     (tmp_path / "gallery" / "helpers.py").write_text("")
     (tmp_path / "gallery" / "data" / "notes.txt").write_text("")
     digests = [fingerprint.source_digest(path, root=tmp_path)]
-    # a helper it imports is recorded by its run (core.used), not read here; a file neither declared nor read
+    # a helper it imports is recorded by its run (core.runs.used), not read here; a file neither declared nor read
     for name in ("helpers.py", "data/notes.txt"):
         (tmp_path / "gallery" / name).write_text("changed")
         digests.append(fingerprint.source_digest(path, root=tmp_path))

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import build, copy_project, one_line_error
-from tutorials_site.core.checks import page_outputs
-from tutorials_site.core.records import Stamp
+from tutorials_site.core.runs.records import Stamp
+from tutorials_site.core.site.checks import page_outputs
 
 TWO_LANGUAGES = {"LANGUAGES": "en ko"}
 
@@ -357,7 +357,7 @@ def test_a_script_without_a_heading_is_paged_as_sphinx_gallery_pages_it_in_every
     """sphinx-gallery takes its first paragraph for its title (tests/test_parity.py: the same page as stock); it is
     translated like any script, its downloads too."""
     from conftest import make
-    from tutorials_site.core import catalogs
+    from tutorials_site.core.text import catalogs
 
     assert script != NO_HEADING or script.count('"""') == 2 and "\nIt prints one line." in script
     (project_copy / "beginner_source" / "no_heading.py").write_text(script)

@@ -1,7 +1,8 @@
 """Asking git (core.git): its output, or "" where it has none to give; a run's origin from it."""
 
 from conftest import git as run_git
-from tutorials_site.core import git, stamping
+from tutorials_site.core import git
+from tutorials_site.core.runs import stamping
 
 
 def test_the_output_is_stripped_and_a_failure_is_empty(tmp_path):

@@ -11,8 +11,9 @@ import pytest
 from markdown_it import MarkdownIt
 
 from conftest import FIXTURE_TUTORIALS, FIXTURES
-from tutorials_site.core import catalogs, languages, translate
-from tutorials_site.core.checks import output_texts
+from tutorials_site.core import languages
+from tutorials_site.core.site.checks import output_texts
+from tutorials_site.core.text import catalogs, translate
 
 pytestmark = pytest.mark.site  # every test here builds a site
 

@@ -28,7 +28,7 @@ def imported(builds_site, tmp_path_factory):
     shutil.copyfile(IMPORT / "counting_tutorial.ko.py", checkout / TUTORIAL)
     english = (project / "index.md").read_text(encoding="utf-8")
     title = english.splitlines()[0]
-    (checkout / "index.md").write_text(english.replace(title, "# 파이토치 튜토리얼", 1), encoding="utf-8")
+    (checkout / "index.md").write_text(english.replace(title, "# PyTorch 튜토리얼", 1), encoding="utf-8")
     (project / "locales/ko/LC_MESSAGES/index.po").unlink()  # the page's catalog is made by the import
     (checkout / "beginner_source/ddp_tutorial.py").write_text("def broken(:\n", encoding="utf-8")
     done = make(project, "import-translation", FROM=str(checkout), LANGUAGES="ko")
@@ -61,7 +61,7 @@ def test_a_file_that_cannot_be_read_is_reported_and_the_others_imported(imported
 
 def test_a_page_is_imported_too(imported) -> None:
     project, checkout, title, done = imported
-    assert _catalog(project, "index.po")[title].string == "파이토치 튜토리얼"
+    assert _catalog(project, "index.po")[title].string == "PyTorch 튜토리얼"
     assert f"import-translation: {checkout / 'index.md'}: 1 imported" in done.stdout
 
 

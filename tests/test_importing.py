@@ -1,4 +1,4 @@
-"""core.alignment and core.importing: a copy translated in place, paired with its English (issue #29).
+"""core.text.alignment and core.text.importing: a copy translated in place, paired with its English (issue #29).
 
 The translations are the tests' own: the fixture site's catalogs written into the scripts as a translator working
 in place would have them (tutorial_text.render), and a small tutorial of our own with its Korean copy
@@ -12,8 +12,9 @@ from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po
 
 from conftest import FIXTURE_TUTORIALS, FIXTURES
-from tutorials_site.core import catalogs, importing, languages, tutorial_text
-from tutorials_site.core.translate import check_translation, references_changed
+from tutorials_site.core import languages
+from tutorials_site.core.text import catalogs, importing, tutorial_text
+from tutorials_site.core.text.translate import check_translation, references_changed
 
 IMPORT = Path(__file__).parent / "fixtures" / "import"
 ENGLISH, KOREAN = IMPORT / "counting_tutorial.py", IMPORT / "counting_tutorial.ko.py"
@@ -86,11 +87,11 @@ def test_a_paragraph_dropped_or_added_anywhere_is_never_imported_as_certain(labe
         after = paragraphs[(k + 1) % len(paragraphs)]
         for drop, add in ((True, False), (False, True), (True, True)):
             copy = list(lines)
-            if add and after.prefix.startswith("#"):
-                copy[after.lines[-1] + 1:after.lines[-1] + 1] = note
-            if drop:
+            if drop:  # first: the rows are the English's until a note is added
                 for row in dropped.lines:
                     copy[row] = "#" if dropped.prefix.startswith("#") else ""
+            if add and after.prefix.startswith("#"):
+                copy[after.lines[-1] + 1:after.lines[-1] + 1] = note
             result = _pair(english, "\n".join(copy))
             wrong = [i for i in _wrong(result, translations) if not i.fuzzy]
             assert wrong == [], (k, drop, add)
@@ -164,3 +165,42 @@ x = 1
 ])
 def test_the_report_names_each_kind_of_unit(kind: str, said: str) -> None:
     assert importing.name(kind) == said
+
+
+def test_a_particle_written_against_a_literal_is_imported_with_the_escape_rest_needs() -> None:
+    english = ENGLISH.read_text(encoding="utf-8")
+    korean = KOREAN.read_text(encoding="utf-8").replace("``split`` 메서드는", "``split``은 메서드로서")
+    result = _pair(english, korean)
+    translated = {i.msgid: i.msgstr for i in result.imported if not i.fuzzy}
+    assert translated["The ``split`` method cuts a string at every run of spaces and returns the pieces as a list."] \
+        .startswith("``split``\\ 은 메서드로서")
+
+
+def test_a_translated_message_in_the_code_leaves_its_comments_importable() -> None:
+    english = ENGLISH.read_text(encoding="utf-8")
+    korean = KOREAN.read_text(encoding="utf-8").replace('print(len(words), "words")', 'print(len(words), "단어")')
+    imported = {i.msgid: i for i in _pair(english, korean).imported}
+    assert not imported["Cut the sentence into words."].fuzzy
+
+
+def test_text_beside_code_that_changed_is_imported_as_fuzzy() -> None:
+    english = ENGLISH.read_text(encoding="utf-8")
+    korean = KOREAN.read_text(encoding="utf-8").replace("counts = {}", "counts = dict()")
+    result = _pair(english, korean)
+    imported = {i.msgid: i for i in result.imported}
+    assert imported["A dictionary maps each word to how many times it was seen so far."].fuzzy
+    assert any("beside code that differs from the English" in f.text for f in result.findings)
+    assert not imported["The most common word is the one with the highest count. See the `Python documentation "
+                        "<https://docs.python.org/3/library/stdtypes.html#dict>`_ for everything a dictionary can do."
+                        ].fuzzy
+
+
+def test_a_particle_that_makes_two_literals_one_is_read_as_the_translator_meant() -> None:
+    # ``a``은 ... ``b`` parses as one literal running from the first to the last backquotes: escaped, it is two.
+    english = "x = 1\n# Compare ``first`` with ``second`` here.\ny = 2\n"
+    korean = "x = 1\n# ``first``은 여기에서 ``second``와 비교합니다.\ny = 2\n"
+    english_text = '"""\nTitle\n=====\n"""\n' + english.replace("# ", "#" * 30 + "\n# ", 1)
+    korean_text = '"""\n제목\n====\n"""\n' + korean.replace("# ", "#" * 30 + "\n# ", 1)
+    imported = {i.msgid: i for i in _pair(english_text, korean_text).imported}
+    entry = imported["Compare ``first`` with ``second`` here."]
+    assert (entry.msgstr, entry.fuzzy) == ("``first``\\ 은 여기에서 ``second``\\ 와 비교합니다.", False)

@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks import ci_runs
 from conftest import build, executed, snapshot
-from tutorials_site.core import runs, shards
+from tutorials_site.core.runs import runs, shards
 
 pytestmark = pytest.mark.site  # every test here builds a site
 

@@ -1,4 +1,4 @@
-"""The torch family's builds in the locks (commands/lock.py, core/torch_builds.py): `make lock` and the venv's
+"""The torch family's builds in the locks (commands/lock.py, core/runs/torch_builds.py): `make lock` and the venv's
 install step run offline here, against tiny wheels in folders standing for PyPI and PyTorch's CPU index."""
 
 import hashlib
@@ -12,10 +12,10 @@ import zipfile
 import pytest
 
 from tutorials_site.commands import lock
-from tutorials_site.core import torch_builds
 from tutorials_site.core.errors import SiteError
-from tutorials_site.core.fingerprint import read_requirements
 from tutorials_site.core.layout import ROOT
+from tutorials_site.core.runs import torch_builds
+from tutorials_site.core.runs.fingerprint import read_requirements
 
 # PyPI's torch brings its CUDA runtime; the CPU build does not. torchvision pins torch's release, as PyTorch's does.
 PYPI = {"torch": ("9.9.0", ["fakedep==1.0", "nvidia-fakecuda==1.0"]), "torchvision": ("0.1.0", ["torch==9.9.0"]),

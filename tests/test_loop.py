@@ -18,7 +18,7 @@ from tutorials_site.commands import serve
 from tutorials_site.core import terminal
 from tutorials_site.core.errors import UsageError
 from tutorials_site.core.layout import ROOT
-from tutorials_site.core.stamps import STAMP_META
+from tutorials_site.core.runs.stamps import STAMP_META
 
 DATA_PARALLEL = "beginner_source/data_parallel_tutorial.py"
 DDP = "beginner_source/ddp_tutorial.py"

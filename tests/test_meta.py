@@ -10,11 +10,12 @@ import pytest
 from docutils.utils import column_width
 
 from conftest import build
-from tutorials_site.core import languages, versions
+from tutorials_site.core import languages
 from tutorials_site.core.project import current
-from tutorials_site.core.publish import site_url
-from tutorials_site.core.site_pages import chooser_page, not_found_page
-from tutorials_site.core.summaries import ELLIPSIS, LIMIT, plain_text
+from tutorials_site.core.site import versions
+from tutorials_site.core.site.publish import site_url
+from tutorials_site.core.site.site_pages import chooser_page, not_found_page
+from tutorials_site.core.site.summaries import ELLIPSIS, LIMIT, plain_text
 
 SITE_URL = site_url().rstrip("/")
 SITE_DESCRIPTION = current().conf["tutorials_site_description"]  # conf.py's
@@ -172,7 +173,7 @@ def test_the_site_pages_describe_the_site_and_link_their_languages():
 
 
 def test_the_site_pages_of_a_site_without_a_description_are_described_by_its_name(monkeypatch):
-    from tutorials_site.core import site_pages
+    from tutorials_site.core.site import site_pages
 
     site = SimpleNamespace(conf={"project": "Small"})
     monkeypatch.setattr(site_pages.project, "current", lambda: site)

@@ -10,9 +10,9 @@ import pytest
 
 from conftest import build, executed, one_line_error
 from tutorials_site.commands import execute
-from tutorials_site.core import needs
 from tutorials_site.core.errors import SiteError
 from tutorials_site.core.project import ConfError, Project
+from tutorials_site.core.runs import needs
 
 ENGLISH = {"LANGUAGES": "en"}
 DATA_PARALLEL = "beginner_source/data_parallel_tutorial.py"

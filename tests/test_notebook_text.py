@@ -2,7 +2,7 @@
 
 from markdown_it import MarkdownIt
 
-from tutorials_site.core.notebook_text import for_markdown
+from tutorials_site.core.text.notebook_text import for_markdown
 
 TITLES = {"sphx_glr_beginner_data_parallel_tutorial.py": "Optional: Data Parallelism"}
 
@@ -51,7 +51,7 @@ COMMENT_THEN_PROSE = (".. a comment naming :class:`torch.Tensor`\n   and :func:`
 
 
 def test_a_comment_and_its_continuation_are_left_as_written_as_translation_leaves_them():
-    from tutorials_site.core.tutorial_text import parse
+    from tutorials_site.core.text.tutorial_text import parse
 
     assert for_markdown(COMMENT_THEN_PROSE) == COMMENT_THEN_PROSE.replace("See :class:`torch.Tensor`", "See ``torch.Tensor``")
     script = '"""\nTitle\n=====\n\n' + COMMENT_THEN_PROSE + '\n"""\n' + "# %%\n" + "".join(

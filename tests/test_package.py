@@ -86,6 +86,37 @@ def test_imports_go_one_way_core_sphinxext_commands():
     assert wrong == []
 
 
+# core/'s wings, in their order: a wing imports core/'s own modules and the wings before it, never one after it;
+# core/'s own modules (project, layout, languages, ...) import no wing.
+WINGS = ("text", "runs", "site")
+
+
+def _rank(module):
+    parts = module.split(".")
+    return WINGS.index(parts[2]) + 1 if len(parts) > 3 and parts[2] in WINGS else 0
+
+
+def wing_arrows(edges):
+    """'importer -> imported' for each import in core/ that runs against the wings' order."""
+    return sorted(f"{name} -> {target}" for name, targets in edges.items() if name.startswith("tutorials_site.core.")
+                  for target in targets if target.startswith("tutorials_site.core.") and _rank(target) > _rank(name))
+
+
+def test_core_wings_import_one_way_text_runs_site():
+    _, edges = graph()
+    assert wing_arrows(edges) == []
+    folders = {path.name for path in (PACKAGE / "core").iterdir() if path.is_dir() and path.name != "__pycache__"}
+    assert folders == set(WINGS)  # a new folder takes a place in the order first
+
+
+def test_the_wing_check_sees_each_arrow_against_the_order():
+    edges = {"tutorials_site.core.text.a": {"tutorials_site.core.runs.b", "tutorials_site.core.layout"},
+             "tutorials_site.core.layout": {"tutorials_site.core.site.c"},
+             "tutorials_site.core.site.c": {"tutorials_site.core.text.a", "tutorials_site.core.runs.b"}}
+    assert wing_arrows(edges) == ["tutorials_site.core.layout -> tutorials_site.core.site.c",
+                                  "tutorials_site.core.text.a -> tutorials_site.core.runs.b"]
+
+
 DOORS = {"tutorials_site.sphinx_gallery_run", "tutorials_site.sphinx_gallery_build"}  # sphinx-gallery's doors
 FORMATS = "tutorials_site.core.sphinx_gallery_formats"  # its formats and names, for every module
 
@@ -94,7 +125,7 @@ def test_only_the_doors_import_sphinx_gallery_and_the_runner_s_door_none_of_the_
     modules, edges = graph()
     importers = {name for name, path in modules.items() if any(t.split(".")[0] == "sphinx_gallery" for t, _ in imports(path))}
     assert importers == DOORS
-    # core/ uses the formats, not the doors; the runner's door (run code: core.fingerprint) brings nothing of
+    # core/ uses the formats, not the doors; the runner's door (run code: core.runs.fingerprint) brings nothing of
     # the Sphinx side into a tutorial's process, nor into what a run's fingerprint covers.
     assert [name for name in modules if name.startswith("tutorials_site.core") and edges[name] & DOORS] == []
     assert {target for target in edges["tutorials_site.sphinx_gallery_run"]} == {FORMATS}
@@ -241,16 +272,16 @@ def _json_reads(path):
 
 
 def test_what_one_process_writes_for_another_is_read_as_a_typed_record():
-    # A file or value crossing a process boundary is a core.records.Record, read by its one strict reader. These
+    # A file or value crossing a process boundary is a core.runs.records.Record, read by its one strict reader. These
     # parse JSON of other layouts; a new one is a record, or joins this list with the reason it cannot be one.
     assert modules_by_use(_json_reads) == {"json": [
         "tutorials_site/commands/audit.py",  # Lighthouse's report: its layout, not ours
         "tutorials_site/commands/child_site/tutorials_site_used.py",  # the runner's settings, in a tutorial's process
         "tutorials_site/commands/import_translation.py",  # sphinxext.units' pieces: not yet a record (issue 31)
-        "tutorials_site/core/records.py",  # every record's reader
-        "tutorials_site/core/shards.py",  # durations.json, a file of the repository
-        "tutorials_site/core/used.py",  # out/used/<pid>.jsonl: a line per entry, the last cut short by a kill
-        "tutorials_site/core/versions.py",  # versions.json, whose layout readers' scripts share: entries as records
+        "tutorials_site/core/runs/records.py",  # every record's reader
+        "tutorials_site/core/runs/shards.py",  # durations.json, a file of the repository
+        "tutorials_site/core/runs/used.py",  # out/used/<pid>.jsonl: a line per entry, the last cut short by a kill
+        "tutorials_site/core/site/versions.py",  # versions.json, whose layout readers' scripts share: entries as records
     ]}
 
 
@@ -259,19 +290,19 @@ def test_what_one_process_writes_for_another_is_read_as_a_typed_record():
 # CALLS, a name of NAMES used or imported, or a function of DEFINES defined)
 RULES = [
     # which lines of reST are verbatim (comments, directives, literal blocks): translation and notebooks read them
-    ("reST region scanner", "core/tutorial_text.py", {"patterns": (r"\.\.\s", r"(\.\.|__)"), "defines": ("rst_blocks",),
-                                                      "names": ("DIRECTIVE", "EXPLICIT", "ADMONITIONS", "LIST_ITEM")}),
-    ("plural filter", "core/catalogs.py", {"calls": ("isinstance(.id)", "isinstance(.string)"), "defines": ("singular",)}),
+    ("reST region scanner", "core/text/tutorial_text.py", {"patterns": (r"\.\.\s", r"(\.\.|__)"), "defines": ("rst_blocks",),
+                                                           "names": ("DIRECTIVE", "EXPLICIT", "ADMONITIONS", "LIST_ITEM")}),
+    ("plural filter", "core/text/catalogs.py", {"calls": ("isinstance(.id)", "isinstance(.string)"), "defines": ("singular",)}),
     ("page language", "sphinxext/head.py", {"calls": ("languages.of(.language)",), "defines": ("page_language",)}),
     ("page head", "sphinxext/head.py", {"patterns": ("metatags",), "defines": ("add_to_head",)}),
-    ("date format", "core/stamping.py", {"patterns": ("%Y",), "calls": (".strftime", ".strptime"), "defines": ("now",)}),
-    ("{name} template splitter", "core/gallery_strings.py", {"patterns": (r"\{(\w+)\}",), "defines": ("split_template",)}),
-    ("whole-build check", "core/checks.py", {"calls": ("BuildInfo.read",), "defines": ("whole_build",)}),
+    ("date format", "core/runs/stamping.py", {"patterns": ("%Y",), "calls": (".strftime", ".strptime"), "defines": ("now",)}),
+    ("{name} template splitter", "core/text/gallery_strings.py", {"patterns": (r"\{(\w+)\}",), "defines": ("split_template",)}),
+    ("whole-build check", "core/site/checks.py", {"calls": ("BuildInfo.read",), "defines": ("whole_build",)}),
     # whether a run is current: its stamp's source, lines, environment, what it used, its time (tests/test_currency.py)
-    ("run currency", "core/currency.py", {"calls": (".cites_lines", ".code_lines", ".used"),
-                                         "patterns": ("another environment",),
-                                         "defines": ("problems", "source_problems", "fingerprint_problems",
-                                                     "stamp_problems")}),
+    ("run currency", "core/runs/currency.py", {"calls": (".cites_lines", ".code_lines", ".used"),
+                                              "patterns": ("another environment",),
+                                              "defines": ("problems", "source_problems", "fingerprint_problems",
+                                                          "stamp_problems")}),
 ]
 
 
@@ -315,7 +346,7 @@ def test_the_rule_checker_sees_each_rule_written_again(tmp_path):
     copy = tmp_path / "tutorials_site" / "sphinxext" / "copy.py"
     copy.parent.mkdir(parents=True)
     copy.write_text("\n".join([
-        "from ..core.tutorial_text import DIRECTIVE",
+        "from ..core.text.tutorial_text import DIRECTIVE",
         "COMMENT = re.compile(r'^(\\s*)\\.\\.\\s')",
         "plural = not isinstance(message.id, str)",
         "lang = languages.of(app.config.language)",
@@ -326,7 +357,7 @@ def test_the_rule_checker_sees_each_rule_written_again(tmp_path):
         "current = stamp.source == digest.code and not (stamp.cites_lines and moved)",
     ]) + "\n")
     assert rule_uses(copy) == {rule for rule, _, _ in RULES}
-    for line, rule in [("from ..core.tutorial_text import DIRECTIVE", "reST region scanner"),
+    for line, rule in [("from ..core.text.tutorial_text import DIRECTIVE", "reST region scanner"),
                        ("def singular(message):\n    return None", "plural filter"),
                        ("def fingerprint_problems(stamp):\n    return []", "run currency")]:
         copy.write_text(line + "\n")

@@ -1,12 +1,13 @@
-"""The addresses a page links to on GitHub (core.page_links), the font files a build keeps (core.assets) and
-stable/ as a link (core.publish): plain logic, no build."""
+"""The addresses a page links to on GitHub (core.site.page_links), the font files a build keeps (core.assets) and
+stable/ as a link (core.site.publish): plain logic, no build."""
 
 import os
 import shutil
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from tutorials_site.core import assets, page_links, publish
+from tutorials_site.core import assets
+from tutorials_site.core.site import page_links, publish
 
 
 def test_the_source_link_names_the_file_at_the_commit():

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from conftest import build, executed
-from tutorials_site.core.fingerprint import source_digest
+from tutorials_site.core.runs.fingerprint import source_digest
 
 pytestmark = [pytest.mark.site, pytest.mark.tutorial]  # builds a site, runs tutorials
 

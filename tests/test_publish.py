@@ -9,8 +9,9 @@ import sys
 import pytest
 
 from conftest import build, git, make, snapshot
-from tutorials_site.core import assets, files, languages, versions
-from tutorials_site.core.records import VersionEntry
+from tutorials_site.core import assets, files, languages
+from tutorials_site.core.runs.records import VersionEntry
+from tutorials_site.core.site import versions
 
 PAGE = "beginner/data_parallel_tutorial.html"
 
@@ -75,7 +76,7 @@ def test_republishing_one_version_leaves_the_other_byte_identical(published, gh_
 KILLER = """
 import os, sys
 from pathlib import Path
-from tutorials_site.core.publish import publish
+from tutorials_site.core.site.publish import publish
 
 htmldir, pages, kill_at = sys.argv[1], Path(sys.argv[2]).resolve(), int(sys.argv[3])
 changes = []
@@ -131,7 +132,7 @@ def test_a_publish_killed_at_any_step_leaves_a_serving_tree(published, gh_pages,
 
 def test_a_publish_killed_while_writing_versions_json_leaves_it_whole_and_its_temporary_to_the_next(published, gh_pages):
     before = (gh_pages / "versions.json").read_bytes()
-    killer = ("import os; from tutorials_site.core import files, publish as p; "
+    killer = ("import os; from tutorials_site.core import files; from tutorials_site.core.site import publish as p; "
               "files.os.fsync = lambda fd: os._exit(137); "  # the data written, not yet renamed into place
               f"p.publish({str(published / '_build' / 'html')!r}, {str(gh_pages)!r})")
     result = subprocess.run([sys.executable, "-c", killer], cwd=published, capture_output=True, text=True)

@@ -5,11 +5,10 @@ import json
 
 import pytest
 
-from tutorials_site.core import currency, runs, seal, shards
 from tutorials_site.core.errors import UsageError
 from tutorials_site.core.layout import ROOT
-from tutorials_site.core.publish import PublishError, validate
-from tutorials_site.core.records import (
+from tutorials_site.core.runs import currency, runs, seal, shards
+from tutorials_site.core.runs.records import (
     BlockRecord,
     BuildInfo,
     Hardware,
@@ -23,8 +22,9 @@ from tutorials_site.core.records import (
     UsedDistribution,
     UsedFile,
 )
-from tutorials_site.core.stamps import outputs_digest
-from tutorials_site.core.used import Present, SourceDigest
+from tutorials_site.core.runs.stamps import outputs_digest
+from tutorials_site.core.runs.used import Present, SourceDigest
+from tutorials_site.core.site.publish import PublishError, validate
 
 HARDWARE = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0+cpu", cuda=None)
 RESULT = RunRecord(blocks=(BlockRecord(line=7, texts=("hello\n",), images=(), rst="hello"),),

@@ -25,9 +25,10 @@ import psutil
 import pytest
 
 from tutorials_site.commands.execute import OutputRefused, RunOptions, run_tutorial, sandbox_here, timeout_for
-from tutorials_site.core.records import RunError
-from tutorials_site.core.runs import MAX_TIMEOUT, Progress, parse_timeout, read_progress, setting_comments, unfinished_reason
+from tutorials_site.core.runs.records import RunError
+from tutorials_site.core.runs.runs import MAX_TIMEOUT, Progress, parse_timeout, read_progress, unfinished_reason
 from tutorials_site.core.terminal import OutputLimits
+from tutorials_site.core.tutorial_settings import setting_comments
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = '"""\nA test tutorial\n===============\n"""\n'
@@ -446,7 +447,7 @@ def test_a_time_limit_beyond_the_maximum_or_not_plainly_written_is_refused(value
 @pytest.mark.parametrize("value", ["1e3", "999999999", "0"])
 def test_tutorial_timeout_and_the_comment_accept_the_same_values(tmp_path, value):
     from tutorials_site.core.errors import UsageError
-    from tutorials_site.core.settings import from_environment
+    from tutorials_site.core.site.settings import from_environment
 
     path = tmp_path / "demo.py"
     path.write_text(f'"""Doc."""\n# tutorials-timeout: {value}\n')
@@ -682,7 +683,7 @@ def test_a_process_that_leaves_the_group_and_the_tree_ends_with_the_run(tmp_path
             process.kill()
 
 
-# --- The sandbox (core.sandbox): what a tutorial may see, change and signal ---
+# --- The sandbox (core.runs.sandbox): what a tutorial may see, change and signal ---
 
 def test_a_tutorial_changes_nothing_outside_its_folders_and_sees_no_other_run(tmp_path, run):
     home, build = tmp_path / "home", tmp_path / "_build"

@@ -1,4 +1,4 @@
-"""core.sandbox and execute.sandbox_here: the bubblewrap command line a run gets, and what the build says where
+"""core.runs.sandbox and execute.sandbox_here: the bubblewrap command line a run gets, and what the build says where
 no sandbox can be made. (What a tutorial can and cannot do in it: tests/test_runner.py, tests/test_bad_input.py.)"""
 
 import dataclasses
@@ -8,9 +8,9 @@ import pytest
 
 from conftest import make
 from tutorials_site.commands import execute
-from tutorials_site.core import sandbox
 from tutorials_site.core.errors import UsageError
-from tutorials_site.core.settings import from_environment
+from tutorials_site.core.runs import sandbox
+from tutorials_site.core.site.settings import from_environment
 
 
 def pairs(argv, option):

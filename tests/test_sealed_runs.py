@@ -10,11 +10,11 @@ import sys
 import pytest
 
 from conftest import build, copy_project, executed, snapshot
-from tutorials_site.core import currency, runs, seal
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import Project
-from tutorials_site.core.records import BlockRecord, BuildInfo, Hardware, RecordError, RunRecord, Stamp, Used
-from tutorials_site.core.used import Present, SourceDigest
+from tutorials_site.core.runs import currency, runs, seal
+from tutorials_site.core.runs.records import BlockRecord, BuildInfo, Hardware, RecordError, RunRecord, Stamp, Used
+from tutorials_site.core.runs.used import Present, SourceDigest
 
 HARDWARE = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0", cuda=None)
 KEY = "gallery/plot_a"

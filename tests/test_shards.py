@@ -8,10 +8,10 @@ import sys
 import pytest
 
 from conftest import build, executed, normalized
-from tutorials_site.core import shards
 from tutorials_site.core.errors import UsageError
 from tutorials_site.core.project import Project, current
-from tutorials_site.core.records import Stamp
+from tutorials_site.core.runs import shards
+from tutorials_site.core.runs.records import Stamp
 
 
 def test_a_shard_spec_is_i_of_n_of_every_tutorial_or_of_one_runner_class():
@@ -158,7 +158,8 @@ def _by_class(project_copy):
 
 @pytest.mark.parametrize("count", [1, 2, 3])
 def test_each_class_s_shards_hold_that_class_s_tutorials_each_once(project_copy, monkeypatch, count):
-    from tutorials_site.core import needs, project
+    from tutorials_site.core import project
+    from tutorials_site.core.runs import needs
 
     site = _by_class(project_copy)
     monkeypatch.setattr(project, "current", lambda root=None: site)

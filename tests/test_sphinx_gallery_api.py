@@ -33,11 +33,13 @@ from sphinx_gallery._doctree_links import _load_code_obj
 
 from tutorials_site import sphinx_gallery_build as sg
 from tutorials_site import sphinx_gallery_run as sgr
-from tutorials_site.core import assets, catalogs, checks, languages, staging
+from tutorials_site.core import assets, languages
 from tutorials_site.core import sphinx_gallery_formats as formats
-from tutorials_site.core.gallery_strings import GALLERY_TEMPLATES, match_gallery_template
 from tutorials_site.core.layout import ROOT
+from tutorials_site.core.site import checks, staging
 from tutorials_site.core.sphinx_gallery_formats import figure_files
+from tutorials_site.core.text import catalogs
+from tutorials_site.core.text.gallery_strings import GALLERY_TEMPLATES, match_gallery_template
 from tutorials_site.sphinxext import gallery
 
 PACKAGE = ROOT / "tutorials_site"
@@ -209,7 +211,7 @@ def page(tmp_path_factory):
 
 
 def test_the_page_shows_each_output_block_as_the_checks_read_it(page):
-    # core.checks reads what Sphinx writes of sphinx-gallery's output blocks; output whose every line is
+    # core.site.checks reads what Sphinx writes of sphinx-gallery's output blocks; output whose every line is
     # indented keeps its indentation (output_rst's :dedent:); a traceback is an output block too.
     assert checks.page_outputs(page.html) == ["hello\n", "  indented\n  also\n", TRACEBACK]
 

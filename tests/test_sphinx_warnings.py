@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tutorials_site.core import sphinx_warnings, tutorial_text
-from tutorials_site.core.sphinx_warnings import Warning, merge, rewrite, source_line
+from tutorials_site.core.text import sphinx_warnings, tutorial_text
+from tutorials_site.core.text.sphinx_warnings import Warning, merge, rewrite, source_line
 
 CONF = """\
 extensions = ["sphinx_gallery.gen_gallery"]

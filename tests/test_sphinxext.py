@@ -9,8 +9,8 @@ from sphinx.util.console import strip_escape_sequences
 
 import tutorials_site
 from tutorials_site import sphinxext
-from tutorials_site.core.build_values import BuildValues
 from tutorials_site.core.layout import ROOT
+from tutorials_site.core.site.build_values import BuildValues
 
 LEVELS = {"warning", "error", "critical", "exception"}  # what suppress_warnings filters (warning and above)
 KEYS = {"version", "parallel_read_safe", "parallel_write_safe"}

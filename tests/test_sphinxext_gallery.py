@@ -12,10 +12,10 @@ from types import SimpleNamespace
 import pytest
 from sphinx.errors import ExtensionError
 
-from tutorials_site.core import seal
-from tutorials_site.core.records import BlockRecord, Hardware, RunRecord, Stamp
-from tutorials_site.core.runs import RESULT, STAMP
-from tutorials_site.core.stamps import stamp_path
+from tutorials_site.core.runs import seal
+from tutorials_site.core.runs.records import BlockRecord, Hardware, RunRecord, Stamp
+from tutorials_site.core.runs.runs import RESULT, STAMP
+from tutorials_site.core.runs.stamps import stamp_path
 from tutorials_site.sphinx_gallery_run import output_rst
 from tutorials_site.sphinxext import gallery
 from tutorials_site.sphinxext.gallery import (

@@ -11,8 +11,8 @@ from docutils import nodes
 from sphinx_gallery.directives import imgsgnode
 
 from tutorials_site.core import assets, languages
-from tutorials_site.core.records import RecordError
-from tutorials_site.core.staging import TranslationStatus
+from tutorials_site.core.runs.records import RecordError
+from tutorials_site.core.site.staging import TranslationStatus
 from tutorials_site.sphinxext import i18n
 
 PAGE = "beginner/data_parallel_tutorial"

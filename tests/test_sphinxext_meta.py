@@ -8,7 +8,7 @@ from docutils import nodes
 from sphinx_gallery.directives import imgsgnode
 
 from tutorials_site.core.project import current
-from tutorials_site.core.summaries import summary
+from tutorials_site.core.site.summaries import summary
 from tutorials_site.sphinxext import meta
 
 PAGE = "beginner/data_parallel_tutorial"

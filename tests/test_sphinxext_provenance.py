@@ -7,11 +7,11 @@ import pytest
 from docutils import nodes
 
 from conftest import FIXTURES
-from tutorials_site.core.fingerprint import source_digest
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import Project
-from tutorials_site.core.records import Hardware, Stamp
-from tutorials_site.core.stamps import STAMP_META, stamp_path
+from tutorials_site.core.runs.fingerprint import source_digest
+from tutorials_site.core.runs.records import Hardware, Stamp
+from tutorials_site.core.runs.stamps import STAMP_META, stamp_path
 from tutorials_site.sphinxext import provenance
 
 PAGE = "beginner/data_parallel_tutorial"

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tutorials_site.core.records import VersionEntry
+from tutorials_site.core.runs.records import VersionEntry
 from tutorials_site.sphinxext import versions
 
 PUBLISHED = [VersionEntry(name="1.0", label="1.0", release=True, path="1.0/", languages=("en",), torch="2.0",

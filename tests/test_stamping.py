@@ -1,14 +1,14 @@
-"""The build's side of execution stamps (core.stamping): the stamp a finished run gets, what the build says of
+"""The build's side of execution stamps (core.runs.stamping): the stamp a finished run gets, what the build says of
 it, and what it reads back from stamps."""
 
 import pytest
 
-from tutorials_site.core import runs
 from tutorials_site.core.layout import BuildTree
-from tutorials_site.core.needs import Needs
 from tutorials_site.core.project import Project
-from tutorials_site.core.records import BlockRecord, Hardware, RunError, RunFile, RunRecord, Stamp
-from tutorials_site.core.stamping import (
+from tutorials_site.core.runs import runs
+from tutorials_site.core.runs.needs import Needs
+from tutorials_site.core.runs.records import BlockRecord, Hardware, RunError, RunFile, RunRecord, Stamp
+from tutorials_site.core.runs.stamping import (
     MB,
     cites_lines,
     excused,
@@ -19,7 +19,7 @@ from tutorials_site.core.stamping import (
     stamped_lines,
     unexpected_failure,
 )
-from tutorials_site.core.used import SourceDigest
+from tutorials_site.core.runs.used import SourceDigest
 
 CPU = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0+cpu", cuda=None)
 TWO_GPUS = Hardware(device="NVIDIA H100", gpus=2, machine="x86_64", torch="2.13.0", cuda="13.0")

@@ -5,7 +5,7 @@ import re
 import pytest
 from docutils.utils import column_width
 
-from tutorials_site.core.summaries import ELLIPSIS, LIMIT, plain_text, summary
+from tutorials_site.core.site.summaries import ELLIPSIS, LIMIT, plain_text, summary
 
 ENGLISH = ("A single machine often has more than one GPU. torch.nn.DataParallel is the quickest way to let "
            "one model use all of them: you wrap the model once, and every forward pass after that is spread "

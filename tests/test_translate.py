@@ -5,10 +5,11 @@ from babel.messages.catalog import Catalog
 
 from conftest import FIXTURE_TUTORIALS
 from tutorials_site.commands import catalogs as catalogs_command
-from tutorials_site.core import catalogs, languages, translate, tutorial_text
+from tutorials_site.core import languages
 from tutorials_site.core.project import current
-from tutorials_site.core.translate import check_translation, generate
-from tutorials_site.core.tutorial_text import Unit
+from tutorials_site.core.text import catalogs, translate, tutorial_text
+from tutorials_site.core.text.translate import check_translation, generate
+from tutorials_site.core.text.tutorial_text import Unit
 
 PARAGRAPH = Unit("paragraph", "Wrap the model in :class:`torch.nn.DataParallel` first.", [0])
 
@@ -167,7 +168,8 @@ def test_injected_markup_reaches_neither_the_page_nor_the_downloads(project_copy
 @pytest.mark.parametrize("placeholder", ["{minutes:2000000}", "{minutes!r}", "{minutes.__class__}", "{minutes[0]}",
                                          "{minutes:>{seconds}}"])
 def test_a_label_placeholder_with_a_format_width_or_conversion_is_refused_at_its_line(tmp_path, placeholder):
-    from tutorials_site.core import assets, catalogs, languages
+    from tutorials_site.core import assets, languages
+    from tutorials_site.core.text import catalogs
 
     english = "({minutes} minutes {seconds} seconds)"
     text = assets.label_po(languages.of("ja")).read_text(encoding="utf-8")
@@ -193,3 +195,17 @@ def test_a_label_placeholder_with_a_format_width_or_conversion_is_refused_at_its
 def test_a_percent_placeholder_is_written_bare(msgstr, reason):
     result = translate.check_label_translation(message('&#169; <a href="%(path)s">Copyright</a>', "t.html"), msgstr)
     assert result is None if reason is None else result.startswith(reason)
+
+
+def test_a_paragraph_that_introduces_a_literal_block_may_be_translated() -> None:
+    # Parsed alone, its '::' announces a block the unit does not hold: it is checked as the ':' a reader sees.
+    unit = tutorial_text.Unit("paragraph", "The code that follows::", [0])
+    assert translate.check_translation(unit, "다음 코드는 이렇습니다::") is None
+    assert translate.check_translation(unit, "다음 코드는 이렇습니다:") is not None  # its '::' must stay
+
+
+def test_a_heading_that_reads_as_a_list_may_stay_one() -> None:
+    heading = tutorial_text.Unit("heading", "1. Install the dependencies", [0])
+    assert translate.check_translation(heading, "1. 의존성 설치") is None
+    paragraph = tutorial_text.Unit("paragraph", "Install the dependencies", [0])
+    assert translate.check_translation(paragraph, "1. 의존성 설치").startswith("must stay one paragraph")

@@ -10,7 +10,7 @@ import pytest
 import sphinx_gallery
 
 from conftest import TUTORIAL_PAGE
-from tutorials_site.core.checks import output_texts
+from tutorials_site.core.site.checks import output_texts
 
 outputs = output_texts  # the text of every captured-output block, in page order
 

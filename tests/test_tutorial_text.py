@@ -4,9 +4,10 @@ import ast
 
 import pytest
 
-from tutorials_site.core import languages, translate, tutorial_text
+from tutorials_site.core import languages
 from tutorials_site.core.project import current
-from tutorials_site.core.tutorial_text import display_width, parse, render
+from tutorials_site.core.text import translate, tutorial_text
+from tutorials_site.core.text.tutorial_text import display_width, parse, render
 
 TUTORIALS = [t.path for t in current().tutorials]  # the shipped ones, however many: each must parse and render
 TRANSLATED_LANGUAGES = languages.TRANSLATED
@@ -322,8 +323,8 @@ def test_a_transition_target_comment_or_substitution_definition_is_never_a_unit(
 def test_a_script_with_a_transition_translates_whole_and_strict_clean(tmp_path, monkeypatch):
     from babel.messages.catalog import Catalog
 
-    from tutorials_site.core import catalogs
     from tutorials_site.core.project import Project
+    from tutorials_site.core.text import catalogs
 
     (tmp_path / "gallery").mkdir()
     (tmp_path / "gallery" / "README.txt").write_text("Gallery\n=======\n")
@@ -343,3 +344,17 @@ def test_a_script_with_a_transition_translates_whole_and_strict_clean(tmp_path, 
         if line.strip("#").strip() in ("----", "..", "__ https://pytorch.org/") or ".. " in line or "   on two" in line:
             assert translated[row] == line, (row, line)  # as the English has it
     assert "The intro. (번역)" in generated and "# A section (번역)" in generated
+
+
+def test_an_admonition_whose_text_starts_on_its_line_is_translated_whole() -> None:
+    source = ('"""\nTitle\n=====\n\n.. note:: You can set the value of this\n   option in two places.\n\n'
+              '   A second paragraph.\n\n.. versionadded:: 2.0\n   Added here.\n"""\nx = 1\n')
+    tutorial = parse("x.py", source)
+    units = {u.msgid: u for u in tutorial.units}
+    assert set(units) == {"Title", "You can set the value of this option in two places.", "A second paragraph.",
+                          "Added here."}  # a version is no text
+    translated = render(tutorial, {"You can set the value of this option in two places.":
+                                   "이 옵션의 값은 두 곳에서 정할 수 있는데 그 두 곳을 여기서 모두 설명합니다."})
+    lines = translated.splitlines()
+    assert lines[4].startswith(".. note:: 이 옵션의 값은") and lines[5].startswith("   ")
+    assert parse("x.py", translated).units[1].msgid.startswith("이 옵션의 값은")

@@ -1,4 +1,4 @@
-"""What a run used (core.used): recorded while it runs, in every process it starts; a run is current while
+"""What a run used (core.runs.used): recorded while it runs, in every process it starts; a run is current while
 each project file it read and each distribution it imported is as it was, and nothing else counts."""
 
 import json
@@ -8,9 +8,9 @@ import pytest
 
 from conftest import append, build, executed, make
 from tutorials_site.commands.execute import RunOptions, run_tutorial, sandbox_here
-from tutorials_site.core import currency, used
-from tutorials_site.core.records import Hardware, Stamp, Used, UsedDistribution, UsedFile
-from tutorials_site.core.sandbox import Sandbox
+from tutorials_site.core.runs import currency, used
+from tutorials_site.core.runs.records import Hardware, Stamp, Used, UsedDistribution, UsedFile
+from tutorials_site.core.runs.sandbox import Sandbox
 
 
 def fake_distribution(site, name, version, module=None):
@@ -149,7 +149,7 @@ def test_a_run_records_what_each_of_its_processes_opened_and_imported(tmp_path, 
     (root / "gallery" / "data" / "by_child.txt").write_text("child\n")
     (root / "gallery" / "unused.txt").write_text("")
     fake_distribution(site, "fake-dist", "1.0", module="fake_mod")
-    # the working folder links the tutorial's files, as the build's does (core.staging)
+    # the working folder links the tutorial's files, as the build's does (core.site.staging)
     workdir = tmp_path / "build" / "work"
     (workdir / "data").mkdir(parents=True)
     for path in (root / "gallery").rglob("*"):

@@ -5,8 +5,8 @@ import subprocess
 
 import pytest
 
-from tutorials_site.core import versions
-from tutorials_site.core.records import VersionEntry
+from tutorials_site.core.runs.records import VersionEntry
+from tutorials_site.core.site import versions
 
 
 def entry(name, label=""):

@@ -11,9 +11,9 @@ import yaml
 from packaging.version import Version
 
 from tutorials_site.commands import lint
-from tutorials_site.core import needs, shards
-from tutorials_site.core.fingerprint import read_requirements
-from tutorials_site.core.torch_builds import FAMILY
+from tutorials_site.core.runs import needs, shards
+from tutorials_site.core.runs.fingerprint import read_requirements
+from tutorials_site.core.runs.torch_builds import FAMILY
 
 NODE_MODULES = Path(sys.prefix) / "node" / "node_modules"
 WORKFLOW = lint.WORKFLOWS / "docs.yml"
@@ -193,7 +193,7 @@ def test_file_line_problems_become_annotations(workflow):
 
 LOCKS = {"cpu": "requirements-cpu.lock", "cuda": "requirements-cuda.lock", "test": "requirements-test.lock"}
 # What the CUDA build of torch adds to the CPU build's environment: PyPI's CUDA libraries. The torch family
-# (core.torch_builds) is in both, each member in its lock's build.
+# (core.runs.torch_builds) is in both, each member in its lock's build.
 CUDA_ONLY = re.compile(r"nvidia-.*|cuda-.*|triton")
 
 

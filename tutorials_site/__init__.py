@@ -10,5 +10,5 @@ which core/ uses too, are core.sphinx_gallery_formats.
 """
 
 # The package's own version, which its Sphinx extension reports (conf.py's `needs_extensions` reads it);
-# the site's versions are git's (core.versions).
+# the site's versions are git's (core.site.versions).
 __version__ = "1.0"

@@ -24,8 +24,8 @@ Each reference or internal use has a test in tests/test_sphinx_gallery_api.py th
 reads what this module writes with sphinx-gallery's own reader, and fails when an upgrade changes what it relies
 on; a private function says there why no public one serves. None of them builds the site. What core/ knows of
 sphinx-gallery's output stays in core/ (it imports no Sphinx) and is tested there against sphinx-gallery's real
-output too: its formats and names (core.sphinx_gallery_formats), its English strings (core.gallery_strings), the
-output blocks of a built page (core.checks).
+output too: its formats and names (core.sphinx_gallery_formats), its English strings (core.text.gallery_strings), the
+output blocks of a built page (core.site.checks).
 """
 
 import html

@@ -3,7 +3,7 @@
 One of the package's two modules that import sphinx_gallery (tests/test_package.py checks it); the other,
 sphinx_gallery_build, is the Sphinx side's and the build's. This one is imported by the runner
 (commands/runner.py) and the supervisor (commands/execute.py), so it is part of the run code's fingerprint
-(core.fingerprint): an edit to it runs every tutorial again, an edit to the Sphinx side runs none. It holds what
+(core.runs.fingerprint): an edit to it runs every tutorial again, an edit to the Sphinx side runs none. It holds what
 a run makes of a script with sphinx-gallery's code (its blocks, its figures through the scrapers, its output
 blocks' reST) and nothing a run does not use. sphinx-gallery's formats and names, which core/ uses too, are in
 core.sphinx_gallery_formats. sphinx-gallery's modules are imported where they are used, so that a tutorial's

@@ -4,7 +4,7 @@ PAGES is served on 127.0.0.1 as GitHub Pages serves it (gzip, the tree's
 404.html); Lighthouse measures the landing page, the gallery indexes and the
 tutorials of every language of stable/, and axe-core checks every page in the
 light and the dark colour scheme. The budget and the verdicts are
-core/audit.py's. axe-core (npm, pinned in the Makefile) checks a page opened in
+core/site/audit.py's. axe-core (npm, pinned in the Makefile) checks a page opened in
 Playwright; the browser tests use the same function.
 """
 
@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from ..core import audit
 from ..core.errors import Failed, UsageError
-from ..core.settings import Settings
+from ..core.site import audit
+from ..core.site.settings import Settings
 
 if TYPE_CHECKING:
     from playwright.sync_api import ConsoleMessage, Page, Request, Response  # a test tool: imported when the audit runs
@@ -199,7 +199,7 @@ def lighthouse(url: str, output: Path, chromium: str, slowdown: float) -> dict[s
 
 class Lighthouse:
     """Lighthouse runs on the served tree, each with the CPU slowdown calibrated from the host's speed in the
-    run before it (core/audit.py says why): a host that slows down during the audit is followed."""
+    run before it (core/site/audit.py says why): a host that slows down during the audit is followed."""
 
     def __init__(self, base: str, folder: str, chromium: str) -> None:
         self.base, self.folder, self.chromium = base, folder, chromium

@@ -3,7 +3,7 @@
 Each event is one plain line (`[execute] …`, `[build] …`). On a terminal (standard output a tty, TERM not
 `dumb`), tqdm adds a live line under them while the tutorials execute (how many are done of how many, the
 time so far, which one runs, for how long, in which code block, and how long it should still take, from
-its last run or CI's: core.shards) and while the languages render (which are rendering, how many are done);
+its last run or CI's: core.runs.shards) and while the languages render (which are rendering, how many are done);
 the line is erased when its stage ends, and what it says needs no line of its own (a tutorial's start, a
 language's). Elsewhere (CI, a pipe) nothing is redrawn and no escape sequence is written: while a tutorial
 runs, a line says the same every PROGRESS_INTERVAL seconds (15 by default), so that a log is never silent
@@ -29,8 +29,8 @@ from typing import TextIO
 
 from tqdm import tqdm
 
-from ..core.runs import Progress, read_progress
-from ..core.shards import Expected
+from ..core.runs.runs import Progress, read_progress
+from ..core.runs.shards import Expected
 
 _REFRESH_S = 0.5  # how often a live line shows the time passing
 # No monitor thread: the build forks (each language's Sphinx, each tutorial's runner), and a live line is

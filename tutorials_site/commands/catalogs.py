@@ -1,6 +1,6 @@
 """`make update-po` and `make i18n-status`.
 
-update-po extracts every translatable unit (tutorials with core.tutorial_text,
+update-po extracts every translatable unit (tutorials with core.text.tutorial_text,
 each hand-written page with Sphinx's gettext builder, the site's labels from
 conf.py and its templates) and merges it into every translated language's
 catalogs: one per tutorial, one per page, one of labels; and the engine's labels
@@ -18,12 +18,14 @@ from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
-from ..core import assets, build_values, catalogs, languages, project, sphinx_warnings, tutorial_text
-from ..core.build_values import BuildValues
+from ..core import assets, languages, project
 from ..core.errors import Failed
 from ..core.layout import ROOT, BuildTree, is_times_page
-from ..core.staging import overlay, stage
-from ..core.translate import SITE_CHECKS, SiteCheck, domain_of, link_targets, refusal
+from ..core.site import build_values
+from ..core.site.build_values import BuildValues
+from ..core.site.staging import overlay, stage
+from ..core.text import catalogs, sphinx_warnings, tutorial_text
+from ..core.text.translate import SITE_CHECKS, SiteCheck, domain_of, link_targets, refusal
 
 
 def sphinx_gettext(outdir: Path, site: project.Project, skip: Sequence[Path], log: Path,

@@ -15,11 +15,13 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 
-from ..core import build_lock, checks, languages, project, publish, shards
+from ..core import languages, project
 from ..core.errors import Failed, SiteError
 from ..core.layout import ROOT, BuildTree
-from ..core.settings import Settings, flag, from_environment
-from . import audit, build, catalogs, lint, serve
+from ..core.runs import shards
+from ..core.site import build_lock, checks, publish
+from ..core.site.settings import Settings, flag, from_environment
+from . import audit, build, catalogs, lint, prepare, serve
 from .build_log import shown
 from .import_translation import import_translation
 
@@ -83,18 +85,18 @@ COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], object]] = {
     "publish": lambda s, a: _publish(_htmldir(s, a), s.pages),
     "shard-matrix": lambda s, a: _shard_matrix(a.env),
     "durations": lambda s, a: _durations(a.paths or a.env.get("FROM", "").split() or [s.tree.root]),
-    "update-po": lambda s, a: catalogs.update_po(project.current(), s.tree.logs / "gettext.log", build.made_by_builds(s)),
+    "update-po": lambda s, a: catalogs.update_po(project.current(), s.tree.logs / "gettext.log", prepare.made_by_builds(s)),
     "i18n-status": lambda s, a: _i18n_status(s),
     "import-translation": lambda s, a: import_translation(
         project.current(), s.langs, Path(a.env.get("FROM", "")), flag(a.env.get("OVERWRITE")),
-        s.tree.logs / "import-translation.log", build.made_by_builds(s)),
+        s.tree.logs / "import-translation.log", prepare.made_by_builds(s)),
     "lint": lambda s, a: lint.lint(s),
     "audit": lambda s, a: audit.run(s),
     "serve": lambda s, a: serve.serve(s, a.env),  # each of its builds takes the build folder's lock itself
 }
 
 
-# The commands that write a build folder, and those that read a build's HTML (see core.build_lock).
+# The commands that write a build folder, and those that read a build's HTML (see core.site.build_lock).
 WRITERS = ("html", "html-noplot", "assemble")
 READERS = ("check", "publish")
 # The commands that run Sphinx with sphinx-gallery, which would refuse a wrong option only once it starts (after

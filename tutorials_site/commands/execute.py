@@ -2,7 +2,7 @@
 
 Each run gets fresh folders of its own, removed after it (a temporary folder,
 a HOME, an output folder, a copy of its source), and, unless SANDBOX=off, runs
-in a sandbox (core.sandbox): its own PID namespace, the system read-only,
+in a sandbox (core.runs.sandbox): its own PID namespace, the system read-only,
 nothing of the build folder but its working folder and its output folder, no
 network unless it declares it needs it. A time limit, or the end of the run,
 kills the namespace's first process, and the kernel kills every other with it.
@@ -16,14 +16,14 @@ runs (PR_SET_CHILD_SUBREAPER), so every orphan of the tree becomes its child
 instead of init's, and is killed and reaped at the end of the run.
 
 While the tutorial runs, the resident memory of the tree is sampled. The
-tutorial gets the environment core.isolation allows, never this process's
+tutorial gets the environment core.runs.isolation allows, never this process's
 whole environment.
 
-RUNDIR/options.json (core.records.RunOptions), written here: what the runner
+RUNDIR/options.json (core.runs.records.RunOptions), written here: what the runner
 needs of conf.py's sphinx_gallery_conf without evaluating conf.py, and the
 output limits; the runner reads a copy in its output folder.
 
-RUNDIR/result.json (core.records.RunRecord) is written here, from the one the
+RUNDIR/result.json (core.runs.records.RunRecord) is written here, from the one the
 runner wrote in its output folder once it is read as a RunRecord, or from what
 the run left when it died or was killed (take_outputs moves what a run records
 into RUNDIR first). The run's time is the wall time of the runner's process,
@@ -50,14 +50,14 @@ from typing import TypeVar
 
 import psutil
 
-from ..core import sandbox
 from ..core.errors import SiteError
 from ..core.files import LEFTOVERS
-from ..core.isolation import tutorial_environment
-from ..core.needs import Machine
 from ..core.project import Project, Tutorial
-from ..core.records import OPTIONS, BlockRecord, Dropped, RecordError, RunError, RunOptions, RunRecord
-from ..core.runs import (
+from ..core.runs import sandbox
+from ..core.runs.isolation import tutorial_environment
+from ..core.runs.needs import Machine
+from ..core.runs.records import OPTIONS, BlockRecord, Dropped, RecordError, RunError, RunOptions, RunRecord
+from ..core.runs.runs import (
     PROGRESS,
     RESULT,
     Progress,
@@ -66,11 +66,11 @@ from ..core.runs import (
     first_code_line,
     parse_timeout,
     read_progress,
-    setting,
     unfinished_reason,
 )
+from ..core.runs.used import FOLDER as USED
 from ..core.terminal import OutputLimits, RunOutput
-from ..core.used import FOLDER as USED
+from ..core.tutorial_settings import setting
 from ..sphinx_gallery_run import error_rst, output_rst, split_code_and_text_blocks
 from .runner import recorded_sizes
 
@@ -240,7 +240,7 @@ class OutputRefused(SiteError):
 # What a run records in its output folder (runner.py), besides the page's figures: out/<k>.txt, what
 # output_guard.py left out (out/dropped.json), progress.json, result.json; options.json is the runner's
 # input, written here (RUNDIR has its own).
-# What a run records: each block's output, what was cut, the block running, what each process used (core.used).
+# What a run records: each block's output, what was cut, the block running, what each process used (core.runs.used).
 _RECORDED = re.compile(r"out/(?:0|[1-9][0-9]*)\.txt|out/dropped\.json|" + re.escape(PROGRESS) + "|" + re.escape(RESULT)
                        + "|" + re.escape(USED) + r"/[1-9][0-9]*\.jsonl")
 _INPUT = OPTIONS
@@ -333,13 +333,13 @@ def run_tutorial(source: Path | str, rundir: Path | str, workdir: Path | str, op
     """Run SOURCE as `python SOURCE` would, in WORKDIR, recording into RUNDIR; LABEL names it in errors.
 
     CONFINED: the sandbox it runs in (sandbox_here), None to run it without one; NETWORK: it may use the
-    network there. ENV: the tutorial's environment (default: what core.isolation allows of this process's).
+    network there. ENV: the tutorial's environment (default: what core.runs.isolation allows of this process's).
     Its temporary folder, HOME, output folder and copy of SOURCE are made in a fresh folder under SCRATCH
     (default: the system's temporary folder), removed once it ended. The caller starts no other process while
     it runs (every child this process gains meanwhile is the tutorial's), and the calling thread outlives the
     run (the kernel ends the sandbox with the thread that started it). TICK is called every few hundredths
     of a second while it runs (a build shows the time passing), with the path of the run's progress.json
-    (core.runs.read_progress reads it: the tutorial can write there too). Raises OutputRefused where the
+    (core.runs.runs.read_progress reads it: the tutorial can write there too). Raises OutputRefused where the
     run recorded what no run records (nothing of it is then in RUNDIR).
     """
     source, rundir = Path(source).resolve(), Path(rundir).resolve()
@@ -374,7 +374,7 @@ def _run_folders(folder: Path, workdir: Path, source: Path, network: bool) -> sa
 
 
 def _runner_environment(env: Mapping[str, str] | None, tmp: Path) -> dict[str, str]:
-    """What the runner is started with: ENV (default: what core.isolation allows of this process's), its
+    """What the runner is started with: ENV (default: what core.runs.isolation allows of this process's), its
     temporary folder TMP, and what the runner itself needs."""
     env = dict(tutorial_environment(os.environ) if env is None else env)
     env.update(TMPDIR=str(tmp), TMP=str(tmp), TEMP=str(tmp))

@@ -1,7 +1,7 @@
 """`make import-translation FROM=DIR LANGUAGES=ko`: a copy of the site translated in place (DIR: a checkout in
 this site's layout, its tutorials and pages translated where they stand) becomes one language's catalogs.
 
-Each tutorial and hand-written page present in both is paired with the English unit by unit (core.importing;
+Each tutorial and hand-written page present in both is paired with the English unit by unit (core.text.importing;
 a page's units as Sphinx's gettext builder reads them, sphinxext.units), and what pairs becomes translations in
 the catalogs `make update-po` makes. A catalog's translations are kept unless OVERWRITE=1. The report names,
 at the translated file's line, every unit not imported as it is, then what each file and the whole gave.
@@ -15,11 +15,12 @@ from pathlib import Path, PurePosixPath
 
 from babel.messages.catalog import Catalog, Message
 
-from ..core import catalogs, importing, languages, project, site_tree, sphinx_warnings, tutorial_text
-from ..core.alignment import CODE, Piece, is_comment
+from ..core import languages, project, site_tree
 from ..core.errors import Failed, SiteError
 from ..core.layout import ROOT
-from ..core.translate import check_page_translation, check_translation, link_targets, references_changed
+from ..core.text import catalogs, importing, sphinx_warnings, tutorial_text
+from ..core.text.alignment import CODE, Piece, is_comment
+from ..core.text.translate import check_page_translation, check_translation, link_targets, references_changed
 from .catalogs import sphinx_gettext, templates_of
 
 PAGE_SUFFIXES = (".rst", ".md", ".txt")  # a hand-written page's, or a gallery header's
@@ -39,8 +40,8 @@ def _unit(text: str, kind: str) -> tutorial_text.Unit:
     return tutorial_text.Unit("comment" if is_comment(kind) else "paragraph", text, [0])
 
 
-def _script_checks(lang: languages.Language) -> tuple[importing.Check, importing.Check]:
-    """A tutorial's translation is checked as the build checks its catalog (core.translate)."""
+def script_checks(lang: languages.Language) -> tuple[importing.Check, importing.Check]:
+    """A tutorial's translation is checked as the build checks its catalog (core.text.translate)."""
     allowed = link_targets(lang)
     return (lambda msgid, msgstr, kind: check_translation(_unit(msgid, kind), msgstr),
             lambda msgid, msgstr, kind: references_changed(_unit(msgid, kind), msgstr, allowed))
@@ -73,7 +74,7 @@ def _checkout(site: project.Project, folder: Path) -> Path:
 def _tutorials(site: project.Project, lang: languages.Language, checkout: Path) -> tuple[list[_Planned], list[str]]:
     """The import of each tutorial the checkout has, and the files it could not read."""
     planned, unread = [], []
-    breaks, elsewhere = _script_checks(lang)
+    breaks, elsewhere = script_checks(lang)
     for tutorial in site.tutorials:
         relative = tutorial.path.relative_to(site.root)
         translated = checkout / relative
@@ -167,8 +168,9 @@ def _write(planned: Sequence[_Planned], lang: languages.Language, overwrite: boo
 def _summary(shown: str, result: importing.Result, applied: importing.Applied) -> str:
     left = result.units - result.certain - result.fuzzy
     kept = f", {applied.kept} kept as the catalog had them" if applied.kept else ""
+    as_is = f", {result.as_is} of them English in the translation too" if result.as_is else ""
     return (f"import-translation: {shown}: {result.certain} imported, {result.fuzzy} fuzzy, {left} left in English "
-            f"(of {result.units}){kept}")
+            f"(of {result.units}{as_is}){kept}")
 
 
 def import_translation(site: project.Project, langs: Sequence[languages.Language], folder: Path, overwrite: bool,
@@ -194,6 +196,6 @@ def import_translation(site: project.Project, langs: Sequence[languages.Language
     for plan, done in zip(planned, applied):
         print(_summary(plan.shown, plan.result, done))
     total = importing.Result(tuple(i for p in planned for i in p.result.imported), (),
-                             sum(p.result.units for p in planned))
+                             sum(p.result.units for p in planned), sum(p.result.as_is for p in planned))
     print(_summary(f"{len(planned)} file(s) into {lang.seg}", total,
                    importing.Applied(sum(a.written for a in applied), sum(a.kept for a in applied))))

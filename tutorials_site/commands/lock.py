@@ -3,13 +3,13 @@
 python -m tutorials_site.commands.lock compile
     run by `make lock` with pip-tools' venv's Python, at the project's root: requirements-{cpu,cuda,test}.lock
     from requirements.txt and requirements-test.txt, the CPU lock with the CPU build of each family member
-    (core.torch_builds), the CUDA lock with PyPI's; a lock holding another build is refused after.
+    (core.runs.torch_builds), the CUDA lock with PyPI's; a lock holding another build is refused after.
 python -m tutorials_site.commands.lock install LOCK COMMAND...
     run by the venv's install step with the venv's Python: removes the family members installed in another
     build than LOCK pins, then runs COMMAND (pip installing LOCK) with the pages of the CPU wheels it needs.
 
 TORCH_CPU_WHEELS (environment, the Makefile's default): where pip finds torch's CPU wheel, and beside it its
-family's (core.torch_builds.wheel_pages). Standard library only, like core.torch_builds: the install step
+family's (core.runs.torch_builds.wheel_pages). Standard library only, like core.runs.torch_builds: the install step
 runs before anything else is installed.
 """
 
@@ -22,10 +22,10 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 
-from ..core import torch_builds
 from ..core.errors import Failed, SiteError
 from ..core.layout import ROOT
-from ..core.torch_builds import CPU, Pin
+from ..core.runs import torch_builds
+from ..core.runs.torch_builds import CPU, Pin
 
 LOCKS = {CPU: "requirements-cpu.lock", None: "requirements-cuda.lock"}  # {torch's local label: its lock}
 TEST_LOCK = "requirements-test.lock"

@@ -6,7 +6,7 @@ The tutorial and every process it starts write straight to OUT/<k>.txt (fds 1
 and 2, see runner.py), so nothing written is lost when a process crashes or
 the run is killed. Every GUARD_S this process cuts each file back to what it
 may record (OutputLimits.recorded_caps) and adds up what it cut in
-OUT/dropped.json (core.records.Dropped). The disk a run fills is so bounded by its limits
+OUT/dropped.json (core.runs.records.Dropped). The disk a run fills is so bounded by its limits
 plus what it can write in GUARD_S, and the tutorial notices nothing: its writes
 succeed, at full speed, and whoever reads the files reads no further than the
 limits. It ends after a last pass once its stdin is readable: the runner says
@@ -18,7 +18,7 @@ import select
 import sys
 from pathlib import Path
 
-from ..core.records import Dropped
+from ..core.runs.records import Dropped
 from ..core.terminal import OutputLimits
 
 GUARD_S = 0.02

@@ -2,7 +2,7 @@
 
     python -m tutorials_site.commands.runner SOURCE RUNDIR
 
-execute.py starts this in a fresh process, in the run's sandbox (core.sandbox)
+execute.py starts this in a fresh process, in the run's sandbox (core.runs.sandbox)
 or, under SANDBOX=off, in its own process group, with the working directory
 and environment already set, and RUNDIR/options.json (see execute.py) written.
 RUNDIR is the run's output folder, from which the build takes only what is
@@ -17,7 +17,7 @@ listed here (execute.take_outputs). What it leaves in RUNDIR:
     page/           the figures sphinx-gallery's scrapers saved, where the page wants
                     them: page/<gallery>/<section>/images/sphx_glr_<stem>_<NNN>.png
     progress.json   {"block": k, "line": lineno} of the block now running
-    result.json     the summary, written last (core.records.RunRecord)
+    result.json     the summary, written last (core.runs.records.RunRecord)
     out/used/       what each of the tutorial's Python processes opened and imported, one
                     <pid>.jsonl each (child_site/tutorials_site_used.py), for its fingerprint
 
@@ -63,11 +63,11 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from .. import sphinx_gallery_run as sg
-from ..core.records import OPTIONS, BlockRecord, Dropped, Hardware, RecordError, RunError, RunOptions, RunRecord
-from ..core.runs import PROGRESS, CodeBlock, Progress, first_code_line
+from ..core.runs.records import OPTIONS, BlockRecord, Dropped, Hardware, RecordError, RunError, RunOptions, RunRecord
+from ..core.runs.runs import PROGRESS, CodeBlock, Progress, first_code_line
+from ..core.runs.used import FOLDER as USED
 from ..core.sphinx_gallery_formats import image_path_template
 from ..core.terminal import BlockOutput, OutputLimits, RunOutput, render
-from ..core.used import FOLDER as USED
 from .child_site import tutorials_site_used
 
 # How long finished children get to be reaped before their output is read.

@@ -3,7 +3,7 @@ static files and the translations of its labels.
 
 - templates/common/: the parts every theme gets (language and version lists, their scripts);
 - templates/<html_theme>/: overrides of one theme's templates (sphinx_rtd_theme's), used with that theme only;
-- templates/site/: the pages of a published tree outside Sphinx (core.site_pages);
+- templates/site/: the pages of a published tree outside Sphinx (core.site.site_pages);
 - static/: CSS and JS, linked from every page;
 - locale/<code>/LC_MESSAGES/sphinx.po: the engine's labels (its code's, its templates', and the theme's
   where the theme ships no translation), compiled by the extension into the build's own folder.

@@ -2,7 +2,7 @@
 from it (app.add_config_value), and core.project refuses a `tutorials_*` name of conf.py that is not in it, with
 the closest name, before anything runs (Sphinx would ignore a misspelt one without a word).
 
-A setting the build passes itself (`by_build`: in its record, core.build_values) is refused in conf.py too: the
+A setting the build passes itself (`by_build`: in its record, core.site.build_values) is refused in conf.py too: the
 build's value would replace it.
 """
 
@@ -30,11 +30,11 @@ VALUES = (
     ConfigValue("tutorials_site_url", "", "html", (str,)),  # sphinxext.versions
     ConfigValue("tutorials_site_description", "", "html", (str,)),  # sphinxext.meta
     ConfigValue("tutorials_languages", None, "html", (list, tuple)),  # sphinxext.i18n, core.project
-    ConfigValue("tutorials_environment", None, None, ()),  # core.isolation
-    ConfigValue("tutorials_needs", None, None, ()),  # core.needs
+    ConfigValue("tutorials_environment", None, None, ()),  # core.runs.isolation
+    ConfigValue("tutorials_needs", None, None, ()),  # core.runs.needs
     ConfigValue("tutorials_commit", "", "html", (str,)),  # sphinxext.page: "View on GitHub" (default: git's HEAD)
     # The build's: the languages of this build, the published versions, the runs pages are rendered from.
-    # The one `-D` value of the engine's own: the path of the record the next ones come in (core.build_values).
+    # The one `-D` value of the engine's own: the path of the record the next ones come in (core.site.build_values).
     ConfigValue("tutorials_build_values", "", "env", (str,), by_build=True),
     ConfigValue("tutorials_built_languages", (), "html", (tuple, list), by_build=True),  # sphinxext.i18n
     ConfigValue("tutorials_strict", False, "env", (bool,), by_build=True),  # re-read: warnings come from reading

@@ -3,7 +3,7 @@
 Everything at the root is the site's (its conf.py, pages, galleries, static files, templates, local
 extensions, data), except the engine's own files (ENGINE: this package, its tests, its README and guides, make and CI
 files, the catalogs folder the engine manages) and what a build makes (the build folder, the published
-tree, the virtual environment). Sphinx reads a staged copy of the site (core.staging) and conf.py is
+tree, the virtual environment). Sphinx reads a staged copy of the site (core.site.staging) and conf.py is
 evaluated in one (core.project): a folder whose entries link to the root's, so that conf.py's relative
 paths resolve as at the root while what it or a build writes stays out of the project.
 """

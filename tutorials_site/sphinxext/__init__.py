@@ -14,8 +14,9 @@ from sphinx.errors import ConfigError
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
-from ..core import build_values, config_values
-from ..core.records import RecordError
+from ..core import config_values
+from ..core.runs.records import RecordError
+from ..core.site import build_values
 from . import assets, cards, colab, color_scheme, gallery, i18n, meta, page, provenance, search, units, versions
 
 # In this order: the handlers of one event run in the order they were connected (the page's tags follow it).
@@ -24,7 +25,7 @@ PARTS = (assets, cards, colab, color_scheme, gallery, i18n, meta, page, search, 
 
 def take_build_values(app: Sphinx, config: Config) -> None:
     """Set the `tutorials_*` settings the build hands Sphinx from the record `tutorials_build_values` names
-    (core.build_values), where it names one (config-inited, before every other handler: they read them)."""
+    (core.site.build_values), where it names one (config-inited, before every other handler: they read them)."""
     if not config.tutorials_build_values:
         return
     path = Path(config.tutorials_build_values)

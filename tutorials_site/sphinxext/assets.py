@@ -24,7 +24,8 @@ from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_build as sg
-from ..core import assets, languages, translate
+from ..core import assets, languages
+from ..core.text import translate
 from .head import add_to_head
 
 PARTS_STYLESHEET = "tutorials-parts.css"  # the engine's parts, with any theme

@@ -18,10 +18,11 @@ from sphinx.util.docutils import SphinxDirective
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
-from ..core import project, tutorial_text
-from ..core.records import Stamp
+from ..core import project
+from ..core.runs.records import Stamp
+from ..core.runs.stamps import read_stamp, stamp_path
 from ..core.sphinx_gallery_formats import thumbnail_path
-from ..core.stamps import read_stamp, stamp_path
+from ..core.text import tutorial_text
 from .gallery import site_project, tutorial_titles
 
 _ = get_translation("sphinx")

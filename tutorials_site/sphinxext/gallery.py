@@ -1,7 +1,7 @@
 """Sphinx-Gallery renders every language's page from the one run of each tutorial.
 
 The build command runs each tutorial once, in a process of its own, before
-Sphinx (core.runs). Here, at `builder-inited` (after sphinx-gallery has filled
+Sphinx (core.runs.runs). Here, at `builder-inited` (after sphinx-gallery has filled
 its configuration, before it generates the galleries), each tutorial's
 outputs are handed to sphinx-gallery through the caches it keeps beside a page
 (internal to it, see sphinx_gallery_build): the page's reST and thumbnail are
@@ -34,12 +34,14 @@ from sphinx.util.typing import ExtensionMetadata
 from .. import __version__
 from .. import sphinx_gallery_build as sg
 from .. import sphinx_gallery_run as sg_run
-from ..core import notebook_text, project, runs, seal, tutorial_text
+from ..core import project, tutorial_settings
 from ..core.files import read_regular, write_atomically
 from ..core.layout import ROOT
-from ..core.records import Record, RecordError, RunFile, RunRecord, Stamp
+from ..core.runs import runs, seal
+from ..core.runs.records import Record, RecordError, RunFile, RunRecord, Stamp
+from ..core.runs.stamps import page_copy, stamp_path
 from ..core.sphinx_gallery_formats import figure_files, image_path_template
-from ..core.stamps import page_copy, stamp_path
+from ..core.text import notebook_text, tutorial_text
 from .head import page_language
 
 logger = logging.getLogger(__name__)
@@ -109,7 +111,7 @@ def render_galleries(app: Sphinx) -> None:
 
 def _read_run(runs_root: Path, tutorial: project.Tutorial) -> tuple[RunRecord, Stamp | None, list[RunFile]]:
     """The record, the stamp and the figures of TUTORIAL's run, which must be the run its stamp sealed (the build
-    checked it is; checked again here, where its files are read into a page: core.seal). A run without a stamp
+    checked it is; checked again here, where its files are read into a page: core.runs.seal). A run without a stamp
     (one the build refused to stamp, and fails for) hands over its figures, never a link."""
     run_dir = runs_root / tutorial.key
     again = "build again with `python -m tutorials_site html`, which runs it again"
@@ -146,7 +148,7 @@ def _shown_blocks(src_file: Path, conf: Mapping[str, Any],
     outputs = [getattr(next(records, None), "rst", "") if block.type == "code" else "" for block in blocks]
     if conf["remove_config_comments"]:
         text = src_file.read_text(encoding="utf-8")
-        setting_lines = {line for name in runs.SETTINGS for line, _ in runs.setting_comments(text, name)}
+        setting_lines = {line for name in tutorial_settings.SETTINGS for line, _ in tutorial_settings.setting_comments(text, name)}
         blocks = [_without_lines(block, setting_lines) for block in blocks]
     blocks, outputs = sg.clean_blocks(conf, blocks, outputs)
     return file_conf, blocks, outputs
@@ -252,7 +254,7 @@ def tutorial_titles(app: Sphinx) -> dict[str, str]:
 
 
 def _write_downloads(app: Sphinx, tutorials: list[project.Tutorial]) -> None:
-    """TUTORIALS' notebooks and zips, the notebook in plain Markdown (core.notebook_text): sphinx-gallery
+    """TUTORIALS' notebooks and zips, the notebook in plain Markdown (core.text.notebook_text): sphinx-gallery
     writes a notebook with the reST its conversion leaves (roles, escapes)."""
     conf = app.config.sphinx_gallery_conf
     spaced = page_language(app.config).spaced

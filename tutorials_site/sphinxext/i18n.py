@@ -33,12 +33,12 @@ from sphinx.util.typing import ExtensionMetadata
 from .. import __version__
 from .. import sphinx_gallery_build as sg
 from ..core import assets, languages
-from ..core.catalogs import is_page_message
-from ..core.gallery_strings import N_, match_gallery_template
 from ..core.layout import is_times_page
-from ..core.staging import TranslationStatus
-from ..core.tutorial_text import is_wide, join_wide_breaks
-from ..core.versions import published_url
+from ..core.site.staging import TranslationStatus
+from ..core.site.versions import published_url
+from ..core.text.catalogs import is_page_message
+from ..core.text.gallery_strings import N_, match_gallery_template
+from ..core.text.tutorial_text import is_wide, join_wide_breaks
 from .gallery import example_of
 from .head import add_to_head, link, page_language
 
@@ -209,7 +209,7 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
 
 
 def translation_status_path(app: Sphinx, docname: str) -> Path | None:
-    """Written by the build driver beside each generated tutorial (core.translate.TranslationStatus)."""
+    """Written by the build driver beside each generated tutorial (core.site.staging.TranslationStatus)."""
     tutorial = example_of(app.config, docname)
     if tutorial is None:
         return None

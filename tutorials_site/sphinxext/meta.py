@@ -1,7 +1,7 @@
 """What search engines and link previews read of a page: its description and Open Graph tags.
 
 A page's description is its first paragraph of prose, shortened
-(core.summaries); a page without one (search, index) gets the site's (conf.py's
+(core.site.summaries); a page without one (search, index) gets the site's (conf.py's
 `tutorials_site_description`, else its project name). Tags
 that need an absolute URL (og:url, og:image) are left out where the site's
 address (`tutorials_site_url`) is not set.
@@ -16,9 +16,9 @@ from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_build as sg
+from ..core.site.summaries import plain_text, site_description, summary
+from ..core.site.versions import canonical_url, folder_url
 from ..core.sphinx_gallery_formats import thumbnail_path
-from ..core.summaries import plain_text, site_description, summary
-from ..core.versions import canonical_url, folder_url
 from .gallery import example_of
 from .head import add_to_head, meta, page_language
 from .i18n import site_languages

@@ -23,7 +23,8 @@ from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_build as sg
-from ..core import git, page_links, versions
+from ..core import git
+from ..core.site import page_links, versions
 from .gallery import example_of, project_root
 from .head import page_language
 

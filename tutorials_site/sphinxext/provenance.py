@@ -20,14 +20,14 @@ from sphinx.util.docutils import SphinxDirective
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
-from ..core import currency
-from ..core.fingerprint import source_digest
-from ..core.gallery_strings import split_template
 from ..core.project import Tutorial
-from ..core.records import Stamp
+from ..core.runs import currency
+from ..core.runs.fingerprint import source_digest
+from ..core.runs.records import Stamp
+from ..core.runs.stamping import excused
+from ..core.runs.stamps import STAMP_META, read_stamp, stamp_path
 from ..core.sphinx_gallery_formats import intro_end
-from ..core.stamping import excused
-from ..core.stamps import STAMP_META, read_stamp, stamp_path
+from ..core.text.gallery_strings import split_template
 from .gallery import example_of, site_project
 from .head import add_to_head, meta
 

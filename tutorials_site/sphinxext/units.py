@@ -3,7 +3,7 @@ gettext builder, one JSON file per page.
 
 Each piece is a message exactly as the gettext builder extracts it (sphinx.util.nodes.extract_messages, as its
 write_doc does), with its place in the document tree as its kind, or a literal block: code, which a translation
-made in place leaves as it is, and which core.alignment pairs the two documents by.
+made in place leaves as it is, and which core.text.alignment pairs the two documents by.
 """
 
 import json
@@ -15,7 +15,7 @@ from sphinx.util.nodes import extract_messages
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
-from ..core.alignment import CODE
+from ..core.text.alignment import CODE
 
 UNITS = "tutorials_units"  # core.config_values: the folder the pieces go to (set by the command, never conf.py)
 

@@ -1,7 +1,7 @@
 """The pages' view of the versions: the current one, the published list, the banners' messages.
 
 The build command passes the published list explicitly (`tutorials_versions`,
-the entries of PAGES/versions.json, in core.build_values' record), for readers who open pages from
+the entries of PAGES/versions.json, in core.site.build_values' record), for readers who open pages from
 disk; served pages read versions.json at the site root instead.
 """
 
@@ -14,7 +14,7 @@ from sphinx.locale import get_translation
 from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
-from ..core.versions import as_built, canonical_url, is_release
+from ..core.site.versions import as_built, canonical_url, is_release
 from .head import add_to_head, link, meta, page_language
 
 _ = get_translation("sphinx")

@@ -1,4 +1,4 @@
-"""What a tutorial's processes use, recorded as they run (Python audit hooks), for its fingerprint (core.used).
+"""What a tutorial's processes use, recorded as they run (Python audit hooks), for its fingerprint (core.runs.used).
 
 The runner installs the hook in its own process and names where to record in the environment
 (VARIABLE); sitecustomize.py installs it in every Python process the tutorial starts (spawned ranks,

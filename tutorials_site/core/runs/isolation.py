@@ -1,0 +1,165 @@
+"""What a tutorial's run may see and change, and how the build checks that it kept to it.
+
+- **Its environment** is built from an allow-list (DEFAULT_ENVIRONMENT, plus the
+  names or patterns conf.py lists in `tutorials_environment`), never copied
+  from the builder's: a token the build holds does not reach the tutorial.
+- **Withheld secrets stay out of the pages.** Without its sandbox
+  (SANDBOX=off) a tutorial can still read an ancestor's `/proc/<pid>/environ`
+  (same user); in it, a file outside HOME that the builder can read may still
+  hold one. A run whose output shows the value of a secret it was not given
+  (`withheld`), as it is or in a form a print shows it in (`shown_forms`:
+  reversed, base64, hex, URL-encoded), is refused (`leaks`) and its record
+  redacted (`redact`). A value shorter than SECRET_MIN_LENGTH is not looked
+  for: it would be found where no secret is.
+
+What it may write is the sandbox's to enforce (core.runs.sandbox), not a check after
+the run.
+"""
+
+import base64
+import json
+import os
+import re
+import site
+from collections.abc import Iterable, Mapping
+from fnmatch import fnmatchcase
+from pathlib import Path
+from urllib.parse import quote, quote_plus
+
+from ..errors import SiteError
+from .records import RunRecord
+
+# conf.py's list of further variables (names, or fnmatch patterns such as "WANDB_*") tutorials get.
+SETTING = "tutorials_environment"
+DEFAULT_ENVIRONMENT = (
+    # the system: programs, the user, language and time zone, temporary files, native libraries
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR", "TEMP", "TMP",
+    "LD_LIBRARY_PATH", "SOURCE_DATE_EPOCH",
+    # Python: the packages the fingerprint saw (PYTHONPATH), a fixed hash seed
+    "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHASHSEED",
+    # downloads of datasets and weights behind a proxy or a private certificate authority
+    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+    # caches of downloads and compiled kernels, kept between builds
+    "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "MPLCONFIGDIR", "TORCH_HOME",
+    "HF_HOME", "HF_HUB_CACHE", "HF_DATASETS_CACHE", "TRANSFORMERS_CACHE",
+    "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE",
+    # which GPUs, and how CUDA, ROCm, NCCL, torch, inductor and triton use them
+    "CUDA_*", "CUDNN_*", "CUBLAS_*", "CUBLASLT_*", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
+    "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION", "ROCM_PATH", "HIP_PATH",
+    "NCCL_*", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME",
+    "TORCH_*", "PYTORCH_*", "TORCHINDUCTOR_*", "TRITON_*", "CC", "CXX",
+    # CPU threads
+    "OMP_*", "KMP_*", "MKL_*", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+)
+# Shorter values would be found in ordinary output by chance.
+SECRET_MIN_LENGTH = 8
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASS|KEY|AUTH|CRED|PRIVATE|COOKIE|SESSION|SIGNATURE|DSN", re.IGNORECASE)
+RANDOM_VALUE = re.compile(r"(?=.*[A-Za-z])(?=.*\d)\S{16,}")
+URL_WITH_CREDENTIALS = re.compile(r"[A-Za-z][\w+.-]*://[^/\s@]+@")
+SHOWN_CHANGES = 8  # files named in a message; the rest are counted
+
+
+def site_folders() -> list[Path]:
+    """The site-packages folders a Python started as this one processes at start-up (their .pth files)."""
+    folders = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        folders.append(site.getusersitepackages())
+    return [Path(folder) for folder in dict.fromkeys(folders) if Path(folder).is_dir()]
+
+
+def allowed(conf: Mapping[str, object]) -> tuple[str, ...]:
+    """The names and patterns tutorials get: the defaults and conf.py's `tutorials_environment`."""
+    extra = conf.get(SETTING, ())
+    if isinstance(extra, str) or not isinstance(extra, list | tuple) or not all(
+            isinstance(name, str) and name.strip() for name in extra):
+        raise SiteError(f"conf.py: {SETTING} = {extra!r}: must be a list of variable names or patterns "
+                        "(\"WANDB_MODE\", \"MY_DATA_*\")")
+    return (*DEFAULT_ENVIRONMENT, *extra)
+
+
+def tutorial_environment(builder: Mapping[str, str], names: Iterable[str] = DEFAULT_ENVIRONMENT) -> dict[str, str]:
+    """The variables of BUILDER whose name matches one of NAMES (fnmatch patterns, case-sensitive)."""
+    names = tuple(names)
+    return {key: value for key, value in builder.items() if any(fnmatchcase(key, name) for name in names)}
+
+
+def withheld(builder: Mapping[str, str], given: Mapping[str, str]) -> dict[str, str]:
+    """The variables of BUILDER a tutorial was not GIVEN whose value would betray a secret if a page showed it.
+
+    A value counts when a secret's name holds it (`*TOKEN*`, `*PASSWORD*`, `*KEY*`, ...), when it looks
+    random (long, letters and digits, no blank: a token under any name) or when it is a URL with credentials.
+    Left out, as it would be found by chance where no secret is: short values, values the tutorial was given
+    anyway (inside another variable), paths that exist (a traceback shows them), and every other value of
+    CI and shell (`GITHUB_SERVER_URL=https://github.com` is in the message torch.hub prints).
+    """
+    secrets = {}
+    for name, value in builder.items():
+        if name in given or len(value) < SECRET_MIN_LENGTH or any(value in v for v in given.values()):
+            continue
+        if os.path.isabs(value) and os.path.exists(value):
+            continue
+        if SECRET_NAME.search(name) or RANDOM_VALUE.fullmatch(value) or URL_WITH_CREDENTIALS.match(value):
+            secrets[name] = value
+    return secrets
+
+
+def _base64_cores(data: bytes, alphabet: bytes) -> list[str]:
+    """What base64 (with ALPHABET's last two characters) of any text holding DATA shows of it, whatever DATA's
+    offset in that text: for each of the three offsets, the characters made of DATA's bits alone."""
+    cores = []
+    for offset in range(3):
+        encoded = base64.b64encode(bytes(offset) + data, altchars=alphabet)
+        first, end = -(-8 * offset // 6), 8 * (offset + len(data)) // 6
+        cores.append(encoded[first:end].decode("ascii"))
+    return cores
+
+
+def shown_forms(value: str) -> dict[str, str]:
+    """The forms a print shows a secret's VALUE in (form -> what it is, "" as it is): reversed, base64
+    (standard and URL-safe, at any offset in a longer text), hex and URL-encoded; those shorter than
+    SECRET_MIN_LENGTH left out, as they would be found where no secret is."""
+    data = value.encode()
+    forms = [(value, ""), (value[::-1], "reversed"), (data.hex(), "hex"), (data.hex().upper(), "hex"),
+             (quote(value, safe=""), "URL-encoded"), (quote_plus(value, safe=""), "URL-encoded")]
+    forms += [(core, "base64") for alphabet in (b"+/", b"-_") for core in _base64_cores(data, alphabet)]
+    shown: dict[str, str] = {}
+    for form, what in forms:
+        if len(form) >= SECRET_MIN_LENGTH:
+            shown.setdefault(form, what)
+    return shown
+
+
+def leaks(result: RunRecord, secrets: Mapping[str, str]) -> list[tuple[int, str]]:
+    """(line of the block, variable name) for each output block of a run's result that shows a secret's value
+    in one of its shown_forms: the name, then the form in parentheses where it is not the value as it is."""
+    found = []
+    shown = [(block.line, "\n".join(block.texts)) for block in result.blocks]
+    if result.error:
+        shown.append((result.error.line, result.error.message))
+    for line, text in shown:
+        for name, value in secrets.items():
+            what = next((what for form, what in shown_forms(value).items() if form in text), None)
+            if what is not None:
+                found.append((line, f"{name} ({what})" if what else name))
+    return found
+
+
+def redact(run_dir: Path, secrets: Mapping[str, str]) -> None:
+    """Replace each secret's value, in each of its shown_forms, in every text the run recorded (result.json,
+    output files, log) by its name.
+
+    The figures (page/) are left: a value drawn into pixels cannot be found.
+    """
+    for path in Path(run_dir).rglob("*"):
+        if not path.is_file() or path.is_symlink() or "page" in path.relative_to(run_dir).parts[:1]:
+            continue
+        data = original = path.read_bytes()
+        for name, value in secrets.items():
+            marker = f"[{name} withheld]".encode()
+            for shown in shown_forms(value):
+                # as written, and as JSON writes it inside a string (result.json, with ensure_ascii)
+                for form in {shown.encode(), json.dumps(shown)[1:-1].encode()}:
+                    data = data.replace(form, marker)
+        if data != original:
+            path.write_bytes(data)
