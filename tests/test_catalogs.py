@@ -199,3 +199,15 @@ def test_update_po_rewrites_no_catalog_whose_messages_did_not_change(project_cop
                    encoding="utf-8")
     changed = {name for name, data in update_po().items() if before[name] != data}
     assert changed == {f"locales/{lang}/LC_MESSAGES/beginner_source/ddp_tutorial.po" for lang in ("ko", "ja", "zh_CN")}
+
+
+def test_a_fixed_entry_loses_the_previous_english_its_fuzzy_flag_kept(tmp_path):
+    po = tmp_path / "x.po"
+    po.write_text('msgid ""\nmsgstr "Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+                  '#, fuzzy\n#| msgid "old one"\nmsgid "new one"\nmsgstr "새 것"\n\n'
+                  '#, fuzzy\n#| msgid "old two"\nmsgid "new two"\nmsgstr "두 번째"\n', encoding="utf-8")
+    catalog = catalogs.load(po)
+    catalog["new one"].flags.discard("fuzzy")  # its translator fixed it
+    catalogs.save(catalog, po)
+    text = po.read_text(encoding="utf-8")
+    assert "old one" not in text and "old two" in text

@@ -145,7 +145,11 @@ def save(catalog: Catalog, path: Path | str) -> None:
     """Write atomically: an interrupted update never leaves half a catalog. A catalog whose content is unchanged
     (its template's creation date aside) is left as it is: an update rewrites no catalog it did not change.
     References name the file without a line: a line number moves with every edit above it (the engine's code,
-    a tutorial's code), which would rewrite catalogs whose messages did not change."""
+    a tutorial's code), which would rewrite catalogs whose messages did not change. Babel reads a fuzzy entry's
+    previous English (`#| msgid`) as a comment of its translator: once the entry is no longer fuzzy, it goes."""
+    for message in catalog:
+        if not message.fuzzy:
+            message.user_comments = [c for c in message.user_comments if not c.startswith("| ")]
     data = io.BytesIO()
     with _linear_wrapping():
         write_po(data, catalog, width=79, include_previous=True, sort_output=False, include_lineno=False)
