@@ -72,6 +72,19 @@ msgid "Small tutorial {n}"
 msgstr "{text}"
 '''
 
+# The repository's landing page: the project's links to its sections, which go with their tutorials.
+LANDING = """# Small tutorials
+
+```{tutorials-cards}
+```
+
+```{toctree}
+:hidden:
+
+beginner/index
+```
+"""
+
 
 def tutorial_name(n: int) -> str:
     return f"small_{n:02d}"
@@ -150,12 +163,15 @@ def generate(target: Path, count: int = COUNT) -> Path:
     """A git repository: this project with `count` small tutorials in place of its own, one translated."""
     shutil.copytree(ROOT, target, ignore=_COPIED)
     for tutorial in Project.read(target).tutorials:
-        tutorial.path.unlink()
+        tutorial.path.unlink(missing_ok=True)  # gone already where its section went
+        if tutorial.section.name:  # a section's header links its tutorials: the section goes whole
+            shutil.rmtree(tutorial.path.parent, ignore_errors=True)
     for catalogs in target.glob(f"locales/*/LC_MESSAGES/{GALLERY}"):
         shutil.rmtree(catalogs)
     for n in range(1, count + 1):
         Path(target, GALLERY, f"{tutorial_name(n)}.py").write_text(TUTORIAL.format(n=f"{n:02d}") + EXTRA.get(n, ""),
                                                                    encoding="utf-8")
+    Path(target, "index.md").write_text(LANDING, encoding="utf-8")
     Path(target, HELPER).parent.mkdir()
     Path(target, HELPER).write_text("VALUE = 1\n", encoding="utf-8")
     catalog = target / CATALOG_PATH
