@@ -130,7 +130,7 @@ test: $(VENV)/.test-deps $(CHROMIUM)  ## the whole test suite, as CI runs it (si
 
 # The marks are pytest.ini's; tests/conftest.py fails a test that builds or runs tutorials without its mark.
 test-fast: $(VENV)/.test-deps  ## the unit tests alone, in seconds: no site build, no browser, no tutorial run, no linter (make lint)
-	"$$PY" -m pytest -m "not site and not tutorial and not lint"
+	"$$PY" -m pytest -n auto -m "not site and not tutorial and not lint"
 
 bench: $(DEPS)  ## build timings and memory on this machine (benchmarks/build_bench.py)
 	"$$PY" benchmarks/build_bench.py
