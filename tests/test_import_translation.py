@@ -91,6 +91,7 @@ def test_existing_translations_are_kept_unless_overwrite(imported, tmp_path) -> 
 @pytest.mark.parametrize(("env", "error"), [
     ({"FROM": "no/such/folder", "LANGUAGES": "ko"}, "no/such/folder: no such folder"),
     ({"FROM": ".", "LANGUAGES": "ko ja"}, "LANGUAGES names the one language"),
+    ({"LANGUAGES": "ko"}, "FROM=DIR names the translated checkout"),
 ])
 def test_a_wrong_checkout_or_language_is_a_clear_error(imported, env, error) -> None:
     project, _, _, _ = imported

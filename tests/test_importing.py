@@ -12,28 +12,18 @@ from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po
 
 from conftest import FIXTURE_TUTORIALS, FIXTURES
+from tutorials_site.commands.import_translation import script_checks
 from tutorials_site.core import languages
 from tutorials_site.core.text import catalogs, importing, tutorial_text
-from tutorials_site.core.text.translate import check_translation, references_changed
 
 IMPORT = Path(__file__).parent / "fixtures" / "import"
 ENGLISH, KOREAN = IMPORT / "counting_tutorial.py", IMPORT / "counting_tutorial.ko.py"
 
 
-def _checks(msgid: str, msgstr: str, kind: str) -> str | None:
-    unit = tutorial_text.Unit("comment" if kind.startswith("#") else "paragraph", msgid, [0])
-    return check_translation(unit, msgstr)
-
-
-def _elsewhere(msgid: str, msgstr: str, kind: str) -> str | None:
-    unit = tutorial_text.Unit("comment" if kind.startswith("#") else "paragraph", msgid, [0])
-    return references_changed(unit, msgstr)
-
-
 def _pair(english_text: str, translated_text: str, spaced: bool = True) -> importing.Result:
     english = importing.script_pieces(tutorial_text.parse("en.py", english_text))
     translated = importing.script_pieces(tutorial_text.parse("copy.py", translated_text), spaced)
-    return importing.pair_up(english, translated, "en.py", _checks, _elsewhere)
+    return importing.pair_up(english, translated, "en.py", *script_checks(languages.of("ko")))
 
 
 def _in_place(label: str, code: str) -> tuple[str, str, dict[str, str]]:

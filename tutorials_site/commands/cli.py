@@ -88,7 +88,7 @@ COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], object]] = {
     "update-po": lambda s, a: catalogs.update_po(project.current(), s.tree.logs / "gettext.log", prepare.made_by_builds(s)),
     "i18n-status": lambda s, a: _i18n_status(s),
     "import-translation": lambda s, a: import_translation(
-        project.current(), s.langs, Path(a.env.get("FROM", "")), flag(a.env.get("OVERWRITE")),
+        project.current(), s.langs, a.env.get("FROM", ""), flag(a.env.get("OVERWRITE")),
         s.tree.logs / "import-translation.log", prepare.made_by_builds(s)),
     "lint": lambda s, a: lint.lint(s),
     "audit": lambda s, a: audit.run(s),

@@ -57,10 +57,12 @@ def _page_checks(source: str) -> tuple[importing.Check, importing.Check]:
     return breaks, elsewhere
 
 
-def _checkout(site: project.Project, folder: Path) -> Path:
-    """FOLDER, refused unless it holds a translated copy of this site: one of its galleries' folders at least."""
-    if not str(folder):
+def _checkout(site: project.Project, given: str) -> Path:
+    """The folder GIVEN names, refused unless it holds a translated copy of this site: one of its galleries'
+    folders at least."""
+    if not given.strip():
         raise SiteError("import-translation: FROM=DIR names the translated checkout to import from")
+    folder = Path(given)
     if not folder.is_dir():
         raise SiteError(f"import-translation: {folder}: no such folder (FROM names a checkout of the translated "
                         "copy, in this site's layout)")
@@ -173,9 +175,9 @@ def _summary(shown: str, result: importing.Result, applied: importing.Applied) -
             f"(of {result.units}{as_is}){kept}")
 
 
-def import_translation(site: project.Project, langs: Sequence[languages.Language], folder: Path, overwrite: bool,
+def import_translation(site: project.Project, langs: Sequence[languages.Language], folder: str, overwrite: bool,
                        log: Path, made: Collection[Path]) -> None:
-    """`make import-translation`: the checkout at FOLDER into the catalogs of the one language LANGS names."""
+    """`make import-translation`: the checkout FOLDER names into the catalogs of the one language LANGS names."""
     translated = [lang for lang in langs if lang != site.languages.source]
     if len(langs) != 1 or len(translated) != 1:
         raise SiteError("import-translation: LANGUAGES names the one language the checkout is translated into (one "
