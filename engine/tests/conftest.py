@@ -29,20 +29,18 @@ from babel.messages.mofile import write_mo
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 from tutorials_site import sphinxext
-from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import Project
 from tutorials_site.core.site import versions
 
 TUTORIAL_PAGE = Path("en", "beginner", "data_parallel_tutorial.html")
-# What a copy of the project needs to build: what git tracks, minus the heavy or generated parts.
+# What a copy of a project needs to build: what git tracks, minus the heavy or generated parts.
 _NOT_COPIED = shutil.ignore_patterns(".git", ".venv", "_build", "docs", "__pycache__", ".pytest_cache")
-# The tutorials the tests are written against (their names, pages and catalogs), with their catalogs: this
-# team's own copies under FIXTURES (beginner_source/, locales/, and index.md, the landing page that links no
-# section of the site's, with the catalogs of that page and of the gallery's), so that adding, renaming or
-# removing a tutorial or a section of the site changes no test. A copy of the project holds these in place of
-# the project's own tutorials, sections and landing page.
+# The engine's tests build this team's own site (FIXTURES: conf.py, a landing page, one gallery with the tutorials
+# the tests are written against, and their catalogs in three languages), never the repository's: adding, renaming
+# or removing a tutorial or a section of the shipped site changes no test of the engine.
 FIXTURES = Path(__file__).parent / "fixtures" / "site"
 FIXTURE_TUTORIALS = ("beginner_source/data_parallel_tutorial.py", "beginner_source/ddp_tutorial.py")
+ENGINE = Path(sphinxext.__file__).resolve().parents[2]  # the engine's folder: its package, tests, guides
 # In a copy, all of them except this one are stubs (prose and comments, no code): the tests that build a
 # copy exercise the pipeline, and each of their builds then takes seconds. Catalogs stay whole.
 KEPT_TUTORIAL = "data_parallel_tutorial"
@@ -63,20 +61,10 @@ def _stub(path):
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
-def copy_project(target, source=ROOT, stubs=True):
-    """The project (at SOURCE) copied to `target`, to break or change freely, with the tests' tutorials in place
-    of its own: FIXTURE_TUTORIALS and their catalogs (from FIXTURES), all but KEPT_TUTORIAL stubs unless not STUBS."""
+def copy_project(target, source=FIXTURES, stubs=True):
+    """The tests' site (or the project at SOURCE) copied to `target`, to break or change freely, all of its
+    FIXTURE_TUTORIALS but KEPT_TUTORIAL stubs unless not STUBS."""
     shutil.copytree(source, target, ignore=_NOT_COPIED)
-    for tutorial in Project.read(target).tutorials:
-        tutorial.path.unlink(missing_ok=True)  # gone already where its section went
-        for po in Path(target, "locales").glob(f"*/LC_MESSAGES/{tutorial.key}.po"):
-            po.unlink()
-        if tutorial.section.name:  # in a section of the project's: the section goes, its header and catalogs too
-            shutil.rmtree(tutorial.path.parent, ignore_errors=True)
-            for folder in (tutorial.gallery.examples_dir, tutorial.gallery.gallery_dir):
-                for catalogs in Path(target, "locales").glob(f"*/LC_MESSAGES/{folder}/{tutorial.section}"):
-                    shutil.rmtree(catalogs, ignore_errors=True)
-    shutil.copytree(FIXTURES, target, dirs_exist_ok=True)
     for label in FIXTURE_TUTORIALS:
         if stubs and Path(label).stem != KEPT_TUTORIAL:
             _stub(Path(target, label))
@@ -128,7 +116,7 @@ def site_project(tmp_path_factory):
     its own (a build names its commit) on a branch named as the repository's version (versions.current), so that
     its build is named as the repository's would be: the project `site` builds and fixture_site reads."""
     project = copy_project(tmp_path_factory.mktemp("site_project") / "project", stubs=False)
-    git(project, "init", "-q", "-b", versions.current())
+    git(project, "init", "-q", "-b", versions.current(ENGINE))
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "the tests' site")
     return project
@@ -257,7 +245,7 @@ class FakeApp:
         self.connected, self.js_files, self.css_files, self.search_languages = [], [], [], []
         self.directives = {}
         self.metadata = sphinxext.setup(self)
-        site = Project.read(ROOT)
+        site = Project.read(FIXTURES)
         vars(self.config).update(
             {name: site.conf[name] for name in [*vars(self.config), "project", "copyright", "locale_dirs"]
              if name in site.conf},
@@ -336,7 +324,7 @@ def sphinx_app(tmp_path, monkeypatch, untranslated):
 
     def make(files=None, **confoverrides):
         src = tmp_path / "project"
-        options = Project.read(ROOT).options
+        options = Project.read(FIXTURES).options
         examples = list(options["examples_dirs"])
         files = {"conf.py": f'extensions = ["sphinx_gallery.gen_gallery", "tutorials_site.sphinxext"]\n'
                             f"sphinx_gallery_conf = {options!r}\nexclude_patterns = {examples!r}\n",

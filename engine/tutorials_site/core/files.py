@@ -54,3 +54,11 @@ def read_regular(path: Path | str) -> bytes:
     """The bytes of the regular file at PATH, never read through a symbolic link (open_regular)."""
     with os.fdopen(open_regular(path), "rb") as file:
         return file.read()
+
+
+def shown(path: Path | str) -> str:
+    """PATH as messages show it: as the person who ran the command, at its working folder (the project root,
+    usually), types it."""
+    path = Path(path)
+    here = Path.cwd()
+    return str(path.relative_to(here)) if path.is_absolute() and path.is_relative_to(here) else str(path)

@@ -1,12 +1,10 @@
-"""Where things live: the repository root and the build folder's layout."""
+"""Where things live in a build folder."""
 
 from dataclasses import dataclass
 from pathlib import Path
 
 from .languages import Language
 from .sphinx_gallery_formats import TIMES_PAGE
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def is_times_page(docname: str) -> bool:

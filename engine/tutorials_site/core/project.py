@@ -35,7 +35,6 @@ from typing import Any
 
 from . import conf_checks, config_values, languages, site_tree
 from .errors import SiteError, UsageError, closest, did_you_mean
-from .layout import ROOT
 from .sphinx_gallery_formats import DEFAULT_FILENAME_PATTERN, DEFAULT_IGNORE_PATTERN, HEADER_NAMES, page_label
 
 # Options whose effect is ours to give, since sphinx-gallery executes nothing here (see guides/building.md):
@@ -159,7 +158,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def read_conf(root: Path = ROOT) -> Conf:
+def read_conf(root: Path) -> Conf:
     """conf.py evaluated as Sphinx evaluates it (from its folder, with `tags`), in a folder standing for the
     project root (core.site_tree: its entries linked, conf.py copied), so that what it writes stays out of the
     project. Folders it puts on sys.path in there are kept as the project's own."""
@@ -204,7 +203,7 @@ def header(folder: Path) -> Path | None:
 
 @dataclass(frozen=True)
 class Project:
-    """The project conf.py at ROOT declares (see above)."""
+    """The project its conf.py declares (see above); ROOT is conf.py's folder."""
 
     root: Path
     options: Mapping[str, Any]  # conf.py's sphinx_gallery_conf, as written
@@ -212,7 +211,7 @@ class Project:
     sys_path: tuple[str, ...] = ()  # the folders conf.py puts on sys.path (a tutorial's process gets them too)
 
     @classmethod
-    def read(cls, root: Path = ROOT) -> "Project":
+    def read(cls, root: Path) -> "Project":
         """The project at ROOT, from its conf.py; ConfError where conf.py asks for what the build cannot do."""
         evaluated = read_conf(root)
         conf = evaluated.names
@@ -292,6 +291,18 @@ class Project:
             return languages.site_languages(str(source), listed)
         except languages.LanguageError as error:
             raise ConfError(f"conf.py: language / tutorials_languages: {error}") from None
+
+    @cached_property
+    def locales(self) -> Path:
+        """The folder of the site's catalogs: the first of conf.py's `locale_dirs` (Sphinx's default: locales/),
+        where `update-po` writes and every build reads them."""
+        listed = self.conf.get("locale_dirs", conf_checks.PATH_DEFAULTS["locale_dirs"])
+        folders = [listed] if isinstance(listed, str) else list(listed or ())
+        if not folders or not isinstance(folders[0], str):
+            line = self.name_lines.get("locale_dirs")
+            raise ConfError(f"conf.py{f':{line}' if line else ''}: locale_dirs must name the catalogs' folder "
+                            "(a list of folders, the first one this engine's)")
+        return self.root / folders[0]
 
     @cached_property
     def gallery_conf_pickle(self) -> bytes:
@@ -492,8 +503,8 @@ class Project:
         return value.lower() in ("true", "1") if isinstance(value, str) else bool(value)
 
 
-def current(root: Path = ROOT) -> Project:
-    """The project at `root`, read once per process (conf.py is evaluated once, however the root is named)."""
+def current(root: Path) -> Project:
+    """The project at ROOT, read once per process (conf.py is evaluated once, however the root is named)."""
     return _read_once(Path(root).resolve())
 
 

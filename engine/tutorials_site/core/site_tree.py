@@ -1,25 +1,20 @@
 """The site at the project root, and the folders that stand for it: links to its entries.
 
-Everything at the root is the site's (its conf.py, pages, galleries, static files, templates, local
-extensions, data), except the engine's own files (ENGINE: this package, its tests, its README and guides, make and CI
-files, the catalogs folder the engine manages) and what a build makes (the build folder, the published
-tree, the virtual environment). Sphinx reads a staged copy of the site (core.site.staging) and conf.py is
-evaluated in one (core.project): a folder whose entries link to the root's, so that conf.py's relative
-paths resolve as at the root while what it or a build writes stays out of the project.
+Everything at the root is the site's, as it is to plain sphinx-build (its conf.py, pages, galleries, static
+files, templates, local extensions, data, and its README, Makefile, tests and CI files, which conf.py's
+exclude_patterns keep out of its pages), except what is no source of any site: git's folder, tools' caches,
+virtual environments, and what a build makes (the build folder, the published tree). Sphinx reads a staged copy
+of the site (core.site.staging) and conf.py is evaluated in one (core.project): a folder whose entries link to the
+root's, so that conf.py's relative paths resolve as at the root while what it or a build writes stays out of the
+project.
 """
 
 import shutil
 from collections.abc import Collection, Iterator
 from pathlib import Path, PurePosixPath
 
-# The engine's own entries at the root: never part of the site, never staged, never pages.
-ENGINE = frozenset({
-    ".git", ".github", ".ci", ".gitignore", ".venv", ".pytest_cache", ".mypy_cache", "__pycache__", "_build",
-    "tutorials_site", "tests", "benchmarks", "locales", "guides",
-    "README.md", "CONTRIBUTING.md", "TRANSLATING.md", "LICENSE", "Makefile", "mypy.ini", "pytest.ini", "ruff.toml",
-    "requirements.txt", "requirements-test.txt", "requirements-cpu.lock", "requirements-cuda.lock",
-    "requirements-test.lock",
-})
+# Entries no site has as sources: git's folder and the caches of Python and its tools.
+NOT_SOURCES = frozenset({".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox", ".nox"})
 CONF = "conf.py"
 
 
@@ -35,18 +30,18 @@ def link(path: Path, target: Path) -> None:
 
 
 def made_by_builds(folder: Path) -> bool:
-    """Whether FOLDER is what a build or a publish made: a build folder (another BUILDDIR: its staged sources, and
-    its runs or, built without executing, its doctrees) or a published tree."""
+    """Whether FOLDER is what a build, a publish or a tool made: a build folder (another BUILDDIR: its staged
+    sources, and its runs or, built without executing, its doctrees), a published tree, or a virtual environment."""
     return (((folder / "src").is_dir() and ((folder / "runs").is_dir() or (folder / "doctrees").is_dir()))
-            or (folder / "versions.json").is_file())
+            or (folder / "versions.json").is_file() or (folder / "pyvenv.cfg").is_file())
 
 
 def entries(root: Path, skip: Collection[Path] = ()) -> list[Path]:
-    """The site's entries at ROOT, sorted: all but the engine's, conf.py and the folders SKIP names (the build
-    folder, the published tree, the venv) or that hold one of them, or that builds made."""
+    """The site's entries at ROOT, sorted: all but NOT_SOURCES, conf.py and the folders SKIP names (the build
+    folder, the published tree) or that hold one of them, or that builds and tools made."""
     skipped = [Path(p).resolve() for p in skip]
     return sorted(entry for entry in Path(root).iterdir()
-                  if entry.name not in ENGINE and entry.name != CONF and not made_by_builds(entry)
+                  if entry.name not in NOT_SOURCES and entry.name != CONF and not made_by_builds(entry)
                   and not any(s == entry.resolve() or s.is_relative_to(entry.resolve()) for s in skipped))
 
 

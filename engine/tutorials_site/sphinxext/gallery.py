@@ -36,7 +36,6 @@ from .. import sphinx_gallery_build as sg
 from .. import sphinx_gallery_run as sg_run
 from ..core import project, tutorial_settings
 from ..core.files import read_regular, write_atomically
-from ..core.layout import ROOT
 from ..core.runs import runs, seal
 from ..core.runs.records import Record, RecordError, RunFile, RunRecord, Stamp
 from ..core.runs.stamps import page_copy, stamp_path
@@ -68,7 +67,7 @@ def project_root(config: Config) -> Path:
     if config.tutorials_root:
         return Path(config.tutorials_root)
     conf_file = sg.conf_py_value(config, "__file__")
-    return Path(conf_file).parent if conf_file else ROOT
+    return Path(conf_file).parent if conf_file else Path.cwd()  # a conf.py without a file: Sphinx's own case
 
 
 def example_of(config: Config, docname: str) -> project.Tutorial | None:

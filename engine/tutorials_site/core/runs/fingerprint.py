@@ -2,12 +2,10 @@
 
 The environment fingerprint (environment_fingerprint), the same for every tutorial:
 
-- the code that runs a tutorial: the modules of this package that the
-  supervisor (commands/execute.py), the runner (commands/runner.py), the output
-  guard and the tutorial's start-up hooks (commands/child_site/) import,
-  directly or through each other, found by reading their imports (run_code):
-  the rest of the package (the build's orchestration, Sphinx extensions, the
-  audit, lint, catalogs, checks, publishing) is not in it;
+- the run protocol (core.runs.protocol.PROTOCOL): the version of how the engine
+  runs a tutorial and what its runner records, which changes only when they do;
+  not the bytes of the engine's code, so that an engine release that keeps the
+  protocol runs no tutorial again;
 - Python's major.minor version;
 - the accelerator runtime that only the CUDA lock installs (nvidia-*, triton,
   ...), by its pins in requirements-cuda.lock, whatever is installed: torch
@@ -64,17 +62,15 @@ from packaging.utils import canonicalize_name
 
 from .. import project, tutorial_settings
 from ..errors import SiteError
-from ..layout import ROOT
 from ..sphinx_gallery_formats import CONFIG_COMMENT, TEXT_BLOCK_HEADER
 from . import used
 from .isolation import SETTING, site_folders
+from .protocol import PROTOCOL
+
+ENGINE = Path(__file__).resolve().parents[2]  # the engine's package: its runs are versioned by PROTOCOL
 from .records import Used
 from .used import Present, SourceDigest, release
 
-PACKAGE_DIR = Path(__file__).resolve().parents[2]  # tutorials_site/
-# Where a run starts: the supervisor the build calls, the processes it starts by module name (also
-# found by run_code in the strings of these files), and the hooks on the tutorial's PYTHONPATH.
-RUN_ENTRIES = ("commands/execute.py", "commands/runner.py", "commands/output_guard.py", "commands/child_site")
 # sphinx_gallery_conf's options that change what a run records (commands/execute.py's RunOptions and,
 # with callables of conf.py's own, sphinx-gallery's scrapers and module resets in the runner).
 RUN_OPTIONS = ("capture_repr", "ignore_repr_types", "image_scrapers", "reset_argv", "reset_modules",
@@ -100,56 +96,6 @@ def startup_hooks() -> list[Path]:
         if spec is not None and spec.has_location and spec.origin is not None:
             hooks.append(Path(spec.origin))
     return hooks
-
-
-def _module_file(base: Path, dotted: str) -> Path | None:
-    path = base.joinpath(*dotted.split("."))
-    return next((p for p in (path.with_suffix(".py"), path / "__init__.py") if p.is_file()), None)
-
-
-def _names(node: ast.AST, package: tuple[str, ...]) -> list[str]:
-    """The modules an import statement (or a string naming one, as `python -m NAME` takes it) may load."""
-    if isinstance(node, ast.Import):
-        return [alias.name for alias in node.names]
-    if isinstance(node, ast.ImportFrom):
-        prefix = package[:len(package) - node.level + 1] if node.level else ()
-        module = ".".join([*prefix, *filter(None, (node.module or "").split("."))])
-        return [module, *(f"{module}.{alias.name}" for alias in node.names)]
-    if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"\w+(\.\w+)+", node.value):
-        return [node.value]
-    return []
-
-
-def imported_files(entries: Iterable[Path], base: Path, within: Path | None = None) -> list[Path]:
-    """The entries and the modules they import from BASE (as sys.path finds them there), directly or through
-    each other, each package's __init__.py on the way included; only those in WITHIN (default: BASE). Read,
-    not imported: an import inside a function counts too."""
-    within = Path(within or base)
-    todo, seen = [Path(entry) for entry in entries], set()
-    while todo:
-        path = todo.pop()
-        if path in seen:
-            continue
-        seen.add(path)
-        try:
-            tree = ast.parse(path.read_bytes(), str(path))
-        except (SyntaxError, ValueError):
-            continue  # the run reports it
-        package = path.relative_to(base).parent.parts
-        for node in ast.walk(tree):
-            for name in _names(node, package):
-                parts = name.split(".")
-                found = (_module_file(base, ".".join(parts[:i])) for i in range(1, len(parts) + 1))
-                todo += [path for path in found if path and path.is_relative_to(within)]
-    return sorted(seen)
-
-
-def run_code() -> list[Path]:
-    """This package's files that run a tutorial (see RUN_ENTRIES)."""
-    entries = [path for name in RUN_ENTRIES
-               for path in (sorted((PACKAGE_DIR / name).glob("*.py")) if (PACKAGE_DIR / name).is_dir()
-                            else [PACKAGE_DIR / name])]
-    return imported_files(entries, PACKAGE_DIR.parent, PACKAGE_DIR)
 
 
 @dataclass(frozen=True)
@@ -197,7 +143,7 @@ def _pins(lock: Path) -> dict[str, str]:
     return pinned
 
 
-def accelerator_pins(root: Path = ROOT) -> dict[str, str]:
+def accelerator_pins(root: Path) -> dict[str, str]:
     """The distributions only the CUDA build of torch installs, with their pins in its lock."""
     cpu, cuda = (_pins(Path(root) / name) for name in TORCH_LOCKS)
     return {name: release(version) for name, version in cuda.items() if name not in cpu} if cpu else {}
@@ -210,7 +156,7 @@ def _named(value: Any) -> str:
     return repr(value)
 
 
-def run_configuration(root: Path = ROOT) -> str:
+def run_configuration(root: Path) -> str:
     """What conf.py decides of a run, as canonical JSON."""
     site_project = project.current(Path(root))
     chosen = {"sphinx_gallery_conf": {key: site_project.options[key] for key in RUN_OPTIONS
@@ -219,7 +165,7 @@ def run_configuration(root: Path = ROOT) -> str:
     return json.dumps(chosen, sort_keys=True, default=_named)
 
 
-def environment_fingerprint(root: Path = ROOT) -> str:
+def environment_fingerprint(root: Path) -> str:
     """The digest of what every run depends on (see above), for the project at ROOT."""
     digest = hashlib.sha256()
 
@@ -227,8 +173,7 @@ def environment_fingerprint(root: Path = ROOT) -> str:
         digest.update(label.encode() + b"\0" + data + b"\0")
 
     add("python", f"{sys.version_info.major}.{sys.version_info.minor}".encode())
-    for path in run_code():
-        add(path.relative_to(PACKAGE_DIR).as_posix(), path.read_bytes())
+    add("protocol", PROTOCOL.encode())
     for name, version in sorted(accelerator_pins(root).items()):
         add(name, version.encode())
     for path in startup_hooks():
@@ -242,7 +187,7 @@ def _inside(path: Path, root: Path) -> bool:
     return path.resolve().is_relative_to(root.resolve())
 
 
-def declared_reads(source: Path, label: str, root: Path = ROOT) -> list[Path]:
+def declared_reads(source: Path, label: str, root: Path) -> list[Path]:
     """The files SOURCE's `# tutorials-reads:` lines name (a folder: every file in it), sorted.
 
     Raises SiteError naming LABEL and the line when a pattern names no path, matches nothing, or names a path
@@ -345,7 +290,7 @@ def _code_text(path: Path) -> tuple[bytes, tuple[int, ...]]:
     return b"".join(f"{kind}\0{part}\0".encode() for kind, part in parts), tuple(line for line, _ in blocks)
 
 
-def source_digest(path: Path, label: str | None = None, root: Path = ROOT) -> SourceDigest:
+def source_digest(path: Path, label: str | None, root: Path) -> SourceDigest:
     """What a tutorial brings to its run (see above): its code and the files it declares it reads (in the project
     at ROOT), digested, and where its code blocks start. LABEL names the script in errors. The modules and files
     it opens are recorded by the run itself (core.runs.used)."""
@@ -357,13 +302,13 @@ def source_digest(path: Path, label: str | None = None, root: Path = ROOT) -> So
     return SourceDigest(digest.hexdigest(), lines)
 
 
-def present(root: Path = ROOT) -> Present:
+def present(root: Path) -> Present:
     """The state of the project at ROOT and of the environment that runs are compared with, now."""
     return Present(Path(root), environment_fingerprint(root))
 
 
 def used_by(run_dir: Path, tutorial: project.Tutorial, skip: Iterable[Path]) -> Used:
     """What TUTORIAL's run in RUN_DIR used (core.runs.used.record): the build folder, the venv and the engine
-    (SKIP and PACKAGE_DIR) and the script itself are counted elsewhere, the accelerator runtime by its pins."""
-    return used.record(run_dir, tutorial.root, [*skip, PACKAGE_DIR, tutorial.path, *site_folders()],
+    (SKIP and ENGINE) and the script itself are counted elsewhere, the accelerator runtime by its pins."""
+    return used.record(run_dir, tutorial.root, [*skip, ENGINE, tutorial.path, *site_folders()],
                        accelerator_pins(tutorial.root))

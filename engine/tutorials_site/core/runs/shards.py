@@ -28,11 +28,11 @@ from pathlib import Path
 
 from .. import project
 from ..errors import UsageError
-from ..layout import ROOT, BuildTree
+from ..layout import BuildTree
 from . import needs, runs, stamping
 from .records import RecordError, ShardRecord
 
-DURATIONS = ROOT / ".github" / "tutorial-durations.json"
+DURATIONS = ".github/tutorial-durations.json"  # in the project: what CI last recorded (`make durations`)
 DEFAULT_SECONDS = 5.0  # for a tutorial never timed
 
 
@@ -82,9 +82,15 @@ def assign(units: Iterable[str], count: int, durations: Mapping[str, float]) -> 
     return shards
 
 
-def load_durations() -> dict[str, float]:
-    """The committed durations (DURATIONS), {tutorial key: seconds}; none before the first `make durations`."""
-    durations: dict[str, float] = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+def durations_file(site: project.Project) -> Path:
+    """Where SITE keeps its tutorials' durations (DURATIONS)."""
+    return site.root / DURATIONS
+
+
+def load_durations(site: project.Project) -> dict[str, float]:
+    """SITE's committed durations (DURATIONS), {tutorial key: seconds}; none before the first `make durations`."""
+    path = durations_file(site)
+    durations: dict[str, float] = json.loads(path.read_text()) if path.exists() else {}
     return durations
 
 
@@ -96,19 +102,18 @@ def _by_class(site: project.Project) -> dict[str, list[project.Tutorial]]:
     return found
 
 
-def selection(shard: Shard) -> list[project.Tutorial]:
-    """The tutorials that SHARD executes."""
-    site = project.current()
+def selection(site: project.Project, shard: Shard) -> list[project.Tutorial]:
+    """The tutorials of SITE that SHARD executes."""
     grouped = _by_class(site)
     tutorials = {t.key: t for name, found in grouped.items() if shard.runner_class in (None, name) for t in found}
-    return [tutorials[key] for key in sorted(assign(list(tutorials), shard.count, load_durations())[shard.index - 1])]
+    return [tutorials[key] for key in sorted(assign(list(tutorials), shard.count, load_durations(site))[shard.index - 1])]
 
 
-def matrix(counts: Mapping[str, int]) -> dict[str, list[dict[str, str | int]]]:
+def matrix(site: project.Project, counts: Mapping[str, int]) -> dict[str, list[dict[str, str | int]]]:
     """CI's execute matrix: the shards of each class that has tutorials, as many as COUNTS allows and never more
     than it has tutorials. A project with none gets one shard, which executes nothing (assemble still runs)."""
     include: list[dict[str, str | int]] = [{"class": name, "shard": index, "shards": min(counts[name], len(found))}
-               for name, found in _by_class(project.current()).items()
+               for name, found in _by_class(site).items()
                for index in range(1, min(counts[name], len(found)) + 1)]
     return {"include": include or [{"class": needs.CLASSES[0], "shard": 1, "shards": 1}]}
 
@@ -133,7 +138,7 @@ def _executed(shard: BuildTree) -> list[str]:
     return listed
 
 
-def merge(shard_builddirs: Sequence[Path | str], tree: BuildTree) -> dict[str, str]:
+def merge(site: project.Project, shard_builddirs: Sequence[Path | str], tree: BuildTree) -> dict[str, str]:
     """Copy the runs the shards made into `tree`; returns {tutorial key: shard folder it came from}.
 
     From each shard, only the runs of the tutorials its shard.json lists, each tutorial from one shard:
@@ -152,7 +157,7 @@ def merge(shard_builddirs: Sequence[Path | str], tree: BuildTree) -> dict[str, s
                 raise UsageError(f"SHARDS: {shard.shard_record}: lists {key}, which {executed_by[key].shard_record} "
                                  "lists too; give each shard of one SHARD=i/N split once")
             executed_by[key] = shard
-    taken = {t.key: executed_by[t.key] for t in project.current().tutorials if t.key in executed_by
+    taken = {t.key: executed_by[t.key] for t in site.tutorials if t.key in executed_by
              and os.path.lexists(executed_by[t.key].run_dir(t.key) / runs.STAMP)}  # else not kept there: named later
     unsealed = [problem for key, source in taken.items() for problem in runs.unsealed(source.runs, key)]
     if unsealed:
@@ -192,11 +197,11 @@ class Expected:
     source: str
 
 
-def expected_seconds(tree: BuildTree, keys: list[str]) -> dict[str, Expected | None]:
+def expected_seconds(site: project.Project, tree: BuildTree, keys: list[str]) -> dict[str, Expected | None]:
     """How long each tutorial (by key) may be expected to run, for what a build says of its time left: its
     last run in TREE (on this machine; stale or not, as long as it was stamped and did not fail, which says
     nothing of a whole run's time), else the duration CI recorded; None for one never timed."""
-    recorded = load_durations()
+    recorded = load_durations(site)
     expected: dict[str, Expected | None] = {}
     for key in keys:
         stamp = stamping.stamp_of(tree.run_dir(key))  # None (or of another format): the recorded duration will do

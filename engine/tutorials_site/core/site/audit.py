@@ -53,8 +53,8 @@ def kb(count: float) -> str:
 # --- the pages -----------------------------------------------------------------------------------
 
 
-def stable_languages(pages: Path | str, wanted: Collection[str] | None = None) -> list[str]:
-    """The URL segments published under PAGES/stable/ (those in `wanted`, if given), in the site's order;
+def stable_languages(site: project.Project, pages: Path | str, wanted: Collection[str] | None = None) -> list[str]:
+    """The URL segments published under PAGES/stable/ (those in `wanted`, if given), in SITE's order;
     refuses a tree without stable/."""
     pages = Path(pages)
     if not (pages / "versions.json").is_file():
@@ -67,7 +67,7 @@ def stable_languages(pages: Path | str, wanted: Collection[str] | None = None) -
     if not stable or not (pages / "stable").is_dir():
         raise AuditError(f"PAGES={pages}: not a published tree with a stable/ version (no versions.json naming one); "
                          "`make docs VERSION=1.0` publishes one into docs/")
-    segs = [lang.seg for lang in project.current().languages.all if (pages / "stable" / lang.seg / "index.html").is_file()]
+    segs = [lang.seg for lang in site.languages.all if (pages / "stable" / lang.seg / "index.html").is_file()]
     if not segs:
         raise AuditError(f"PAGES={pages}: stable/ holds no language (no stable/<language>/index.html)")
     chosen = [seg for seg in segs if wanted is None or seg in wanted]
@@ -76,22 +76,19 @@ def stable_languages(pages: Path | str, wanted: Collection[str] | None = None) -
     return chosen
 
 
-def _gallery_dirs() -> set[str]:
-    return {gallery.gallery_dir for gallery in project.current().galleries}
-
-
-def is_tutorial(path: Path | str) -> bool:
-    """stable/<seg>/<gallery>/[<section>/]<stem>.html; the galleries' and sections' index.html aside."""
+def is_tutorial(path: Path | str, gallery_dirs: Collection[str]) -> bool:
+    """stable/<seg>/<gallery>/[<section>/]<stem>.html, GALLERY_DIRS being the site's; the galleries' and sections'
+    index.html aside."""
     parts = Path(path).parts
-    return len(parts) in (4, 5) and parts[2] in _gallery_dirs() and parts[-1] != "index.html"
+    return len(parts) in (4, 5) and parts[2] in gallery_dirs and parts[-1] != "index.html"
 
 
-def lighthouse_pages(pages: Path | str, segs: Sequence[str]) -> list[str]:
+def lighthouse_pages(pages: Path | str, segs: Sequence[str], gallery_dirs: Collection[str]) -> list[str]:
     """What Lighthouse measures, per language: the landing page, each gallery's index and each tutorial."""
     found = []
     for seg in segs:
         found.append(f"stable/{seg}/index.html")
-        for gallery in sorted(_gallery_dirs()):
+        for gallery in sorted(gallery_dirs):
             top = Path(pages, "stable", seg, gallery)
             if not top.is_dir():
                 continue
@@ -156,12 +153,13 @@ def median_run(reports: Sequence[Report]) -> Report:
     return sorted(reports, key=lambda r: scores(r)["performance"] or 0)[len(reports) // 2]
 
 
-def failures(path: str, report: Report) -> list[str]:
-    """What breaks the budget on this page, shortest first: the category names and `transferred`."""
+def failures(path: str, report: Report, tutorial: bool) -> list[str]:
+    """What breaks the budget on this page (a TUTORIAL's, or not), shortest first: the category names and
+    `transferred`."""
     if report.get("runtimeError"):
         return ["runtime error"]
     failed = [name for name, score in scores(report).items() if score is None or score < BUDGET[name]]
-    if is_tutorial(path) and transferred(report) > TUTORIAL_BYTES:
+    if tutorial and transferred(report) > TUTORIAL_BYTES:
         failed.append("transferred")
     return failed
 
@@ -209,7 +207,7 @@ def errored_audits(report: Report) -> dict[str, str]:
             for audit in report.get("audits", {}).values() if audit.get("scoreDisplayMode") == "error"}
 
 
-def format_line(path: str, report: Report, runs: Sequence[float | None] = (), width: int = 0) -> str:
+def format_line(path: str, report: Report, tutorial: bool, runs: Sequence[float | None] = (), width: int = 0) -> str:
     """`<path>  perf 0.97  a11y 1.00  bp 1.00  seo 1.00  212 KB`, with the performance runs when there were several."""
     if report.get("runtimeError"):
         error = report["runtimeError"]
@@ -221,15 +219,15 @@ def format_line(path: str, report: Report, runs: Sequence[float | None] = (), wi
         line += f"  cpu {slowdown:.1f}x (host index {index:.0f})"
     if len(runs) > 1:
         line += f"  (perf: median of {len(runs)} runs: {' '.join(f'{s:.2f}' for s in sorted(s or 0 for s in runs))})"
-    failed = failures(path, report)
+    failed = failures(path, report, tutorial)
     return line + (f"  FAILS: {', '.join(failed)}" if failed else "")
 
 
-def failure_details(path: str, report: Report, base: str = "") -> list[str]:
+def failure_details(path: str, report: Report, tutorial: bool, base: str = "") -> list[str]:
     """Lines that say why a page breaks the budget: each failing category's audits, or its heaviest transfers;
     URLs relative to the server's `base`."""
     lines = [f"{path}:"]
-    for failed in failures(path, report):
+    for failed in failures(path, report, tutorial):
         if failed == "runtime error":
             lines.append(f"  {report['runtimeError'].get('message', '')}")
         elif failed == "transferred":

@@ -14,7 +14,6 @@ from ..languages import Language
 from ..layout import BuildTree
 from ..project import Project
 from ..runs import runs
-from ..runs.fingerprint import PACKAGE_DIR as PACKAGE  # tutorials_site/: the extensions and what they import
 from ..runs.used import installed
 from . import build_values
 
@@ -41,11 +40,11 @@ def inputs_digest(tree: BuildTree, project: Project, command: Sequence[str], lan
     for path in site_tree.files(project.root, (tree.root, *skip)):
         stat = path.stat()
         digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
-    inputs = [project.root / "locales" / lang.code, tree.doctrees(lang) / build_values.FILE]  # the -D values' record
+    inputs = [project.locales / lang.code, tree.doctrees(lang) / build_values.FILE]  # the -D values' record
     inputs += [tree.run_dir(t.key) / name for t in project.tutorials for name in (runs.RESULT, runs.STAMP)]
     files = [path for name in inputs for path in files_under(name)]
-    files += sorted(PACKAGE.rglob("*.py"))  # a change to the extensions changes the pages (not their bytecode)
-    files += assets.files(PACKAGE)  # so do the engine's templates, static files and label catalogs
+    files += sorted(assets.PACKAGE.rglob("*.py"))  # a change to the extensions changes the pages (not their bytecode)
+    files += assets.files(assets.PACKAGE)  # so do the engine's templates, static files and label catalogs
     for path in files:
         digest.update(f"{path}\0".encode() + path.read_bytes())
     return digest.hexdigest()

@@ -101,11 +101,10 @@ def parse(path: Path | str) -> _Page:
     return page
 
 
-def check_stamps(htmldir: Path | str, langs: Sequence[languages.Language]) -> list[str]:
-    """Problems of the tutorial pages; a tutorial conf.py's filename_pattern does not execute is listed by
+def check_stamps(site: project.Project, htmldir: Path | str, langs: Sequence[languages.Language]) -> list[str]:
+    """Problems of SITE's tutorial pages; a tutorial conf.py's filename_pattern does not execute is listed by
     not_executed(), not here."""
     problems = []
-    site = project.current()
     now = present(site.root)
     runs_root = BuildTree(Path(htmldir).parent).runs
     kept: dict[str, Stamp | list[str]] = {}  # each tutorial's run, read and verified once for every language
@@ -192,10 +191,9 @@ def whole_build(htmldir: Path | str) -> BuildInfo | str:
             "build the whole site with `make html` (no TUTORIALS), then check or publish it")
 
 
-def failed_runs(htmldir: Path | str) -> list[str]:
-    """The error line of each tutorial whose run in the build folder of HTMLDIR failed where conf.py does not
-    expect it to, as the build said it: what check names where that build failed (and left no build.json)."""
-    site = project.current()
+def failed_runs(site: project.Project, htmldir: Path | str) -> list[str]:
+    """The error line of each tutorial of SITE whose run in the build folder of HTMLDIR failed where conf.py does
+    not expect it to, as the build said it: what check names where that build failed (and left no build.json)."""
     tree = BuildTree(Path(htmldir).parent)
     found = []
     for tutorial in site.tutorials:
@@ -211,9 +209,9 @@ def failed_runs(htmldir: Path | str) -> list[str]:
     return found
 
 
-def not_executed() -> list[str]:
+def not_executed(site: project.Project) -> list[str]:
     """The tutorials conf.py's filename_pattern leaves unexecuted: shown without output, by design."""
-    return [t.label for t in project.current().tutorials if not t.executed]
+    return [t.label for t in site.tutorials if not t.executed]
 
 
 def output_texts(html_text: str) -> list[str]:

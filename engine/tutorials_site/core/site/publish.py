@@ -27,7 +27,6 @@ from pathlib import Path
 from .. import languages, project
 from ..errors import SiteError
 from ..files import LEFTOVERS, write_atomically
-from ..layout import ROOT
 from ..runs.records import BuildInfo
 from . import checks, versions
 from .site_pages import chooser_page, not_found_page
@@ -39,8 +38,8 @@ class PublishError(SiteError):
     """A build that may not be published, or a target it may not be published into."""
 
 
-def validate(htmldir: Path) -> BuildInfo:
-    """The build.json of a build that may be published; PublishError saying why not otherwise."""
+def validate(site: project.Project, htmldir: Path) -> BuildInfo:
+    """The build.json of SITE's build that may be published; PublishError saying why not otherwise."""
     info = checks.whole_build(htmldir)
     if isinstance(info, str):
         raise PublishError(f"refusing to publish {info}")
@@ -48,13 +47,13 @@ def validate(htmldir: Path) -> BuildInfo:
     problems = []
     if not info.executed:
         problems.append("built without executing the tutorials (html-noplot)")
-    site_languages = project.current().languages.all
+    site_languages = site.languages.all
     missing = [lang.seg for lang in site_languages if lang.seg not in info.languages
                or not Path(htmldir, lang.seg, "index.html").exists()]
     if missing:
         problems.append(f"language(s) missing: {' '.join(missing)}")
     present = [lang for lang in site_languages if Path(htmldir, lang.seg).is_dir()]
-    problems += checks.check_stamps(htmldir, present) + checks.check_links(htmldir)
+    problems += checks.check_stamps(site, htmldir, present) + checks.check_links(htmldir)
     if problems:
         raise PublishError(f"refusing to publish {htmldir} as {info.name}:\n  " + "\n  ".join(problems))
     return info
@@ -101,9 +100,9 @@ def _link_stable(pages: Path, stable: str) -> None:
         os.rename(staged, link)  # rename(2) replaces a link (or nothing) in one step
 
 
-def site_url() -> str:
+def site_url(site: project.Project) -> str:
     """conf.py's tutorials_site_url, ending in one slash."""
-    url: str = project.current().conf.get("tutorials_site_url") or ""
+    url: str = site.conf.get("tutorials_site_url") or ""
     return url.rstrip("/") + "/"
 
 
@@ -130,12 +129,12 @@ def _sitemap(pages: Path, manifest: versions.Manifest, url: str, site: languages
     return "\n".join(lines) + "\n"
 
 
-def check_target(pages: Path) -> None:
-    """A publish target is a folder outside the repository (docs/ excepted), or a new one."""
+def check_target(pages: Path, root: Path) -> None:
+    """A publish target is a folder outside the project at ROOT (its docs/ excepted), or a new one."""
     resolved = pages.resolve()
-    if resolved.is_relative_to(ROOT) and resolved != (ROOT / "docs").resolve():
-        raise PublishError(f"PAGES={pages}: inside the repository ({ROOT}); "
-                           "publish into docs/ (make docs) or a gh-pages checkout outside it")
+    if resolved.is_relative_to(root.resolve()) and resolved != (root / "docs").resolve():
+        raise PublishError(f"PAGES={pages}: inside the project ({root}); "
+                           "publish into its docs/ or a gh-pages checkout outside it")
     if pages.exists() and not pages.is_dir():
         raise PublishError(f"PAGES={pages}: not a folder")
 
@@ -159,18 +158,18 @@ def _locked(pages: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def publish(htmldir: Path | str, pages: Path | str) -> versions.Manifest:
-    """Publish the build in HTMLDIR into the tree at PAGES (see above); returns the new versions.json."""
+def publish(site: project.Project, htmldir: Path | str, pages: Path | str) -> versions.Manifest:
+    """Publish SITE's build in HTMLDIR into the tree at PAGES (see above); returns the new versions.json."""
     htmldir, pages = Path(htmldir), Path(pages)
-    check_target(pages)
-    info = validate(htmldir)
+    check_target(pages, site.root)
+    info = validate(site, htmldir)
     pages.mkdir(parents=True, exist_ok=True)
     with _locked(pages):
-        return _publish_locked(htmldir, pages, info)
+        return _publish_locked(site, htmldir, pages, info)
 
 
-def _publish_locked(htmldir: Path, pages: Path, info: BuildInfo) -> versions.Manifest:
-    check_target(pages)  # again: another publish may have changed it while we waited
+def _publish_locked(site: project.Project, htmldir: Path, pages: Path, info: BuildInfo) -> versions.Manifest:
+    check_target(pages, site.root)  # again: another publish may have changed it while we waited
     check_contents(pages)
     manifest_path = pages / "versions.json"
     current = versions.load(manifest_path)  # a corrupt one stops us here, untouched
@@ -186,14 +185,14 @@ def _publish_locked(htmldir: Path, pages: Path, info: BuildInfo) -> versions.Man
     _link_stable(pages, stable)
     write_atomically(manifest_path, versions.manifest_text(new), durable=True)
 
-    url = site_url()
-    site = project.current().languages
-    stable_langs = [lang for lang in site.all if (pages / "stable" / lang.seg).is_dir()]
+    url = site_url(site)
+    langs = site.languages
+    stable_langs = [lang for lang in langs.all if (pages / "stable" / lang.seg).is_dir()]
     write_atomically(pages / "index.html",
-                     chooser_page(stable_langs, site.source, "stable/", canonical=f"{url}stable/{site.source.seg}/index.html",
-                                  site=url), durable=True)
-    write_atomically(pages / "404.html", not_found_page(url, stable_langs), durable=True)
-    write_atomically(pages / "sitemap.xml", _sitemap(pages, new, url, site), durable=True)
+                     chooser_page(site.conf, stable_langs, langs.source, "stable/",
+                                  canonical=f"{url}stable/{langs.source.seg}/index.html", site=url), durable=True)
+    write_atomically(pages / "404.html", not_found_page(site.conf, url, stable_langs), durable=True)
+    write_atomically(pages / "sitemap.xml", _sitemap(pages, new, url, langs), durable=True)
     write_atomically(pages / "robots.txt", f"User-agent: *\nAllow: /\nSitemap: {url}sitemap.xml\n", durable=True)
     write_atomically(pages / ".nojekyll", "", durable=True)
 

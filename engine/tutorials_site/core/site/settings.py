@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .. import languages
 from ..errors import UsageError
-from ..layout import ROOT, BuildTree
+from ..layout import BuildTree
 from ..runs import needs, sandbox, shards
 from ..runs.records import VersionEntry
 from ..runs.runs import parse_timeout
@@ -24,6 +24,7 @@ DEFAULT_CHROMIUM = "/usr/bin/chromium"
 class Settings:
     """What a command was asked for, from the make variables (from_environment)."""
 
+    root: Path  # the project: the folder of its conf.py
     tree: BuildTree
     langs: list[languages.Language]
     version: str
@@ -60,12 +61,12 @@ def flag(value: str | None) -> bool:
     return (value or "").strip() not in ("", "0")
 
 
-def from_environment(environ: Mapping[str, str], builddir: Path | str | None = None,
+def from_environment(environ: Mapping[str, str], root: Path, builddir: Path | str | None = None,
                      site: languages.SiteLanguages | None = None) -> Settings:
     """Settings from a mapping of make variables (LANGUAGES, VERSION, STRICT, SHARD, NEEDS, BUILDDIR, PAGES,
     BUILD_JOBS, TUTORIAL_TIMEOUT, TUTORIAL_OUTPUT_LIMIT, CHROMIUM, TUTORIALS, REUSE, RETRY_FAILED, VERBOSE, SANDBOX,
-    PROGRESS_INTERVAL); LANGUAGES
-    names languages of SITE (conf.py's; default: the engine's shipped ones)."""
+    PROGRESS_INTERVAL) for the project at ROOT, whose build folder is ROOT/_build and published tree ROOT/docs unless
+    they say otherwise; LANGUAGES names languages of SITE (conf.py's; default: the engine's shipped ones)."""
     jobs = environ.get("BUILD_JOBS", "").strip() or str(os.cpu_count() or 1)
     if not re.fullmatch(r"[1-9]\d*", jobs):
         raise UsageError(f"BUILD_JOBS: {jobs!r} is not a positive number of processes")
@@ -84,15 +85,16 @@ def from_environment(environ: Mapping[str, str], builddir: Path | str | None = N
     if block_limit is None:
         raise UsageError(f"{LIMIT_VARIABLE}: {output_limit!r} is not a positive number of characters "
                          "(a number, or with K or M: 256K)")
-    tree = BuildTree(Path(builddir or environ.get("BUILDDIR") or ROOT / "_build").resolve())
+    tree = BuildTree(Path(builddir or environ.get("BUILDDIR") or root / "_build").resolve())
     return Settings(
+        root=root,
         tree=tree,
         langs=(site or languages.site_languages("en", None)).select(environ.get("LANGUAGES", "")),
-        version=versions.current(environ.get("VERSION", "")),
+        version=versions.current(root, environ.get("VERSION", "")),
         strict=flag(environ.get("STRICT")),
         shard=shards.parse(shard) if shard else None,
         enforce_needs=enforce_needs,
-        pages=Path(environ.get("PAGES") or ROOT / "docs"),
+        pages=Path(environ.get("PAGES") or root / "docs"),
         jobs=int(jobs),
         timeout=timeout,
         output_limits=OutputLimits.of_block_limit(block_limit),

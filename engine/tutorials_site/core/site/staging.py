@@ -98,7 +98,7 @@ def _gallery_files(site: project.Project, lang: languages.Language, folder: Path
         if path in sections:
             wanted[path.name] = None  # a section: synced on its own
         elif path in tutorials and lang != site.languages.source:
-            text, report = translate.generate(lang, tutorials[path])
+            text, report = translate.generate(site, lang, tutorials[path])
             wanted[path.name] = text
             wanted[f"{path.stem}.i18n.json"] = TranslationStatus(total=report.total, english=report.english).to_json()
             reports.append(report)

@@ -22,7 +22,6 @@ from packaging.version import Version
 
 from .. import git, languages
 from ..errors import SiteError
-from ..layout import ROOT
 from ..runs.fingerprint import installed_version
 from ..runs.records import BUILD_RECORD, BuildInfo, RecordError, VersionEntry, from_dict
 from ..runs.stamping import now
@@ -59,8 +58,9 @@ def check_name(name: str) -> str:
     return name
 
 
-def current(requested: str = "", root: Path = ROOT) -> str:
-    """`requested` (VERSION) if given, else `X.Y` for a commit tagged vX.Y[.Z], else the branch name, else `dev`."""
+def current(root: Path, requested: str = "") -> str:
+    """`requested` (VERSION) if given, else, in the git repository of the project at ROOT, `X.Y` for a commit tagged
+    vX.Y[.Z], else the branch name, else `dev`."""
     name = requested.strip()
     if not name:
         for tag in git.run(root, "tag", "--points-at", "HEAD").split():

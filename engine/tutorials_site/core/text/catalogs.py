@@ -25,12 +25,10 @@ from babel.messages.pofile import PoFileError, read_po, write_po
 
 from .. import languages, project
 from ..errors import SiteError
-from ..files import write_atomically
-from ..layout import ROOT
+from ..files import shown, write_atomically
 from . import tutorial_text
 from .gallery_strings import is_gallery_template
 
-LOCALES = ROOT / "locales"
 LABELS = "sphinx"  # the labels' catalog: Sphinx's own domain for its templates' strings
 # The charset a catalog's header declares; every catalog here is UTF-8.
 _CHARSET = re.compile(r'^"Content-Type:[^"]*?charset=([^"\\;\s]*)', re.M | re.I)
@@ -44,20 +42,14 @@ class CatalogError(SiteError):
     """A catalog that cannot be used: the message names the file and line."""
 
 
-def catalog_dir(lang: languages.Language) -> Path:
-    """A language's catalogs: locales/<code>/LC_MESSAGES/."""
-    return LOCALES / lang.code / "LC_MESSAGES"
+def catalog_dir(site: project.Project, lang: languages.Language) -> Path:
+    """A language's catalogs: <the site's locales>/<code>/LC_MESSAGES/."""
+    return site.locales / lang.code / "LC_MESSAGES"
 
 
-def tutorial_po(lang: languages.Language, tutorial: project.Tutorial) -> Path:
+def tutorial_po(site: project.Project, lang: languages.Language, tutorial: project.Tutorial) -> Path:
     """A tutorial's catalog, keyed by its path: <lang>/LC_MESSAGES/beginner_source/basics/<stem>.po."""
-    return catalog_dir(lang) / f"{tutorial.key}.po"
-
-
-def display_path(path: Path | str) -> Path:
-    """A path as messages show it: relative to the repository when inside it."""
-    path = Path(path)
-    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    return catalog_dir(site, lang) / f"{tutorial.key}.po"
 
 
 def load(path: Path | str) -> Catalog:
@@ -67,23 +59,23 @@ def load(path: Path | str) -> Catalog:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         number = data.count(b"\n", 0, error.start) + 1
-        raise CatalogError(f"{display_path(path)}:{number}: not valid UTF-8 (byte {data[error.start]:#04x}); "
+        raise CatalogError(f"{shown(path)}:{number}: not valid UTF-8 (byte {data[error.start]:#04x}); "
                            "save the catalog as UTF-8") from None
     for number, line in enumerate(text.splitlines(), 1):
         if not _PO_LINE.match(line):
-            raise CatalogError(f"{display_path(path)}:{number}: PO syntax error: {line.strip()[:60]!r}")
+            raise CatalogError(f"{shown(path)}:{number}: PO syntax error: {line.strip()[:60]!r}")
     header_end = text.find("\nmsgid ", text.find('msgid ""') + 1)  # where the second entry starts
     declared = _CHARSET.search(text, 0, len(text) if header_end < 0 else header_end)
     if declared and declared[1].lower().replace("-", "").replace("_", "") != "utf8":
         number = text.count("\n", 0, declared.start()) + 1
-        raise CatalogError(f"{display_path(path)}:{number}: its header declares charset={declared[1]}, but catalogs "
+        raise CatalogError(f"{shown(path)}:{number}: its header declares charset={declared[1]}, but catalogs "
                            "here are UTF-8 (and this one is read as UTF-8): write charset=UTF-8 in its Content-Type")
     _check_duplicates(path, text)
     try:
         with open(path, "rb") as f:
             return read_po(f, abort_invalid=True)
     except PoFileError as error:
-        raise CatalogError(f"{display_path(path)}: {error}") from None
+        raise CatalogError(f"{shown(path)}: {error}") from None
 
 
 def _check_duplicates(path: Path | str, text: str) -> None:
@@ -104,7 +96,7 @@ def _check_duplicates(path: Path | str, text: str) -> None:
             if word.startswith("msgstr") and parts.get("msgid", '""') != '""':
                 key = (parts.get("msgctxt"), parts["msgid"])
                 if key in seen:
-                    raise CatalogError(f"{display_path(path)}:{start}: duplicate message definition (first at "
+                    raise CatalogError(f"{shown(path)}:{start}: duplicate message definition (first at "
                                        f"line {seen[key]}); keep one of the two entries")
                 seen[key] = start
             parts, field = ({} if word.startswith("msgstr") else parts), None
@@ -177,12 +169,13 @@ def translations(catalog: Catalog) -> dict[str, str]:
     return dict(pair for m in catalog if is_translated(m) and (pair := singular(m)))
 
 
-def tutorial_template(path: Path) -> Catalog:
-    """The catalog template of the tutorial script at PATH: each unit of its text (tutorial_text), where it is."""
+def tutorial_template(path: Path, root: Path) -> Catalog:
+    """The catalog template of the tutorial script at PATH, in the project at ROOT: each unit of its text
+    (tutorial_text), where it is."""
     template = Catalog(project="PyTorch Tutorials", fuzzy=False)
     for unit in tutorial_text.parse(path).units:
         comment = "code comment: plain text, no reST" if "comment" in unit.kind else f"reST {unit.kind}"
-        location = (Path(path).relative_to(ROOT).as_posix(), unit.lineno)
+        location = (Path(path).relative_to(root).as_posix(), unit.lineno)
         if unit.msgid in template:
             template[unit.msgid].locations.append(location)
         else:
@@ -190,9 +183,9 @@ def tutorial_template(path: Path) -> Catalog:
     return template
 
 
-def page_po(lang: languages.Language, docname: str) -> Path:
+def page_po(site: project.Project, lang: languages.Language, docname: str) -> Path:
     """A hand-written page's catalog, keyed by its path: <lang>/LC_MESSAGES/guide/setup.po."""
-    return catalog_dir(lang) / f"{docname}.po"
+    return catalog_dir(site, lang) / f"{docname}.po"
 
 
 def _is_tutorial_catalog(site: project.Project, relative: PurePosixPath) -> bool:
@@ -204,8 +197,8 @@ def _is_tutorial_catalog(site: project.Project, relative: PurePosixPath) -> bool
 def site_catalogs(site: project.Project, lang: languages.Language) -> dict[str, Path]:
     """The catalogs Sphinx translates LANG's pages with, by domain: the labels' and one per hand-written page
     (its docname), tutorials' catalogs aside (they translate the scripts before Sphinx runs)."""
-    folder = catalog_dir(lang)
-    tutorials = {tutorial_po(lang, t) for t in site.tutorials}
+    folder = catalog_dir(site, lang)
+    tutorials = {tutorial_po(site, lang, t) for t in site.tutorials}
     found = {}
     for po in sorted(folder.rglob("*.po")) if folder.is_dir() else ():
         if po not in tutorials:
@@ -216,25 +209,25 @@ def site_catalogs(site: project.Project, lang: languages.Language) -> dict[str, 
 def check_layout(site: project.Project) -> None:
     """Every catalog folder names one of the site's translated languages, and every catalog in a gallery's
     source folder an existing tutorial (or a page written beside it)."""
-    if not LOCALES.is_dir():
+    if not site.locales.is_dir():
         return
     translated = {lang.code: lang for lang in site.languages.translated}
-    for folder in sorted(LOCALES.iterdir()):
+    for folder in sorted(p for p in site.locales.iterdir() if p.is_dir()):
         if folder.name not in translated:
             source = site.languages.source.code
             why = (f"the site's source language (conf.py's language = {source!r}): its text is the sources'"
                    if folder.name == source else "not one of the site's languages")
-            raise CatalogError(f"{display_path(folder)}: {why}; translated languages: "
+            raise CatalogError(f"{shown(folder)}: {why}; translated languages: "
                                f"{', '.join(translated) or 'none'} (conf.py's tutorials_languages)")
         lang = translated[folder.name]
-        tutorials = {tutorial_po(lang, t) for t in site.tutorials}
+        tutorials = {tutorial_po(site, lang, t) for t in site.tutorials}
         for po in sorted(folder.rglob("*.po")):
-            relative = PurePosixPath(po.relative_to(catalog_dir(lang)).as_posix())
+            relative = PurePosixPath(po.relative_to(catalog_dir(site, lang)).as_posix())
             written_beside = [p for p in (site.root / relative).parent.glob(f"{relative.stem}.*")
                               if p.suffix not in (".py", ".po")]
             if po not in tutorials and _is_tutorial_catalog(site, relative) and not written_beside:
                 raise CatalogError(
-                    f"{display_path(po)}: no tutorial {relative.with_suffix('.py')} (nor page) to translate: "
+                    f"{shown(po)}: no tutorial {relative.with_suffix('.py')} (nor page) to translate: "
                     "a tutorial's catalog is <its folder>/<its name>.po; delete it if its tutorial is gone"
                 )
 

@@ -327,7 +327,7 @@ class _StagedTree:
     staged_root: Path
     galleries: Mapping[str, str]
     repo_root: Path
-    lang_code: str | None
+    catalogs: Path | None  # the translated language's catalogs (<locales>/<code>/LC_MESSAGES), None for the source
 
     def locate(self, path: str, line: int | None) -> tuple[str, int | None] | None:
         """The author's (file, line) for the (PATH, LINE) Sphinx reported; None when not ours to map."""
@@ -381,8 +381,8 @@ class _StagedTree:
         script_line = source_line(page.read_text(encoding="utf-8"), line, staged_script.read_text(encoding="utf-8"))
         if script_line is None:
             return None
-        if self.lang_code is not None:
-            po = self.repo_root / "locales" / self.lang_code / "LC_MESSAGES" / examples_dir / inside.with_suffix(".po")
+        if self.catalogs is not None:
+            po = self.catalogs / examples_dir / inside.with_suffix(".po")
             blamed = self._translated(english, staged_script, script_line, po)
             if blamed is not None:
                 return blamed
@@ -420,14 +420,14 @@ class _StagedTree:
         return None
 
 
-def locator(staged_root: Path, galleries: Mapping[str, str], repo_root: Path, lang_code: str | None = None) -> Locate:
+def locator(staged_root: Path, galleries: Mapping[str, str], repo_root: Path, catalogs: Path | None = None) -> Locate:
     """A `locate` for the Sphinx source tree staged for one language.
 
     `galleries` maps each examples folder to its gallery folder ({"beginner_source": "beginner"}).
     A generated page `<gallery_dir>/<sub>/<stem>.rst` is blamed on `<examples_dir>/<sub>/<stem>.py`
-    (its staged copy `<stem>.py` beside the page gives the line); with `lang_code`, a line in a
-    translated passage is blamed on `locales/<lang_code>/LC_MESSAGES/<examples_dir>/<sub>/<stem>.po`.
+    (its staged copy `<stem>.py` beside the page gives the line); with `catalogs` (a translated language's
+    LC_MESSAGES folder), a line in a translated passage is blamed on `<catalogs>/<examples_dir>/<sub>/<stem>.po`.
     A generated gallery index is blamed on the header file. Other files that are (links to) the
     repository's are named relative to it. Files are labelled by their path relative to `repo_root`.
     """
-    return _StagedTree(Path(staged_root).resolve(), galleries, Path(repo_root).resolve(), lang_code).locate
+    return _StagedTree(Path(staged_root).resolve(), galleries, Path(repo_root).resolve(), catalogs).locate

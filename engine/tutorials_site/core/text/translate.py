@@ -29,6 +29,7 @@ from babel.messages.catalog import Catalog, Message
 
 from .. import assets, languages, project
 from ..errors import SiteError
+from ..files import shown
 from . import catalogs, tutorial_text
 
 # The node types a translated paragraph, heading or list item may contain.
@@ -196,10 +197,10 @@ def refusal(unit: tutorial_text.Unit, msgstr: str, allowed_links: Mapping[str, s
     return Refusal(changed, stops_build=True) if changed else None
 
 
-def link_targets(lang: languages.Language) -> dict[str, set[str]]:
-    """The localized link targets a language allows, from locales/<code>/link-targets.txt:
+def link_targets(site: project.Project, lang: languages.Language) -> dict[str, set[str]]:
+    """The localized link targets a language allows, from <the site's locales>/<code>/link-targets.txt:
     one `<English target> <localized target>` pair per line, `#` for comments."""
-    path = catalogs.LOCALES / lang.code / "link-targets.txt"
+    path = site.locales / lang.code / "link-targets.txt"
     allowed: collections.defaultdict[str, set[str]] = collections.defaultdict(set)
     if path.exists():
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -208,7 +209,7 @@ def link_targets(lang: languages.Language) -> dict[str, set[str]]:
                 continue
             parts = line.split()
             if len(parts) != 2:
-                raise TranslationError(f"{catalogs.display_path(path)}:{number}: expected "
+                raise TranslationError(f"{shown(path)}:{number}: expected "
                                        "'<English target> <localized target>'")
             allowed[parts[0]].add(parts[1])
     return allowed
@@ -233,17 +234,17 @@ def _code_tree(source: str, filename: str) -> str:
     return ast.dump(tree, include_attributes=True)
 
 
-def generate(lang: languages.Language, tutorial: project.Tutorial) -> tuple[str, Report]:
-    """(translated source, Report) of one tutorial (a project.Tutorial) in one language."""
+def generate(site: project.Project, lang: languages.Language, tutorial: project.Tutorial) -> tuple[str, Report]:
+    """(translated source, Report) of one tutorial of SITE in one language."""
     path = tutorial.path
     english = path.read_text(encoding="utf-8")
     text = tutorial_text.parse(path, english)
-    po = catalogs.tutorial_po(lang, tutorial)
+    po = catalogs.tutorial_po(site, lang, tutorial)
     catalog = catalogs.load(po) if po.exists() else None
     available = catalogs.translations(catalog) if catalog is not None else {}
     report = Report(total=len(text.units))
     usable: dict[str, str] = {}
-    allowed_links = link_targets(lang)
+    allowed_links = link_targets(site, lang)
     for unit in text.units:
         msgstr = available.get(unit.msgid)
         if msgstr is None:
@@ -254,7 +255,7 @@ def generate(lang: languages.Language, tutorial: project.Tutorial) -> tuple[str,
             usable[unit.msgid] = msgstr
             continue
         assert catalog is not None  # msgstr was found in it
-        where = f"{catalogs.display_path(po)}:{catalog[unit.msgid].lineno}: msgid {unit.msgid[:50]!r}"
+        where = f"{shown(po)}:{catalog[unit.msgid].lineno}: msgid {unit.msgid[:50]!r}"
         if refused.stops_build:
             raise TranslationError(f"{where}: {refused.reason}")
         report.english += 1
@@ -262,7 +263,7 @@ def generate(lang: languages.Language, tutorial: project.Tutorial) -> tuple[str,
     translated = tutorial_text.render(text, usable, spaced=lang.spaced)
     if _code_tree(translated, str(path)) != _code_tree(english, str(path)):
         raise TranslationError(
-            f"{catalogs.display_path(po)}: the {lang.seg} source generated from it differs from {tutorial.label} "
+            f"{shown(po)}: the {lang.seg} source generated from it differs from {tutorial.label} "
             "in code or line numbers; refusing to run it"
         )
     return translated, report
@@ -385,7 +386,7 @@ def usable_site_catalog(domain: str, po: Path) -> tuple[Catalog, list[str]]:
         pair = catalogs.singular(message)
         reason = SITE_CHECKS[domain](message, pair[1]) if pair else PLURAL
         if reason:
-            problems.append(f"{catalogs.display_path(po)}:{message.lineno}: msgid {message.id[:50]!r}: {reason}")
+            problems.append(f"{shown(po)}:{message.lineno}: msgid {message.id[:50]!r}: {reason}")
             del catalog[message.id]
     if domain == "sphinx" and problems:
         more = f" (and {len(problems) - 1} more label(s) in this catalog)" if len(problems) > 1 else ""
@@ -393,9 +394,9 @@ def usable_site_catalog(domain: str, po: Path) -> tuple[Catalog, list[str]]:
     return catalog, [f"{problem}; shown in English" for problem in problems]
 
 
-def check_labels(lang: languages.Language) -> None:
+def check_labels(site: project.Project, lang: languages.Language) -> None:
     """Refuse a language's label catalogs (the site's, the engine's) that are not plain text
     (usable_site_catalog), before anything runs."""
-    for po in (catalogs.catalog_dir(lang) / "sphinx.po", assets.label_po(lang)):
+    for po in (catalogs.catalog_dir(site, lang) / "sphinx.po", assets.label_po(lang)):
         if po.exists():
             usable_site_catalog("sphinx", po)
