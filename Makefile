@@ -44,7 +44,7 @@ TORCH_CPU_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
 export LANGUAGES VERSION STRICT BUILDDIR PAGES SHARD SHARDS NEEDS CLASS_SHARDS REUSE RETRY_FAILED TUTORIALS PORT FROM \
   TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT SANDBOX VERBOSE PROGRESS_INTERVAL OVERWRITE CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS
 
-.PHONY: help venv sandbox html html-noplot serve check ci-build assemble shard-matrix durations lint docs publish \
+.PHONY: help venv test-tools sandbox html html-noplot serve check ci-build assemble shard-matrix durations lint docs publish \
   update-po import-translation i18n-status audit test test-fast bench clean lock
 
 html: $(DEPS) sandbox  ## build every language, executing the tutorials whose runs are not current
@@ -106,6 +106,8 @@ bench: $(DEPS)  ## build timings and memory on this machine (engine/benchmarks/b
 	"$$PY" engine/benchmarks/build_bench.py
 
 venv: $(DEPS)  ## the virtual environment alone (VENV), from the lock file of this machine's torch build
+
+test-tools: $(VENV)/.test-deps  ## the test and audit tools too (requirements-test.lock, the npm tools)
 
 help:  ## this list: every target and variable, from the Makefile's own comments
 	@PYTHONPATH=engine "$$PYTHON" -m tutorials_site.commands.make_help Makefile

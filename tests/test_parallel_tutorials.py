@@ -7,8 +7,8 @@ import re
 import shutil
 
 import pytest
-
 from conftest import build, copy_project
+
 from tutorials_site.core.layout import ROOT
 from tutorials_site.core.site.checks import output_texts
 

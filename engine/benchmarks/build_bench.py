@@ -209,7 +209,7 @@ def kept_runs(tmp):
     seconds = []
     for n, change in enumerate(ci_runs.CHANGES):
         changed = ci_runs.changed(repo, work / f"repo-{n}", change)
-        player = ci_runs.Player(work / f"second-{n}", site)
+        player = ci_runs.player_after(change, work / f"second-{n}", site)
         run = player.play(changed, "second", kept, ci_runs.torch_version() + change.torch_suffix, change.installed)[0]
         seconds.append((change, run))
     return first, seconds

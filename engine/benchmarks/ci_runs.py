@@ -1,16 +1,18 @@
-"""CI runs played on this machine: docs.yml's execute and assemble jobs on a generated git repository.
+"""CI runs played on this machine: the engine's reusable workflow's execute and assemble jobs on a generated site.
 
-The steps played are the workflow's own, read from it: each shard, in a fresh clone, gets the kept runs
-where its actions/cache/restore step unpacks them (a copy of the folder the last run saved), runs its
-execute step's command with that step's environment, and hands over the paths its upload step names;
-assemble, in another clone, runs its command and then the steps that gather the runs to keep, and its
-actions/cache/save step becomes a copy of that path. `make bench` prints the figures;
-tests/test_kept_runs.py checks them against the targets.
+The steps played are the workflow's own, read from it (REUSABLE_WORKFLOW, in the engine's repository): each
+shard, in a fresh clone, gets the kept runs where its actions/cache/restore step unpacks them (a copy of the
+folder the last run saved), runs its execute step's command with that step's environment, and hands over the
+paths its upload step names; assemble, in another clone, runs its command and then the steps that gather the
+runs to keep, and its actions/cache/save step becomes a copy of that path. The site's set-up step is not played:
+this environment is the site's. `make bench` prints the figures; tests/test_kept_runs.py checks them against the
+targets.
 
-The repository holds COUNT tutorials that each print a line; one of them also imports a stand-in
-distribution (STAND_IN) and another loads a helper module with importlib (HELPER). Every run sees,
-on PYTHONPATH, a stand-in torch distribution (metadata only: no tutorial imports it) and STAND_IN, so
-that installing or upgrading a distribution is a change made without installing anything.
+The generated site holds COUNT tutorials that each print a line; one of them also imports a stand-in
+distribution (STAND_IN) and another loads a helper module with importlib (HELPER). Every run sees, on
+PYTHONPATH, a stand-in torch distribution (metadata only: no tutorial imports it) and STAND_IN, so that
+installing or upgrading a distribution is a change made without installing anything; and, for a change of the
+engine, a copy of the engine's package, changed, as a new release of it would be installed.
 """
 
 import json
@@ -27,19 +29,27 @@ from pathlib import Path
 
 import yaml
 
-from tutorials_site.core.layout import ROOT
-from tutorials_site.core.project import Project
-from tutorials_site.core.runs import shards
+from tutorials_site.core.runs import protocol, shards
 
-WORKFLOW = ROOT / ".github" / "workflows" / "docs.yml"
+ENGINE = Path(__file__).resolve().parents[1]  # engine/ in the engine's repository
+# The engine's reusable workflow: GitHub reads it in .github/workflows/ of the repository that holds the engine.
+REUSABLE_WORKFLOW = ENGINE.parent / ".github" / "workflows" / "tutorials-site.yml"
 COUNT = 20
 SHARDS = 2
-# What the steps' expressions the player does not evaluate give on a push to main (tests/test_workflows.py
+# What the steps' expressions the player does not evaluate give on a push to main (the site's tests/test_workflows.py
 # evaluates them per event), and the plan step's count of shards for the generated tutorials' class.
-PUSH_TO_MAIN = {"NEEDS": "strict", "CLASS_SHARDS": f"cpu={SHARDS}"}
+PUSH_TO_MAIN = {"NEEDS": "strict", "CLASS_SHARDS": f"cpu={SHARDS}", "TUTORIALS_RUNS_KEY": ""}
 LANGUAGES = "en"  # executing is the same for every language; rendering one keeps each run short
-VENV = Path(sys.executable).parent.parent  # the environment running this, for make's VENV
-_COPIED = shutil.ignore_patterns(".git", ".venv", "_build", "_kept", "docs", "__pycache__", ".pytest_cache")
+COMMANDS = Path(sys.executable).parent  # this environment's commands: tutorials-site
+CONF = """project = "Small tutorials"
+extensions = ["myst_parser", "sphinx_gallery.gen_gallery", "tutorials_site.sphinxext"]
+sphinx_gallery_conf = {"examples_dirs": ["beginner_source"], "gallery_dirs": ["beginner"], "filename_pattern": r"\\.py$"}
+language = "en"
+tutorials_languages = ["en", "ko"]
+html_theme = "sphinx_rtd_theme"
+exclude_patterns = ["beginner_source", "helpers", "_build", "_kept"]
+"""
+HEADER = "Small tutorials\n===============\n"
 TUTORIAL = '''"""
 Small tutorial {n}
 ==================
@@ -113,6 +123,11 @@ class Change:
     edit: Callable[[Path], None]  # applied to a clone of the repository, then committed
     torch_suffix: str = ""  # added to torch's version for the second run
     installed: tuple[tuple[str, str, str | None], ...] = ()  # distributions (name, version, module) for the second run
+    engine: Callable[[Path], None] | None = None  # applied to a copy of the engine's folder the second run uses
+
+
+def _nothing(repo: Path) -> None:
+    """No change to the repository."""
 
 
 def _append(relative: str, text: str) -> Callable[[Path], None]:
@@ -134,21 +149,26 @@ def _retitle(relative: str, old: str, new: str) -> Callable[[Path], None]:
 GALLERY = "beginner_source"
 CATALOG_PATH = f"locales/ko/LC_MESSAGES/{GALLERY}/{tutorial_name(TRANSLATED)}.po"
 CHANGES = (
-    Change("nothing", 0, lambda repo: None),
+    Change("nothing", 0, _nothing),
     Change("one tutorial", 1, _retitle(f"{GALLERY}/{tutorial_name(7)}.py", "ran\")", "ran, changed\")")),
     Change("one tutorial's prose, a line longer", 0,
            _retitle(f"{GALLERY}/{tutorial_name(8)}.py", "It prints one line.", "It prints one line,\nand only one.")),
     Change("a comment in one tutorial's code", 1,
            _retitle(f"{GALLERY}/{tutorial_name(8)}.py", "# tutorials-needs: cpu\n", "# tutorials-needs: cpu\n# it prints\n")),
     Change("a translation (.po)", 0, _retitle(CATALOG_PATH, "작은 튜토리얼", "작은 예제")),
-    Change("an engine template", 0, _append("tutorials_site/templates/sphinx_rtd_theme/layout.html", "{#- a template changed #}\n")),
-    Change("the engine's CSS", 0, _append("tutorials_site/static/tutorials.css", "/* a stylesheet changed */\n")),
-    Change("the audit (core/site/audit.py)", 0, _append("tutorials_site/core/site/audit.py", "# the audit changed\n")),
-    Change("the runner (commands/runner.py)", COUNT, _append("tutorials_site/commands/runner.py", "# the runner changed\n")),
-    Change("test tools and sphinx-design installed", 0, lambda repo: None,
+    Change("an engine template", 0, _nothing,
+           engine=_append("tutorials_site/templates/sphinx_rtd_theme/layout.html", "{#- a template changed #}\n")),
+    Change("the engine's CSS", 0, _nothing, engine=_append("tutorials_site/static/tutorials.css", "/* changed */\n")),
+    Change("a docstring of the engine (Project.select)", 0, _nothing,
+           engine=_retitle("tutorials_site/core/project.py", '"""The tutorials TUTORIALS names', '"""The tutorials it names')),
+    Change("an engine release that keeps the run protocol (the runner changed)", 0, _nothing,
+           engine=_append("tutorials_site/commands/runner.py", "# the runner changed\n")),
+    Change("an engine release that changes the run protocol", COUNT, _nothing,
+           engine=_retitle("tutorials_site/core/runs/protocol.py", f'PROTOCOL = "{protocol.PROTOCOL}"', 'PROTOCOL = "next"')),
+    Change("test tools and sphinx-design installed", 0, _nothing,
            installed=(("pytest", "9.0.0", None), ("sphinx-design", "0.6.1", None))),
-    Change("torch's version (no tutorial imports it)", 0, lambda repo: None, torch_suffix=".post1"),
-    Change("a distribution one tutorial imports, upgraded", 1, lambda repo: None,
+    Change("torch's version (no tutorial imports it)", 0, _nothing, torch_suffix=".post1"),
+    Change("a distribution one tutorial imports, upgraded", 1, _nothing,
            installed=((STAND_IN[0], "1.1", STAND_IN[2]),)),
     Change("a helper one tutorial loads with importlib", 1, _append(HELPER, "VALUE = 2\n")),
 )
@@ -160,14 +180,10 @@ def git(repo: Path, *args: str) -> str:
 
 
 def generate(target: Path, count: int = COUNT) -> Path:
-    """A git repository: this project with `count` small tutorials in place of its own, one translated."""
-    shutil.copytree(ROOT, target, ignore=_COPIED)
-    for tutorial in Project.read(target).tutorials:
-        tutorial.path.unlink(missing_ok=True)  # gone already where its section went
-        if tutorial.section.name:  # a section's header links its tutorials: the section goes whole
-            shutil.rmtree(tutorial.path.parent, ignore_errors=True)
-    for catalogs in target.glob(f"locales/*/LC_MESSAGES/{GALLERY}"):
-        shutil.rmtree(catalogs)
+    """A git repository: a site (CONF) of `count` small tutorials, one translated into Korean."""
+    Path(target, GALLERY).mkdir(parents=True)
+    Path(target, "conf.py").write_text(CONF, encoding="utf-8")
+    Path(target, GALLERY, "GALLERY_HEADER.rst").write_text(HEADER, encoding="utf-8")
     for n in range(1, count + 1):
         Path(target, GALLERY, f"{tutorial_name(n)}.py").write_text(TUTORIAL.format(n=f"{n:02d}") + EXTRA.get(n, ""),
                                                                    encoding="utf-8")
@@ -211,7 +227,7 @@ def torch_version() -> str:
 
 
 def _workflow() -> dict:
-    return yaml.safe_load(WORKFLOW.read_text())
+    return yaml.safe_load(REUSABLE_WORKFLOW.read_text())
 
 
 def _step(steps: list[dict], test: Callable[[dict], bool]) -> dict:
@@ -228,8 +244,21 @@ def _expand(value: str, known: dict[str, str]) -> str:
     for expression, replacement in known.items():
         value = value.replace("${{ " + expression + " }}", replacement)
     if "${{" in value:
-        raise ValueError(f"{WORKFLOW.name}: {value!r}: an expression the player does not know")
+        raise ValueError(f"{REUSABLE_WORKFLOW.name}: {value!r}: an expression the player does not know")
     return value
+
+
+def player_after(change: Change, work: Path, site: Path) -> "Player":
+    """The player of the CI run after CHANGE, in WORK: with the engine's release CHANGE makes, where it makes one."""
+    engine = engine_copy(work / "engine", change.engine) if change.engine else None
+    return Player(work, site, engine)
+
+
+def engine_copy(target: Path, edit: Callable[[Path], None]) -> Path:
+    """A copy of the engine's package in TARGET, changed by EDIT: a release of the engine, first on PYTHONPATH."""
+    shutil.copytree(ENGINE / "tutorials_site", target / "tutorials_site", ignore=shutil.ignore_patterns("__pycache__"))
+    edit(target)
+    return target
 
 
 def _copy(source: Path, target: Path) -> None:
@@ -241,8 +270,8 @@ class Player:
     """Plays CI runs, as a push to main plays them (its steps that keep the runs included), in folders under
     `work`; `site` is the stand-in torch's folder, the same for every run."""
 
-    def __init__(self, work: Path, site: Path) -> None:
-        self.work, self.site = work, site
+    def __init__(self, work: Path, site: Path, engine: Path | None = None) -> None:
+        self.work, self.site, self.engine = work, site, engine  # ENGINE: the engine's release its runs use
         jobs = _workflow()["jobs"]
         execute, assemble = jobs["execute"]["steps"], jobs["assemble"]["steps"]
         self.plan = _step(jobs["plan"]["steps"], lambda step: "shard-matrix" in step.get("run", ""))
@@ -250,7 +279,7 @@ class Player:
         self.execute = _step(execute, lambda step: "SHARD" in step.get("env", {}))
         self.upload = _step(execute, _uses("actions/upload-artifact"))["with"]["path"].split()
         self.download = _step(assemble, _uses("actions/download-artifact"))["with"]["path"]
-        self.assemble = _step(assemble, lambda step: "make assemble" in step.get("run", ""))
+        self.assemble = _step(assemble, lambda step: "tutorials-site assemble" in step.get("run", ""))
         save = _step(assemble, _uses("actions/cache/save"))
         self.save = save["with"]["path"]
         between = assemble[assemble.index(self.assemble) + 1:assemble.index(save)]
@@ -258,20 +287,18 @@ class Player:
 
     @property
     def pythonpath(self) -> str:
-        return os.pathsep.join(filter(None, [str(self.site), os.environ.get("PYTHONPATH")]))
+        return os.pathsep.join(filter(None, [str(self.engine or ""), str(self.site), os.environ.get("PYTHONPATH")]))
 
     def _clone(self, repo: Path, name: str) -> Path:
         clone = self.work / name
         git(self.work, "clone", "-q", str(repo), str(clone))
-        # A clone's files are newer than the venv's stamp: make would install the venv again.
-        for lock in clone.glob("requirements-*.lock"):
-            os.utime(lock, (0, 0))
         return clone
 
     def _run(self, clone: Path, step: dict, known: dict[str, str]) -> tuple[float, str]:
-        env = {**os.environ, "LANGUAGES": LANGUAGES, "VENV": str(VENV), "PYTHONPATH": self.pythonpath,
+        env = {**os.environ, "LANGUAGES": LANGUAGES, "PATH": f"{COMMANDS}{os.pathsep}{os.environ['PATH']}",
+               "PYTHONPATH": self.pythonpath,
                "GITHUB_OUTPUT": str(clone / ".github-output"),
-               **{name: PUSH_TO_MAIN.get(name) or _expand(str(value), known)
+               **{name: PUSH_TO_MAIN[name] if name in PUSH_TO_MAIN else _expand(str(value), known)
                   for name, value in (step.get("env") or {}).items()}}
         started = time.perf_counter()
         result = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=clone, env=env, capture_output=True, text=True)

@@ -159,10 +159,22 @@ def fixture_site(site_project):
 VENV = Path(sys.executable).parent.parent  # the environment running these tests
 
 
-def make(project, *args, **env):
-    """`make ARGS` in a project, with this environment as its .venv; LANGUAGES defaults to all."""
-    return subprocess.run(["make", "-s", *args, f"VENV={VENV}"], cwd=project, capture_output=True, text=True,
-                          env={**os.environ, "LANGUAGES": "", **env})
+SITE_COMMAND = Path(sys.executable).parent / "tutorials-site"  # the engine's console command, in this environment
+
+
+def tutorials_site(project, *args, **env):
+    """`tutorials-site ARGS` at a project's root, as a site's make target runs it: the NAME=VALUE arguments and the
+    keyword arguments are its settings (environment variables, as make passes its variables); LANGUAGES defaults
+    to all."""
+    settings = dict(arg.split("=", 1) for arg in args if "=" in arg)
+    return subprocess.run([str(SITE_COMMAND), *(arg for arg in args if "=" not in arg)], cwd=project,
+                          capture_output=True, text=True, env={**os.environ, "LANGUAGES": "", **settings, **env})
+
+
+# make with the engine's make targets (its tutorials-site.mk, which `tutorials-site init` gives a site to include) and
+# this environment's command, in the folder make runs in.
+MAKE_SITE = ("make", "-s", "-f", str(ENGINE / "tutorials_site" / "ci" / "tutorials-site.mk"),
+             f"TUTORIALS_SITE={SITE_COMMAND}")
 
 
 def snapshot(folder):
@@ -174,7 +186,7 @@ def published(builds_site, tmp_path_factory):
     """A copy of the project after `VERSION=1.0 make docs` then `VERSION=main make docs`."""
     project = copy_project(tmp_path_factory.mktemp("published") / "project")
     for version in ("1.0", "main"):
-        result = make(project, "docs", VERSION=version)
+        result = tutorials_site(project, "docs", VERSION=version)
         assert result.returncode == 0, result.stdout + result.stderr
     return project
 
@@ -462,7 +474,8 @@ def normalized(path):
 
 MARKING_FIXTURES = {"builds_site": "site", "runs_tutorials": "tutorial"}
 # python -m tutorials_site <command> (update-po reads the whole site with Sphinx's gettext builder)
-SITE_COMMANDS = {"html", "html-noplot", "assemble", "serve", "audit", "update-po"}
+SITE_COMMANDS = {"html", "html-noplot", "assemble", "serve", "audit", "update-po", "docs", "ci-build",
+                 "import-translation"}
 SITE_TARGETS = {"html", "html-noplot", "docs", "ci-build", "assemble", "serve", "audit", "update-po", "test", "bench"}
 RUNNER = "tutorials_site.commands.runner"
 
@@ -477,8 +490,12 @@ def marked_process(args):
         return "site", "sphinx-build"
     if module[:1] == ["tutorials_site"] and len(module) > 1 and module[1] in SITE_COMMANDS:
         return "site", f"python -m tutorials_site {module[1]}"
+    if names[:1] == ["tutorials-site"] and len(argv) > 1 and argv[1] in SITE_COMMANDS:
+        return "site", f"tutorials-site {argv[1]}"
     if names[:1] == ["make"]:
-        targets = [arg for arg in argv[1:] if not arg.startswith("-") and "=" not in arg]
+        makefile = {index + 1 for index, arg in enumerate(argv) if arg in ("-f", "-C")}  # their values: no targets
+        targets = [arg for index, arg in enumerate(argv[1:], 1)
+                   if not arg.startswith("-") and "=" not in arg and index not in makefile]
         if not targets or set(targets) & SITE_TARGETS:  # no target: the first one, html
             return "site", f"make {' '.join(targets) or 'html'}"
     if any(word in name for name in names for word in ("chromium", "chrome", "lighthouse")):

@@ -15,13 +15,17 @@ from pathlib import Path
 import pytest
 
 from tutorials_site.commands import audit as command
+from conftest import FIXTURES
 from tutorials_site.commands import cli
+from tutorials_site.core.project import Project
 from tutorials_site.core.errors import SiteError
-from tutorials_site.core.layout import ROOT
 from tutorials_site.core.site import audit
 
 TUTORIAL = "stable/ja/beginner/ddp_tutorial.html"
 INDEX = "stable/ja/beginner/index.html"
+
+SITE = Project.read(FIXTURES)  # the tests' site: its languages and galleries
+GALLERY_DIRS = {g.gallery_dir for g in SITE.galleries}
 
 
 def report(perf=1.0, a11y=1.0, bp=1.0, seo=1.0, size=212_000, audits=(), refs=()):
@@ -41,8 +45,8 @@ def report(perf=1.0, a11y=1.0, bp=1.0, seo=1.0, size=212_000, audits=(), refs=()
 
 
 def test_a_page_within_budget_prints_one_line_and_passes():
-    assert audit.failures(TUTORIAL, report(perf=0.97)) == []
-    assert audit.format_line(TUTORIAL, report(perf=0.97)) == \
+    assert audit.failures(TUTORIAL, report(perf=0.97), True) == []
+    assert audit.format_line(TUTORIAL, report(perf=0.97), True) == \
         "stable/ja/beginner/ddp_tutorial.html  perf 0.97  a11y 1.00  bp 1.00  seo 1.00  212 KB"
 
 
@@ -51,21 +55,21 @@ def test_a_page_within_budget_prints_one_line_and_passes():
 def test_each_category_below_its_budget_fails(category, score):
     scores = {"performance": 1.0, "accessibility": 1.0, "best-practices": 1.0, "seo": 1.0, category: score}
     failing = report(*scores.values())
-    assert audit.failures(TUTORIAL, failing) == [category]
-    assert audit.format_line(TUTORIAL, failing).endswith(f"FAILS: {category}")
-    assert audit.failure_details(TUTORIAL, failing)[1].startswith(f"  {category} ")
+    assert audit.failures(TUTORIAL, failing, True) == [category]
+    assert audit.format_line(TUTORIAL, failing, True).endswith(f"FAILS: {category}")
+    assert audit.failure_details(TUTORIAL, failing, True)[1].startswith(f"  {category} ")
 
 
 def test_performance_at_the_budget_passes():
-    assert audit.failures(TUTORIAL, report(perf=0.95)) == []
+    assert audit.failures(TUTORIAL, report(perf=0.95), True) == []
     assert not audit.needs_more_runs(report(perf=0.95)) and audit.needs_more_runs(report(perf=0.949))
 
 
 def test_a_tutorial_over_250_kb_fails_an_index_does_not():
-    assert audit.failures(TUTORIAL, report(size=250_000)) == []
-    assert audit.failures(TUTORIAL, report(size=250_001)) == ["transferred"]
-    assert audit.failures(INDEX, report(size=900_000)) == []
-    details = audit.failure_details(TUTORIAL, report(size=612_000), base="http://127.0.0.1")
+    assert audit.failures(TUTORIAL, report(size=250_000), True) == []
+    assert audit.failures(TUTORIAL, report(size=250_001), True) == ["transferred"]
+    assert audit.failures(INDEX, report(size=900_000), False) == []
+    details = audit.failure_details(TUTORIAL, report(size=612_000), True, base="http://127.0.0.1")
     assert details[1] == "  transferred 612 KB > 250 KB; the heaviest:"
     assert details[2].split() == ["180", "KB", "x/_static/fonts/lato.woff2"]
 
@@ -85,7 +89,7 @@ def test_a_failing_category_names_its_failing_audits_and_their_elements():
     elements = [f'p > img.n{i}  <img class="n{i}" src="{i}.png">' for i in range(3)]  # the first three, once each
     assert audit.failing_audits(failing, "accessibility") == [
         ("image-alt", "Image elements do not have [alt] attributes", "", elements)]
-    assert audit.failure_details(TUTORIAL, failing) == [
+    assert audit.failure_details(TUTORIAL, failing, True) == [
         f"{TUTORIAL}:", "  accessibility 0.90 < 1.00:", "    image-alt: Image elements do not have [alt] attributes",
         *[f"      {element}" for element in elements]]
 
@@ -104,7 +108,7 @@ def test_the_median_of_three_runs_is_judged_and_shown():
     runs = [report(perf=0.90, seo=0.5), report(perf=0.97), report(perf=0.93)]
     judged = audit.median_run(runs)
     assert audit.scores(judged)["performance"] == 0.93
-    line = audit.format_line(INDEX, judged, [0.90, 0.97, 0.93])
+    line = audit.format_line(INDEX, judged, False, [0.90, 0.97, 0.93])
     assert line.endswith("(perf: median of 3 runs: 0.90 0.93 0.97)  FAILS: performance")
 
 
@@ -121,7 +125,7 @@ def test_a_page_line_names_the_slowdown_and_the_host_index_its_run_had():
     measured = {**report(perf=0.97), "environment": {"benchmarkIndex": 2800.4},
                 "configSettings": {"throttling": {"cpuSlowdownMultiplier": 7.3}}}
     assert audit.benchmark_index(measured) == 2800.4
-    assert audit.format_line(TUTORIAL, measured) == (
+    assert audit.format_line(TUTORIAL, measured, True) == (
         "stable/ja/beginner/ddp_tutorial.html  perf 0.97  a11y 1.00  bp 1.00  seo 1.00  212 KB  cpu 7.3x (host index 2800)")
     assert audit.benchmark_index(report()) is None
 
@@ -144,8 +148,8 @@ def test_each_run_is_slowed_by_what_the_run_before_it_measured(monkeypatch, tmp_
 
 def test_a_run_that_failed_is_a_failure_with_its_message():
     failed = {"runtimeError": {"code": "ERRORED_DOCUMENT_REQUEST", "message": "status code: 404"}}
-    assert audit.failures(INDEX, failed) == ["runtime error"]
-    assert "Lighthouse failed: ERRORED_DOCUMENT_REQUEST: status code: 404" in audit.format_line(INDEX, failed)
+    assert audit.failures(INDEX, failed, False) == ["runtime error"]
+    assert "Lighthouse failed: ERRORED_DOCUMENT_REQUEST: status code: 404" in audit.format_line(INDEX, failed, False)
 
 
 def test_an_axe_violation_names_page_scheme_rule_and_first_elements():
@@ -191,28 +195,28 @@ def test_the_pages_measured_and_the_pages_checked(tmp_path):
     for name in ("index.html", "b_tutorial.html", "a_tutorial.html"):
         (beginner / name).write_text(page(name))
     (tree / "stable" / "en" / "search.html").write_text(page("Search"))
-    assert audit.stable_languages(tree) == audit.stable_languages(tree, ["ja", "en"]) == ["en"]
+    assert audit.stable_languages(SITE, tree) == audit.stable_languages(SITE, tree, ["ja", "en"]) == ["en"]
     with pytest.raises(SiteError, match=r"^LANGUAGES: none of ja ko is published in .*/stable/ \(en\)$"):
-        audit.stable_languages(tree, ["ja", "ko"])
-    assert audit.lighthouse_pages(tree, ["en"]) == [
+        audit.stable_languages(SITE, tree, ["ja", "ko"])
+    assert audit.lighthouse_pages(tree, ["en"], GALLERY_DIRS) == [
         "stable/en/index.html", "stable/en/beginner/index.html",
         "stable/en/beginner/a_tutorial.html", "stable/en/beginner/b_tutorial.html"]
     assert audit.html_pages(tree, ["en"]) == [
         "stable/en/beginner/a_tutorial.html", "stable/en/beginner/b_tutorial.html", "stable/en/beginner/index.html",
         "stable/en/index.html", "stable/en/search.html"]
-    assert [audit.is_tutorial(p) for p in audit.lighthouse_pages(tree, ["en"])] == [False, False, True, True]
+    assert [audit.is_tutorial(p, GALLERY_DIRS) for p in audit.lighthouse_pages(tree, ["en"], GALLERY_DIRS)] == [False, False, True, True]
 
 
 def test_a_tree_without_stable_is_refused(tmp_path, monkeypatch):
     with pytest.raises(SiteError, match=r"PAGES=.*: not a published tree with a stable/ version"):
-        audit.stable_languages(published_tree(tmp_path, stable=False))
+        audit.stable_languages(SITE, published_tree(tmp_path, stable=False))
     (tmp_path / "versions.json").write_text("{")
     with pytest.raises(SiteError, match=r"PAGES=.*: .*unreadable or corrupt versions.json"):
-        audit.stable_languages(tmp_path)
+        audit.stable_languages(SITE, tmp_path)
     # The command, in this process (a unit test starts no audit): a message alone is exit status 1, on stderr.
     monkeypatch.setenv("PAGES", str(tmp_path / "empty"))
     with pytest.raises(SystemExit) as exited:
-        cli.main(["audit"])
+        cli.main(["--project", str(FIXTURES), "audit"])
     assert exited.value.code.startswith(f"error: PAGES={tmp_path / 'empty'}: nothing published there yet: run `make docs")
 
 
@@ -281,12 +285,12 @@ def test_the_server_serves_like_github_pages_and_stops(tmp_path):
 
 
 @pytest.mark.site
-def test_the_audit_fails_naming_the_page_and_the_rule(tmp_path):
+def test_the_audit_fails_naming_the_page_and_the_rule(tmp_path, fixture_site):
     tree = published_tree(tmp_path / "pages")
     # Every browser profile lives in this folder, so a browser left running would show it. Short: Chromium
     # refuses a profile whose socket path is longer than a Unix socket's.
     with tempfile.TemporaryDirectory(prefix="audit-") as scratch:
-        result = subprocess.run([sys.executable, "-m", "tutorials_site", "audit"], cwd=ROOT, capture_output=True,
+        result = subprocess.run([sys.executable, "-m", "tutorials_site", "audit"], cwd=fixture_site.root, capture_output=True,
                                 text=True, timeout=240, env={**os.environ, "PAGES": str(tree), "TMPDIR": scratch, "LANGUAGES": ""})
         left = [pid for pid in os.listdir("/proc") if pid.isdigit() and scratch.encode() in read_cmdline(pid)]
     assert left == []

@@ -19,10 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 import psutil
 import pytest
 
-from conftest import KEPT_TUTORIAL, VENV, append, build, executed, make, one_line_error, snapshot
+from conftest import FIXTURES, KEPT_TUTORIAL, MAKE_SITE, VENV, append, build, executed, one_line_error, snapshot, tutorials_site
 from conftest import _stub as stub
 from tutorials_site.core import languages
-from tutorials_site.core.layout import ROOT
 from tutorials_site.core.runs import fingerprint, isolation, sandbox
 from tutorials_site.core.runs.records import RunRecord
 from tutorials_site.core.site import checks
@@ -50,7 +49,7 @@ def publish(project, htmldir, pages, **env):
 
 def test_concurrent_publishes_into_one_tree_both_complete_and_are_listed(published, tmp_path):
     other = tmp_path / "b3"
-    result = make(published, "html", VERSION="3.0", BUILDDIR=str(other))
+    result = tutorials_site(published, "html", VERSION="3.0", BUILDDIR=str(other))
     assert result.returncode == 0, result.stdout + result.stderr
     builds = {"main": published / "_build" / "html", "3.0": other / "html"}
     for attempt in range(4):
@@ -134,13 +133,13 @@ def test_edited_generated_output_is_rendered_again_and_never_published_as_execut
     result = build(built, built / "_build", env=EN_KO)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "EDITED" not in (built / "_build" / "html" / "en" / "beginner" / "data_parallel_tutorial.html").read_text()
-    assert make(built, "check", **EN_KO).returncode == 0
+    assert tutorials_site(built, "check", **EN_KO).returncode == 0
 
 
 def test_make_check_recomputes_what_the_page_shows(built):
     page = built / "_build" / "html" / "ko" / "beginner" / "data_parallel_tutorial.html"
     page.write_text(page.read_text().replace("In Model: input size", "In Model: EDITED size"))
-    result = make(built, "check", **EN_KO)
+    result = tutorials_site(built, "check", **EN_KO)
     assert result.returncode != 0
     assert "ko/beginner/data_parallel_tutorial.html" in result.stdout
     assert "the output shown is not what the run produced" in result.stdout
@@ -213,11 +212,10 @@ def test_a_version_path_outside_the_site_is_refused(published, gh_pages):
 def test_make_variables_never_reach_a_shell(published, tmp_path):
     marker = tmp_path / "pwned"
     pages = f"{tmp_path}/x; touch {marker}"
-    result = subprocess.run(["make", "-s", "publish", f"PAGES={pages}", f"VENV={VENV}"], cwd=published,
-                            capture_output=True, text=True)
+    result = subprocess.run([*MAKE_SITE, "publish", f"PAGES={pages}"], cwd=published, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     assert not marker.exists() and (tmp_path / f"x; touch {marker}" / "versions.json").exists()
-    result = subprocess.run(["make", "-s", "assemble", f"SHARDS=nowhere; touch {marker}", f"VENV={VENV}"],
+    result = subprocess.run([*MAKE_SITE, "assemble", f"SHARDS=nowhere; touch {marker}"],
                             cwd=published, capture_output=True, text=True, env={**os.environ, "LANGUAGES": "en"})
     assert result.returncode != 0 and "not a shard's build folder" in result.stderr and not marker.exists()
 
@@ -393,7 +391,7 @@ def test_output_is_shown_as_a_terminal_shows_it_within_limits_and_passes_make_ch
     assert odd == "odd \ufffd\n"
     assert flood.startswith(("x" * 99 + "\n") * 10) and flood.count("[output truncated: ") == 2
     assert "characters of output (TUTORIAL_OUTPUT_LIMIT)]" in flood and "printed and not recorded" in flood
-    check = make(project_copy, "check", LANGUAGES="en")
+    check = tutorials_site(project_copy, "check", LANGUAGES="en")
     assert check.returncode == 0, check.stdout + check.stderr
     # Another limit: the runs are made again, and show what it asks for.
     result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en", "TUTORIAL_OUTPUT_LIMIT": "16K"})
@@ -512,7 +510,7 @@ def test_a_withheld_secret_read_from_an_ancestor_never_reaches_a_page(project_co
     assert [path for path, data in snapshot(builddir).items() if token.encode() in data] == []
     assert "found GITHUB_TOKEN=[GITHUB_TOKEN withheld]" in (builddir / "html/en/beginner/zz_secret.html").read_text()
     assert not (builddir / "runs/beginner_source/zz_secret/stamp.json").exists()
-    assert make(project_copy, "check", LANGUAGES="en").returncode != 0  # and so nothing is published
+    assert tutorials_site(project_copy, "check", LANGUAGES="en").returncode != 0  # and so nothing is published
 
 
 @pytest.mark.site
@@ -642,15 +640,15 @@ def test_without_bubblewrap_the_build_says_what_to_install_and_runs_nothing(proj
 def test_the_environment_fingerprint_covers_python_startup_hooks(tmp_path, monkeypatch):
     monkeypatch.setattr(fingerprint, "site_folders", lambda: [tmp_path / "site-packages"])
     (tmp_path / "site-packages").mkdir()
-    seen = {fingerprint.environment_fingerprint()}
+    seen = {fingerprint.environment_fingerprint(FIXTURES)}
     (tmp_path / "site-packages" / "zz_hook.pth").write_text("import os\n")
-    seen.add(fingerprint.environment_fingerprint())
+    seen.add(fingerprint.environment_fingerprint(FIXTURES))
     (tmp_path / "site-packages" / "zz_hook.pth").write_text("import sys\n")
-    seen.add(fingerprint.environment_fingerprint())
+    seen.add(fingerprint.environment_fingerprint(FIXTURES))
     (tmp_path / "path").mkdir()
     (tmp_path / "path" / "sitecustomize.py").write_text("")
     monkeypatch.syspath_prepend(tmp_path / "path")
-    seen.add(fingerprint.environment_fingerprint())
+    seen.add(fingerprint.environment_fingerprint(FIXTURES))
     assert len(seen) == 4
 
 
@@ -659,7 +657,7 @@ def test_the_values_looked_for_in_output_are_those_of_secrets_not_of_ci_or_shell
         "GITHUB_TOKEN": "ghp_0123456789abcdefghij", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMIbPxRfiCYEXAMPLEKEY",
         "DB_PASSWORD": "correcthorse", "WANDB_ORG_ID": "a1b2c3d4e5f6g7h8i9j0", "DATABASE": "postgres://me:pw@db/x",
         # found by chance: torch.hub prints https://github.com/..., a download URL names the repository
-        "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "pytorch/tutorials", "PWD": str(ROOT),
+        "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "pytorch/tutorials", "PWD": "/work/tutorials",
         "SHELL_NAME": "bash", "OLDHOME": "/home/someone/else", "HOME": "/home/someone/else",
     }
     given = isolation.tutorial_environment(builder)
@@ -720,14 +718,15 @@ JA = {"LANGUAGES": "ja"}
 def site_messages(root=None, with_catalog=False):
     """(language, domain, message) of every translated language's page catalogs and sphinx.po, and of the engine's
     label catalog (domain sphinx: labels too), with the catalog's file WITH_CATALOG, in the project at ROOT
-    (default: this one)."""
+    (default: the tests' site, FIXTURES)."""
     from tutorials_site.core import assets, project
     from tutorials_site.core.text import catalogs
 
     for lang in languages.TRANSLATED:
-        found = [(translate.domain_of(name), po) for name, po in catalogs.site_catalogs(project.current(), lang).items()]
+        site = project.current(FIXTURES)
+        found = [(translate.domain_of(name), po) for name, po in catalogs.site_catalogs(site, lang).items()]
         for domain, po in [*found, ("sphinx", assets.label_po(lang))]:
-            po = po if root is None else root / po.relative_to(ROOT)
+            po = po if root is None or not po.is_relative_to(FIXTURES) else root / po.relative_to(FIXTURES)
             if not po.exists():
                 continue  # a copy (copy_project) holds the tests' own pages, not the project's sections
             for message in catalogs.load(po):

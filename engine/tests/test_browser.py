@@ -11,10 +11,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import sync_playwright
 
-from conftest import FIXTURE_TUTORIALS, TUTORIAL_PAGE, contrast, luminance, make
+from conftest import ENGINE, FIXTURE_TUTORIALS, FIXTURES, TUTORIAL_PAGE, contrast, luminance, tutorials_site
 from tutorials_site.commands.audit import BROWSER_FLAGS, axe_violations, serve, watch
 from tutorials_site.core import languages
-from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import Project, current
 from tutorials_site.core.site import versions
 from tutorials_site.core.site.publish import site_url
@@ -171,7 +170,7 @@ def test_search_finds_the_ddp_tutorial_in_every_language_served_or_from_disk(pag
 
 def allowed_latin(seg):
     """The names the language's glossary keeps in Latin script (its section on them), and each language's name."""
-    glossary = (ROOT / "locales" / languages.BY_SEG[seg].code / "glossary.md").read_text()
+    glossary = (FIXTURES / "locales" / languages.BY_SEG[seg].code / "glossary.md").read_text()
     section = re.search(r"^## [^\n]*(?:Latin|ラテン|라틴)[^\n]*\n(.*?)(?=^## |\Z)", glossary, re.S | re.M)[1]
     names = set()
     for line in section.splitlines():
@@ -181,7 +180,7 @@ def allowed_latin(seg):
                 continue
             line = cells[2]
         names |= {w.rstrip(".") for w in re.findall(r"[A-Za-z][A-Za-z0-9+.-]*", re.sub(r"`[^`]*`", "", line))}
-    return names | {lang.name for lang in languages.ALL} | {versions.current(os.environ.get('VERSION', ''))}
+    return names | {lang.name for lang in languages.ALL} | {versions.current(ENGINE, os.environ.get('VERSION', ''))}
 
 
 VISIBLE_TEXT = """() => {
@@ -306,7 +305,7 @@ def test_unreleased_and_older_pages_say_so_when_viewed(page, published, gh_pages
         page.wait_for_timeout(300)
         assert page.locator(".version-warning").count() == 0
     # A release published later: the 1.0 pages, built before it, learn of it.
-    assert make(published, "html", VERSION="2.0", BUILDDIR=str(tmp_path / "b")).returncode == 0
+    assert tutorials_site(published, "html", VERSION="2.0", BUILDDIR=str(tmp_path / "b")).returncode == 0
     result = subprocess.run([sys.executable, "-m", "tutorials_site", "publish", str(tmp_path / "b" / "html")],
                             cwd=published, capture_output=True, text=True, env={**os.environ, "PAGES": str(gh_pages)})
     assert result.returncode == 0, result.stderr
@@ -468,7 +467,7 @@ HEAD_TAGS = """() => ({
 
 @pytest.mark.parametrize("seg", [lang.seg for lang in languages.ALL])
 def test_published_pages_have_absolute_alternates_and_tags_in_their_language(page, published, seg):
-    site = site_url()  # the published tree's address, from conf.py
+    site = site_url(current(FIXTURES))  # the published tree's address, from conf.py
     with serve(published / "docs") as url:
         for folder in ("stable", "main"):  # a release's alternates are its stable pages'; main's are its own
             page.goto(f"{url}/{folder}/{seg}/{PAGE}")
@@ -564,7 +563,7 @@ def test_phone_width_scrolls_blocks_not_the_page_and_reaches_the_switchers(brows
 
 
 
-GALLERY_INDEXES = sorted({g.gallery_dir + "/index.html" for g in Project.read(ROOT).galleries})
+GALLERY_INDEXES = sorted({g.gallery_dir + "/index.html" for g in Project.read(FIXTURES).galleries})
 
 
 @pytest.mark.parametrize("width", [320, 768, 1280, 1920])
@@ -612,7 +611,7 @@ def test_the_buttons_stand_under_the_title_all_of_one_style(page, server, site_p
     links = page.locator(".tutorial-actions a")
     hrefs = links.evaluate_all("els => els.map(e => e.href)")
     assert sorted(href.rsplit(".", 1)[1] for href in hrefs if href.startswith(server)) == ["ipynb", "py", "zip"]
-    repo = current().conf["tutorials_github_repo"]
+    repo = current(FIXTURES).conf["tutorials_github_repo"]
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=site_project, capture_output=True, text=True).stdout.strip()
     assert f"https://github.com/{repo}/blob/{commit}/beginner_source/ddp_tutorial.py" in hrefs
     assert any(href.startswith("https://colab.research.google.com/github/") for href in hrefs) and len(hrefs) == 5
@@ -646,7 +645,7 @@ def test_report_a_problem_opens_an_issue_filled_with_the_page_language_version_a
     link = page.locator(".tutorials-report a")
     assert link.inner_text() != "Report a problem with this page"  # in the page's language
     url = urlsplit(link.get_attribute("href"))
-    assert url.netloc == "github.com" and url.path == f"/{current().conf['tutorials_github_repo']}/issues/new"
+    assert url.netloc == "github.com" and url.path == f"/{current(FIXTURES).conf['tutorials_github_repo']}/issues/new"
     body = parse_qs(url.query)["body"][0].splitlines()
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=site_project, capture_output=True, text=True).stdout.strip()
     assert body[0].startswith("Page: ") and body[0].endswith(f"/ko/{DDP_PAGE}") and body[1:4] == [

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import build, copy_project
+from conftest import FIXTURES, build, copy_project
+from tutorials_site.core.project import Project
 from tutorials_site.commands.build_log import clock, expected_in_all, running
 from tutorials_site.core.errors import UsageError
 from tutorials_site.core.layout import BuildTree
@@ -84,14 +85,14 @@ def test_the_time_expected_in_all_counts_those_never_timed_apart() -> None:
 def test_a_tutorial_is_expected_to_take_as_long_as_its_last_run_else_as_ci_recorded(tmp_path, monkeypatch) -> None:
     durations = tmp_path / "tutorial-durations.json"
     durations.write_text(json.dumps({"g/recorded": 27.3, "g/ran": 90.0, "g/failed": 60.0}))
-    monkeypatch.setattr(shards, "DURATIONS", durations)
+    monkeypatch.setattr(shards, "DURATIONS", str(durations))  # an absolute path: the project's root left out
     tree = BuildTree(tmp_path / "_build")
     hardware = Hardware(device="CPU", gpus=0, machine="x86_64", torch=None, cuda=None)
     for key, failed in [("g/ran", False), ("g/failed", True), ("g/failed-new", True)]:
         Stamp(source="s" * 64, environment="e" * 64, outputs="o" * 64, seconds=4.9, failed=failed, peak_rss_mb=1.0,
               gpu_peak_mb=(), hardware=hardware, commit="c", date="d", files=()).write(tree.run_dir(key) / runs.STAMP)
     # A failed run's time says nothing of a whole run's.
-    assert shards.expected_seconds(tree, ["g/ran", "g/recorded", "g/failed", "g/failed-new", "g/new"]) == {
+    assert shards.expected_seconds(Project(tmp_path, {}), tree, ["g/ran", "g/recorded", "g/failed", "g/failed-new", "g/new"]) == {
         "g/ran": Expected(4.9, "its last run"), "g/recorded": Expected(27.3, "CI's recorded run"),
         "g/failed": Expected(60.0, "CI's recorded run"), "g/failed-new": None, "g/new": None}
 
@@ -292,7 +293,7 @@ def test_without_a_terminal_a_running_tutorial_is_told_every_interval_with_its_b
 
 
 def test_progress_interval_is_a_positive_number_of_seconds_15_by_default() -> None:
-    assert from_environment({}).progress_interval == 15
-    assert from_environment({"PROGRESS_INTERVAL": "2.5"}).progress_interval == 2.5
+    assert from_environment({}, FIXTURES).progress_interval == 15
+    assert from_environment({"PROGRESS_INTERVAL": "2.5"}, FIXTURES).progress_interval == 2.5
     with pytest.raises(UsageError, match="^PROGRESS_INTERVAL: '0' is not a number of seconds"):
-        from_environment({"PROGRESS_INTERVAL": "0"})
+        from_environment({"PROGRESS_INTERVAL": "0"}, FIXTURES)

@@ -10,33 +10,8 @@ import pytest
 from babel.messages.catalog import Catalog
 
 from conftest import FIXTURE_TUTORIALS, FIXTURES, snapshot
-from tutorials_site.core import languages
-from tutorials_site.core.layout import ROOT
-from tutorials_site.core.project import current
+from tutorials_site.core.project import Project
 from tutorials_site.core.text import catalogs
-
-ALL_PO = sorted((ROOT / "locales").rglob("*.po"))  # the shipped catalogs, however many
-
-
-@pytest.mark.parametrize("po", ALL_PO, ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_catalog_is_clean_under_msgfmt_check(po):
-    result = subprocess.run(["msgfmt", "--check", "-o", "/dev/null", str(po)], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-
-
-def test_every_language_has_the_same_catalogs_each_for_a_tutorial_a_page_a_gallery_or_the_labels():
-    """About the shipped catalogs, whatever tutorials there are: a tutorial just added has none until
-    `make update-po`, in no language; otherwise every language has one per tutorial, page, gallery and
-    section (a section's own page, its header, may have one)."""
-    site = current()
-    pages = {"index.po"} | {f"{g.gallery_dir}/index.po" for g in site.galleries}  # the landing page, the galleries
-    sections = {f"{t.gallery.gallery_dir}/{t.section}/index.po" for t in site.tutorials if t.section.name}
-    found = {lang.code: {p.relative_to(catalogs.catalog_dir(lang)).as_posix()
-                         for p in catalogs.catalog_dir(lang).rglob("*.po")} for lang in languages.TRANSLATED}
-    for lang, names in found.items():
-        assert {"sphinx.po"} | pages <= names <= {"sphinx.po"} | pages | sections | {f"{t.key}.po" for t in site.tutorials}, lang
-    assert len({frozenset(names) for names in found.values()}) == 1, found
-
 
 BROKEN = '''msgid ""
 msgstr ""
@@ -82,30 +57,30 @@ def test_a_syntax_error_names_file_and_line(tmp_path):
         catalogs.load(po)
 
 
-def _layout(tmp_path, monkeypatch, relative):
-    monkeypatch.setattr(catalogs, "LOCALES", tmp_path)
-    shutil.copytree(ROOT / "locales" / "ko", tmp_path / "ko")
-    (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-    (tmp_path / relative).write_text('msgid ""\nmsgstr ""\n')
+def _layout(project, relative):
+    """The site at PROJECT with one more catalog, at RELATIVE in its catalogs' folder; the site as read then."""
+    (project / "locales" / relative).parent.mkdir(parents=True, exist_ok=True)
+    (project / "locales" / relative).write_text('msgid ""\nmsgstr ""\n')
+    return Project.read(project)
 
 
-def test_a_catalog_for_an_unknown_language_is_an_error(tmp_path, monkeypatch):
-    _layout(tmp_path, monkeypatch, "klingon/LC_MESSAGES/index.po")
+def test_a_catalog_for_an_unknown_language_is_an_error(project_copy):
+    site = _layout(project_copy, "klingon/LC_MESSAGES/index.po")
     with pytest.raises(catalogs.CatalogError, match="klingon: not one of the site's languages; translated languages: "
                                                     "ko, ja, zh_CN"):
-        catalogs.check_layout(current())
+        catalogs.check_layout(site)
 
 
-def test_a_catalog_for_the_source_language_is_an_error(tmp_path, monkeypatch):
-    _layout(tmp_path, monkeypatch, "en/LC_MESSAGES/index.po")
+def test_a_catalog_for_the_source_language_is_an_error(project_copy):
+    site = _layout(project_copy, "en/LC_MESSAGES/index.po")
     with pytest.raises(catalogs.CatalogError, match="en: the site's source language \\(conf.py's language = 'en'\\)"):
-        catalogs.check_layout(current())
+        catalogs.check_layout(site)
 
 
-def test_a_catalog_for_a_tutorial_that_does_not_exist_is_an_error(tmp_path, monkeypatch):
-    _layout(tmp_path, monkeypatch, "ko/LC_MESSAGES/beginner_source/no_such_tutorial.po")
+def test_a_catalog_for_a_tutorial_that_does_not_exist_is_an_error(project_copy):
+    site = _layout(project_copy, "ko/LC_MESSAGES/beginner_source/no_such_tutorial.po")
     with pytest.raises(catalogs.CatalogError, match=r"no tutorial beginner_source/no_such_tutorial\.py"):
-        catalogs.check_layout(current())
+        catalogs.check_layout(site)
 
 
 def test_i18n_status_prints_a_line_per_language_and_tutorial_then_a_total(project_copy):
@@ -139,7 +114,7 @@ def test_a_broken_catalog_fails_the_build_before_anything_is_overwritten(project
 
 def test_a_header_charset_other_than_utf_8_is_reported_at_its_line(tmp_path):
     po = tmp_path / "sphinx.po"
-    text = (ROOT / "locales" / "ja" / "LC_MESSAGES" / "sphinx.po").read_text(encoding="utf-8")
+    text = (FIXTURES / "locales" / "ja" / "LC_MESSAGES" / "sphinx.po").read_text(encoding="utf-8")
     po.write_text(text.replace("charset=utf-8", "charset=ISO-8859-1"), encoding="utf-8")
     line = text.splitlines().index('"Content-Type: text/plain; charset=utf-8\\n"') + 1
     with pytest.raises(catalogs.CatalogError) as raised:
@@ -148,13 +123,6 @@ def test_a_header_charset_other_than_utf_8_is_reported_at_its_line(tmp_path):
                                  "(and this one is read as UTF-8): write charset=UTF-8 in its Content-Type")
     po.write_text(text.replace("charset=utf-8", "charset=UTF8"), encoding="utf-8")
     assert catalogs.load(po).charset.lower() in ("utf8", "utf-8")  # another spelling of UTF-8 is UTF-8
-
-
-@pytest.mark.parametrize("po", ALL_PO, ids=lambda p: str(p.relative_to(ROOT)))
-def test_a_catalog_saved_again_is_wrapped_as_babel_wraps_it(po, tmp_path):
-    copy = tmp_path / po.name
-    catalogs.save(catalogs.load(po), copy)
-    assert copy.read_bytes() == po.read_bytes()
 
 
 def test_a_translation_with_a_long_run_without_blanks_is_wrapped_at_its_blanks_and_read_back_whole(tmp_path):
@@ -211,3 +179,10 @@ def test_a_fixed_entry_loses_the_previous_english_its_fuzzy_flag_kept(tmp_path):
     catalogs.save(catalog, po)
     text = po.read_text(encoding="utf-8")
     assert "old one" not in text and "old two" in text
+
+
+@pytest.mark.parametrize("po", sorted(FIXTURES.rglob("*.po")), ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_a_catalog_saved_again_is_wrapped_as_babel_wraps_it(po, tmp_path):
+    copy = tmp_path / po.name
+    catalogs.save(catalogs.load(po), copy)
+    assert copy.read_bytes() == po.read_bytes()

@@ -3,16 +3,14 @@
 import os
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from conftest import TUTORIAL_PAGE
+from conftest import ENGINE, FIXTURES, MAKE_SITE, TUTORIAL_PAGE
 from tutorials_site.core.project import current
 from tutorials_site.core.site import versions
 
-REPO = current().conf["tutorials_github_repo"]
+REPO = current(FIXTURES).conf["tutorials_github_repo"]
 
 
 def colab_link(page):
@@ -21,7 +19,8 @@ def colab_link(page):
 
 def test_link_opens_this_pages_notebook_on_the_gh_pages_branch(site):
     url = colab_link(site / TUTORIAL_PAGE)
-    prefix = f"https://colab.research.google.com/github/{REPO}/blob/gh-pages/{versions.current(os.environ.get('VERSION', ''))}/"
+    version = versions.current(ENGINE, os.environ.get("VERSION", ""))
+    prefix = f"https://colab.research.google.com/github/{REPO}/blob/gh-pages/{version}/"
     assert url.startswith(prefix)
     published = url[len(prefix):]  # <lang>/_downloads/<hash>/data_parallel_tutorial.ipynb
     assert published.startswith("en/_downloads/") and published.endswith("/data_parallel_tutorial.ipynb")
@@ -32,8 +31,7 @@ def test_link_opens_this_pages_notebook_on_the_gh_pages_branch(site):
 @pytest.mark.parametrize("how", ["make argument", "environment variable"])
 def test_makefile_variables_work_both_ways(project_copy, tmp_path, how):
     settings = {"VERSION": "9.9", "LANGUAGES": "en", "BUILDDIR": str(tmp_path / "build")}
-    venv = Path(sys.executable).parent.parent  # the environment running these tests
-    command = ["make", "-s", "html-noplot", f"VENV={venv}"]
+    command = [*MAKE_SITE, "html-noplot"]
     env = dict(os.environ)
     if how == "make argument":
         command += [f"{key}={value}" for key, value in settings.items()]

@@ -7,11 +7,11 @@ from pygments.formatters import HtmlFormatter
 from pygments.styles import get_style_by_name
 from pygments.token import Whitespace
 
-from conftest import contrast
+from conftest import FIXTURES, contrast
 from tutorials_site.core.project import current
 from tutorials_site.sphinxext import color_scheme
 
-LIGHT_STYLE = current().conf["pygments_style"]
+LIGHT_STYLE = current(FIXTURES).conf["pygments_style"]
 
 
 def rgb(hex_colour):

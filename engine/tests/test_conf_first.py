@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import append, build, one_line_error
+from conftest import FIXTURES, append, build, one_line_error
 from tutorials_site import sphinx_gallery_build as sg
 from tutorials_site import sphinxext
 from tutorials_site.commands import cli
@@ -69,12 +69,11 @@ def test_a_value_sphinx_gallery_refuses_is_reported_at_the_option_s_line(tmp_pat
     assert refused(site(tmp_path, conf)) == message
 
 
-def test_a_wrong_option_stops_a_build_before_anything_runs(tmp_path, monkeypatch):
+def test_a_wrong_option_stops_a_build_before_anything_runs(tmp_path):
     root = site(tmp_path, "sphinx_gallery_conf['capture_reprr'] = ()\n")
-    monkeypatch.setattr(project, "current", lambda root=root: project.Project.read(root))
     builddir = tmp_path / "build"
     with pytest.raises(SystemExit) as exited:
-        cli.main(["html", "--builddir", str(builddir)])
+        cli.main(["--project", str(root), "html", "--builddir", str(builddir)])
     assert exited.value.code == ("error: conf.py:5: sphinx_gallery_conf['capture_reprr']: unknown option; did you "
                                  "mean 'capture_repr'?")
     assert not builddir.exists()
@@ -190,18 +189,18 @@ def test_nothing_close_is_no_suggestion():
 def test_check_and_publish_before_any_build_say_to_run_make_html_first(tmp_path, monkeypatch):
     builddir = tmp_path / "never_built"
     with pytest.raises(SystemExit) as exited:
-        cli.main(["check", "--builddir", str(builddir)])
+        cli.main(["--project", str(FIXTURES), "check", "--builddir", str(builddir)])
     assert exited.value.code == f"check: {builddir / 'html'}: nothing built there yet: run `make html` first"
     monkeypatch.setenv("PAGES", str(tmp_path / "pages"))
     with pytest.raises(SystemExit) as exited:
-        cli.main(["publish", "--builddir", str(builddir)])
+        cli.main(["--project", str(FIXTURES), "publish", "--builddir", str(builddir)])
     assert exited.value.code == (f"error: refusing to publish {builddir / 'html'}: nothing built there yet: run "
                                  "`make html` first")
 
 
 def test_audit_before_anything_is_published_says_to_run_make_docs_first(tmp_path):
     with pytest.raises(audit.AuditError) as raised:
-        audit.stable_languages(tmp_path / "docs")
+        audit.stable_languages(project.Project.read(FIXTURES), tmp_path / "docs")
     assert str(raised.value) == (f"PAGES={tmp_path / 'docs'}: nothing published there yet: run `make docs "
                                  "VERSION=1.0` first (it builds every language and publishes them into docs/ as the "
                                  "stable version), then `make audit`")

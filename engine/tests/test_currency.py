@@ -6,7 +6,7 @@ from importlib import metadata
 
 import pytest
 
-from tutorials_site.core.layout import ROOT
+from conftest import FIXTURES
 from tutorials_site.core.runs import currency, runs, seal
 from tutorials_site.core.runs.records import (
     OPTIONS,
@@ -42,7 +42,7 @@ class Run:
         self.source, self.present, self.limits = SOURCE, Present(self.project, "e" * 64), DEFAULT_LIMITS
         self.folder = self.runs / KEY
         self.record(RESULT)
-        RunOptions.defaults(ROOT, "g/images").write(self.folder / OPTIONS)
+        RunOptions.defaults(FIXTURES, "g/images").write(self.folder / OPTIONS)
         self.stamp()
 
     def record(self, result):

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import FIXTURES
 from tutorials_site.core import assets, languages
-from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import current
 from tutorials_site.core.runs.records import VersionEntry
 from tutorials_site.core.site.build_values import BuildValues
@@ -20,8 +20,8 @@ from tutorials_site.core.text import catalogs
 
 pytestmark = pytest.mark.site  # every test here runs sphinx-build
 
-# Plain sphinx-build, as a site's own build would run it: only the package importable.
-SPHINX_ENV = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "agg"}
+# Plain sphinx-build, as a site's own build would run it, in this environment (the engine installed in it).
+SPHINX_ENV = {**os.environ, "MPLBACKEND": "agg"}
 DEMO = "demo_tutorial"  # the small site's one tutorial, in conf.py's first gallery
 SCRIPT = '"""\nA demo\n======\n\nWhat it shows.\n"""\n\nprint("hello")\n'
 
@@ -36,11 +36,11 @@ def sphinx_build(root: Path, *options: str) -> None:
 def build_site(root: Path, theme: str, language: str, repo: str, *options: str) -> Path:
     """A small site (this project's gallery options, one tutorial in it, an index) built by plain sphinx-build;
     returns its HTML folder. (The extension knows a tutorial by this project's galleries for now.)"""
-    gallery = current().galleries[0]
+    gallery = current(FIXTURES).galleries[0]
     files = {
         "conf.py": ("project = 'Small'\n"
                     "extensions = ['sphinx_gallery.gen_gallery', 'tutorials_site.sphinxext']\n"
-                    f"sphinx_gallery_conf = {dict(current().options)!r}\n"
+                    f"sphinx_gallery_conf = {dict(current(FIXTURES).options)!r}\n"
                     f"exclude_patterns = [{gallery.examples_dir!r}, '_build']\nhtml_theme = {theme!r}\n"
                     f"tutorials_github_repo = {repo!r}\n"),
         "index.rst": f"Small\n=====\n\nA paragraph.\n\n.. toctree::\n\n   {gallery.gallery_dir}/index\n",
@@ -70,7 +70,7 @@ def test_a_site_without_templates_or_catalogs_gets_the_engine_s_parts(tmp_path, 
     repo = "someone/small-site" if language == "ko" else ""  # set in one build of each theme, unset in the other
     html = build_site(tmp_path, theme, language, repo, *(["-D", "tutorials_commit=0123abc"] if repo else []))
     index = (html / "index.html").read_text(encoding="utf-8")
-    page_name = f"{current().galleries[0].gallery_dir}/{DEMO}"
+    page_name = f"{current(FIXTURES).galleries[0].gallery_dir}/{DEMO}"
     tutorial = (html / f"{page_name}.html").read_text(encoding="utf-8")
     for page, name in ((index, "index"), (tutorial, page_name)):
         # the lists: every language of the engine, linked to the same page in it; the version list for versions.js
@@ -97,7 +97,7 @@ def test_a_site_without_templates_or_catalogs_gets_the_engine_s_parts(tmp_path, 
     actions = tutorial.index('class="sphx-glr-footer sphx-glr-footer-example tutorial-actions')
     assert title_end < actions < tutorial.index("tutorial-not-executed") and "Go to the end" not in tutorial
     assert tutorial.count('id="sphx-glr-download-') == 1 and tutorial.count("sphx-glr-download-jupyter") == 1
-    source = f"https://github.com/someone/small-site/blob/0123abc/{current().galleries[0].examples_dir}/{DEMO}.py"
+    source = f"https://github.com/someone/small-site/blob/0123abc/{current(FIXTURES).galleries[0].examples_dir}/{DEMO}.py"
     assert (source in tutorial) == bool(repo) and (label(language, "View on GitHub") in tutorial) == bool(repo)
     assert ("github.com/someone/small-site/issues/new?" in tutorial) == bool(repo)
     assert (label(language, "Report a problem with this page") in tutorial) == bool(repo)

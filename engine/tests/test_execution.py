@@ -2,13 +2,15 @@
 
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import TUTORIAL_PAGE, append, build, executed, normalized
+from conftest import ENGINE, TUTORIAL_PAGE, append, build, executed, normalized
 from conftest import build as build_all
 from tutorials_site.core.project import Project
+from tutorials_site.core.runs.protocol import PROTOCOL
 from tutorials_site.core.site.checks import output_texts as outputs
 
 pytestmark = pytest.mark.site  # every test here builds a site
@@ -57,11 +59,17 @@ def test_no_op_rebuild_executes_nothing_and_each_trigger_re_executes(project_cop
     append(project_copy / "conf.py", '\nsphinx_gallery_conf["capture_repr"] = ("__repr__",)\n')
     assert executed(build(project_copy, builddir)) == every
 
-    # The package: code no run imports changes no run; the runner's code changes every run.
-    append(project_copy / "tutorials_site" / "commands" / "audit.py", "\n# a change to the audit\n")
-    assert executed(build(project_copy, builddir)) == 0
-    append(project_copy / "tutorials_site" / "core" / "terminal.py", "\n# a change to a module the runner imports\n")
-    assert executed(build(project_copy, builddir)) == every
+    # The engine (a copy of its package, first on the path): a release that keeps the run protocol, whatever it
+    # changed, runs nothing again, the runner's code included; one that raises the protocol runs every tutorial.
+    engine = tmp_path / "engine"
+    shutil.copytree(ENGINE / "tutorials_site", engine / "tutorials_site", ignore=shutil.ignore_patterns("__pycache__"))
+    released = {"PYTHONPATH": f"{engine}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    append(engine / "tutorials_site" / "commands" / "runner.py", "\n# a change to the runner\n")
+    assert executed(build(project_copy, builddir, env=released)) == 0
+    versioned = engine / "tutorials_site" / "core" / "runs" / "protocol.py"
+    versioned.write_text(versioned.read_text().replace(f'PROTOCOL = "{PROTOCOL}"', 'PROTOCOL = "next"'))
+    assert executed(build(project_copy, builddir, env=released)) == every
+    assert executed(build(project_copy, builddir)) == every  # back to this engine's protocol
 
     # Another torch version (a dist-info first on the path is what importlib.metadata reports): the tutorials
     # that imported torch run again, the stubs (which import nothing) do not.

@@ -1,60 +1,59 @@
-"""The fingerprint covers exactly what a run depends on: the runner's code, Python, the accelerator pins,
-start-up hooks and conf.py's run settings; per tutorial, its script and the files it declares it reads
-(what a run used while it ran: tests/test_used.py)."""
+"""The fingerprint covers exactly what a run depends on: the run protocol's version (not the engine's code), Python,
+the accelerator pins, start-up hooks and conf.py's run settings; per tutorial, its script and the files it declares it
+reads (what a run used while it ran: tests/test_used.py)."""
 
-import inspect
+import os
 import re
 import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from conftest import append, build, executed
-from tutorials_site import sphinx_gallery_build, sphinx_gallery_run
+from conftest import ENGINE, FIXTURES, append, build, executed
 from tutorials_site.core import project
 from tutorials_site.core.errors import SiteError
-from tutorials_site.core.layout import ROOT
-from tutorials_site.core.runs import currency, fingerprint
+from tutorials_site.core.runs import currency, fingerprint, protocol
 from tutorials_site.core.runs.records import Hardware, Stamp, Used
 
+FINGERPRINT = ("from pathlib import Path; from tutorials_site.core.runs import fingerprint as f; "
+               "print(f.environment_fingerprint(Path({root!r})))")
 
-def test_the_run_code_is_what_the_supervisor_and_runner_import_and_nothing_else():
-    files = {path.relative_to(fingerprint.PACKAGE_DIR).as_posix() for path in fingerprint.run_code()}
-    # the entries, the modules they import (one of them only inside a function), the packages' __init__
-    assert {"commands/execute.py", "commands/runner.py", "commands/output_guard.py",
-            "commands/child_site/sitecustomize.py", "core/terminal.py", "core/runs/records.py", "core/project.py",
-            "core/runs/isolation.py", "__init__.py", "commands/__init__.py", "sphinx_gallery_run.py",
-            "core/sphinx_gallery_formats.py"} <= files
-    not_run = {path.relative_to(fingerprint.PACKAGE_DIR).as_posix() for path in fingerprint.PACKAGE_DIR.rglob("*.py")}
-    not_run -= files
-    assert {"commands/audit.py", "commands/lint.py", "commands/build.py", "commands/prepare.py", "commands/execution.py",
-            "commands/render.py", "commands/sphinx_process.py", "core/site/audit.py", "core/site/checks.py",
-            "core/text/catalogs.py", "core/runs/fingerprint.py", "core/runs/stamping.py", "core/site/build_cache.py", "core/git.py",
-            "sphinxext/search.py", "sphinxext/gallery.py", "sphinx_gallery_build.py"} <= not_run
+
+def fingerprint_with(engine: Path, root: Path) -> str:
+    """The environment fingerprint of the project at ROOT as the engine package under ENGINE computes it."""
+    code = FINGERPRINT.format(root=str(root))
+    return subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(engine)}, check=True,
+                          capture_output=True, text=True).stdout.strip()
 
 
 @pytest.fixture
-def package_copy(tmp_path, monkeypatch):
-    """The package copied, so that its files can be changed; the fingerprint reads the copy."""
-    copy = tmp_path / "pkg" / "tutorials_site"
-    shutil.copytree(fingerprint.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(fingerprint, "PACKAGE_DIR", copy)
+def engine_copy(tmp_path):
+    """The engine's package copied, so that its files can be changed; fingerprint_with runs that copy."""
+    copy = tmp_path / "engine"
+    shutil.copytree(ENGINE / "tutorials_site", copy / "tutorials_site", ignore=shutil.ignore_patterns("__pycache__"))
     return copy
 
 
-@pytest.mark.parametrize("changed, runs_again", [
-    ("commands/audit.py", False), ("commands/lint.py", False), ("sphinxext/search.py", False),
-    ("core/site/checks.py", False), ("commands/build.py", False), ("sphinx_gallery_build.py", False),
-    ("commands/runner.py", True), ("sphinx_gallery_run.py", True), ("commands/execute.py", True), ("core/terminal.py", True),
-    ("commands/child_site/sitecustomize.py", True),
-])
-def test_a_change_to_the_package_changes_the_fingerprint_only_where_a_run_imports_it(package_copy, changed,
-                                                                                      runs_again):
-    before = fingerprint.environment_fingerprint()
-    append(package_copy / changed, "\n# changed\n")
-    assert (fingerprint.environment_fingerprint() != before) == runs_again
+def test_an_edit_to_any_engine_module_leaves_the_fingerprint_and_a_new_protocol_changes_it(engine_copy):
+    """An engine release that keeps the run protocol runs nothing again, whatever it changed (a docstring of
+    Project.select, the runner, the records); one that raises the protocol runs every tutorial again."""
+    before = fingerprint_with(engine_copy, FIXTURES)
+    assert before == fingerprint.environment_fingerprint(FIXTURES)
+    package = engine_copy / "tutorials_site"
+    select = package / "core" / "project.py"
+    said = '"""The tutorials TUTORIALS names'
+    assert said in select.read_text()
+    select.write_text(select.read_text().replace(said, '"""The tutorials that TUTORIALS names'))
+    for changed in ("commands/runner.py", "core/runs/records.py", "commands/execute.py", "sphinx_gallery_run.py",
+                    "commands/child_site/sitecustomize.py"):
+        append(package / changed, "\n# changed\n")
+    assert fingerprint_with(engine_copy, FIXTURES) == before
+    versioned = package / "core" / "runs" / "protocol.py"
+    versioned.write_text(versioned.read_text().replace(f'PROTOCOL = "{protocol.PROTOCOL}"', 'PROTOCOL = "next"'))
+    assert fingerprint_with(engine_copy, FIXTURES) != before
 
 
 def _stamped(environment, digest):
@@ -65,41 +64,17 @@ def _stamped(environment, digest):
                  used=Used(files=(), distributions=()), code_lines=digest.lines)
 
 
-def test_an_edit_to_the_sphinx_side_of_sphinx_gallery_s_door_leaves_every_run_current(package_copy, tmp_path):
-    # Wherever clean_tooltips (the i18n extension's) lives, a one-word edit there runs no tutorial again; an edit
-    # to the runner's door runs them all.
-    def in_copy(function):
-        return package_copy / Path(inspect.getsourcefile(function)).relative_to(ROOT / "tutorials_site")
-
+def test_a_run_made_under_another_protocol_is_not_current(tmp_path, monkeypatch):
     script = tmp_path / "plot_demo.py"
     script.write_text('"""\nDemo\n====\n"""\nprint(1)\n')
-    digest = fingerprint.source_digest(script, root=tmp_path)
-    stamp = _stamped(fingerprint.environment_fingerprint(), digest)
-    assert currency.problems(digest, fingerprint.present(), stamp=stamp) == []
-
-    sphinx_side = in_copy(sphinx_gallery_build.clean_tooltips)
-    said = "with each thumbnail's tooltip made plain text"
-    assert said in sphinx_side.read_text()
-    sphinx_side.write_text(sphinx_side.read_text().replace(said, "with every thumbnail's tooltip made plain text"))
-    assert currency.problems(digest, fingerprint.present(), stamp=stamp) == []
-
-    append(in_copy(sphinx_gallery_run.output_rst), "\n# changed\n")
-    assert currency.problems(digest, fingerprint.present(), stamp=stamp) == [
-        "executed in another environment (the runner's code, Python, start-up hooks, the accelerator pins or "
+    (tmp_path / "conf.py").write_text("sphinx_gallery_conf = {}\n")
+    digest = fingerprint.source_digest(script, None, tmp_path)
+    stamp = _stamped(fingerprint.environment_fingerprint(tmp_path), digest)
+    assert currency.problems(digest, fingerprint.present(tmp_path), stamp=stamp) == []
+    monkeypatch.setattr(fingerprint, "PROTOCOL", "next")
+    assert currency.problems(digest, fingerprint.present(tmp_path), stamp=stamp) == [
+        "executed in another environment (the run protocol, Python, start-up hooks, the accelerator pins or "
         "conf.py's run settings changed since)"]
-
-
-def test_a_module_the_runner_starts_importing_joins_the_fingerprint(package_copy):
-    before = fingerprint.environment_fingerprint()
-    (package_copy / "core" / "helper_of_the_runner.py").write_text("VALUE = 1\n")
-    assert fingerprint.environment_fingerprint() == before  # imported by nothing yet
-    runner = package_copy / "commands" / "runner.py"
-    runner.write_text(runner.read_text().replace("from .. import sphinx_gallery_run as sg\n",
-                                                 "from .. import sphinx_gallery_run as sg\n"
-                                                 "from ..core import helper_of_the_runner\n"))
-    with_import = fingerprint.environment_fingerprint()
-    (package_copy / "core" / "helper_of_the_runner.py").write_text("VALUE = 2\n")
-    assert len({before, with_import, fingerprint.environment_fingerprint()}) == 3
 
 
 def _dist(folder, name, version):
@@ -112,28 +87,28 @@ def _dist(folder, name, version):
 def test_no_installed_distribution_counts_for_every_run_the_accelerator_runtime_by_its_lock(tmp_path, monkeypatch):
     packages = tmp_path / "site-packages"
     packages.mkdir()
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "conf.py").write_text("sphinx_gallery_conf = {}\n")
+    (root / "requirements-cpu.lock").write_text("torch==2.13.0+cpu \\\n    --hash=sha256:aa\n")
+    (root / "requirements-cuda.lock").write_text("torch==2.13.0 \\\n    --hash=sha256:bb\n"
+                                                 "nvidia-cublas==13.1.0.3 \\\n    --hash=sha256:cc\n")
     monkeypatch.setattr(fingerprint, "site_folders", lambda: [packages])
-    monkeypatch.setattr(sys, "path", [str(packages), *(p for p in sys.path if "-packages" not in p and p != str(ROOT))])
+    monkeypatch.setattr(sys, "path", [str(packages), *(p for p in sys.path if "-packages" not in p and p != str(ENGINE))])
     torch = _dist(packages, "torch", "2.13.0+cpu")
-    cpu = fingerprint.environment_fingerprint()
+    cpu = fingerprint.environment_fingerprint(root)
     # The GPU shard: torch's CUDA build and the CUDA runtime it brings; then any other distribution, a new torch
     # release: each counts only for the runs that imported it (core.runs.used).
     shutil.rmtree(torch)
     _dist(packages, "torch", "2.14.0+cu130")
-    _dist(packages, next(iter(fingerprint.accelerator_pins())), "1.0")
+    _dist(packages, "nvidia-cublas", "1.0")
     _dist(packages, "some-plugin", "0.1")
-    assert fingerprint.environment_fingerprint() == cpu
+    assert fingerprint.environment_fingerprint(root) == cpu
     # The CUDA lock's runtime pins count, whatever is installed.
-    root = tmp_path / "project"
-    root.mkdir()
-    for name in fingerprint.TORCH_LOCKS:
-        shutil.copy(ROOT / name, root / name)
-    monkeypatch.setattr(fingerprint, "run_configuration", lambda root: "{}")
-    locked = fingerprint.environment_fingerprint(root)
+    assert fingerprint.accelerator_pins(root) == {"nvidia-cublas": "13.1.0.3"}
     cuda = root / "requirements-cuda.lock"
-    name = next(iter(fingerprint.accelerator_pins(root)))
-    cuda.write_text(cuda.read_text().replace(f"{name}==", f"{name}==0.0.0.dev0+", 1))
-    assert fingerprint.environment_fingerprint(root) != locked
+    cuda.write_text(cuda.read_text().replace("nvidia-cublas==", "nvidia-cublas==0.0.0.dev0+", 1))
+    assert fingerprint.environment_fingerprint(root) != cpu
 
 
 def test_requirement_files_are_read_as_pip_reads_them(tmp_path):
@@ -158,8 +133,7 @@ def test_requirement_files_are_read_as_pip_reads_them(tmp_path):
 
 def test_only_the_settings_of_conf_py_a_run_reads_change_the_fingerprint(tmp_path):
     root = tmp_path / "project"
-    shutil.copytree(ROOT, root, ignore=shutil.ignore_patterns(".git", ".venv", "_build", "docs", "__pycache__",
-                                                              "locales", "_static", "*_source"))
+    shutil.copytree(FIXTURES, root, ignore=shutil.ignore_patterns("locales", "_static", "*_source"))
     conf = root / "conf.py"
     seen = [fingerprint.environment_fingerprint(root)]
     for addition in ("html_title = 'Another'", "html_theme_options = {'a': 1}",
@@ -196,19 +170,19 @@ def test_the_source_digest_covers_the_script_and_its_declared_files_only(tmp_pat
     (tmp_path / "gallery" / "extra" / "deep.json").write_text("{}")
     (tmp_path / "gallery" / "helpers.py").write_text("")
     (tmp_path / "gallery" / "data" / "notes.txt").write_text("")
-    digests = [fingerprint.source_digest(path, root=tmp_path)]
+    digests = [fingerprint.source_digest(path, None, tmp_path)]
     # a helper it imports is recorded by its run (core.runs.used), not read here; a file neither declared nor read
     for name in ("helpers.py", "data/notes.txt"):
         (tmp_path / "gallery" / name).write_text("changed")
-        digests.append(fingerprint.source_digest(path, root=tmp_path))
+        digests.append(fingerprint.source_digest(path, None, tmp_path))
     assert len(set(digests)) == 1
     for name in ("data/a.csv", "extra/deep.json"):
         (tmp_path / "gallery" / name).write_text((tmp_path / "gallery" / name).read_text() + "\n# changed\n")
-        digests.append(fingerprint.source_digest(path, root=tmp_path))
+        digests.append(fingerprint.source_digest(path, None, tmp_path))
     (tmp_path / "gallery" / "data" / "b.csv").write_text("2\n")  # a new file the pattern matches
-    digests.append(fingerprint.source_digest(path, root=tmp_path))
+    digests.append(fingerprint.source_digest(path, None, tmp_path))
     path.write_text(path.read_text() + "\n# changed\n")
-    digests.append(fingerprint.source_digest(path, root=tmp_path))
+    digests.append(fingerprint.source_digest(path, None, tmp_path))
     assert len(set(digests)) == 5
 
 
@@ -300,7 +274,7 @@ value = 2
 def _digest(tmp_path, text):
     path = tmp_path / "plot_prose.py"
     path.write_text(text)
-    return fingerprint.source_digest(path, root=tmp_path)
+    return fingerprint.source_digest(path, None, tmp_path)
 
 
 @pytest.mark.parametrize("text", [

@@ -356,12 +356,12 @@ def test_a_script_without_a_heading_is_paged_as_sphinx_gallery_pages_it_in_every
                                                                                           script: str) -> None:
     """sphinx-gallery takes its first paragraph for its title (tests/test_parity.py: the same page as stock); it is
     translated like any script, its downloads too."""
-    from conftest import make
+    from conftest import tutorials_site
     from tutorials_site.core.text import catalogs
 
     assert script != NO_HEADING or script.count('"""') == 2 and "\nIt prints one line." in script
     (project_copy / "beginner_source" / "no_heading.py").write_text(script)
-    updated = make(project_copy, "update-po", LANGUAGES="ko")
+    updated = tutorials_site(project_copy, "update-po", LANGUAGES="ko")
     assert updated.returncode == 0, updated.stdout + updated.stderr
     po = project_copy / "locales" / "ko" / "LC_MESSAGES" / "beginner_source" / "no_heading.po"
     catalog = catalogs.load(po)

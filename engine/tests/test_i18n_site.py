@@ -13,7 +13,7 @@ from markdown_it import MarkdownIt
 from conftest import FIXTURE_TUTORIALS, FIXTURES
 from tutorials_site.core import languages
 from tutorials_site.core.site.checks import output_texts
-from tutorials_site.core.text import catalogs, translate
+from tutorials_site.core.text import translate
 
 pytestmark = pytest.mark.site  # every test here builds a site
 
@@ -55,9 +55,8 @@ def test_page_and_downloads_are_translated_but_code_and_output_are_english(site,
     page = (site / lang.seg / PAGE).read_text()
     assert outputs(page) == outputs(english_page)
 
-    monkeypatch.setattr(catalogs, "LOCALES", fixture_site.root / "locales")  # the catalogs `site` was built with
     [tutorial] = [t for t in fixture_site.tutorials if t.label == FIXTURE_TUTORIALS[0]]
-    generated, report = translate.generate(lang, tutorial)
+    generated, report = translate.generate(fixture_site, lang, tutorial)  # the catalogs `site` was built with
     title = ast.get_docstring(ast.parse(generated)).splitlines()[0]
     assert title != "Optional: Data Parallelism" and title in page
 

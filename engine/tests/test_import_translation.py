@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from babel.messages.pofile import read_po
 
-from conftest import copy_project, make
+from conftest import copy_project, tutorials_site
 from conftest import parse_html as parse
 
 pytestmark = [pytest.mark.site, pytest.mark.tutorial]  # it builds the site and runs the tutorial it imported
@@ -31,7 +31,7 @@ def imported(builds_site, tmp_path_factory):
     (checkout / "index.md").write_text(english.replace(title, "# PyTorch 튜토리얼", 1), encoding="utf-8")
     (project / "locales/ko/LC_MESSAGES/index.po").unlink()  # the page's catalog is made by the import
     (checkout / "beginner_source/ddp_tutorial.py").write_text("def broken(:\n", encoding="utf-8")
-    done = make(project, "import-translation", FROM=str(checkout), LANGUAGES="ko")
+    done = tutorials_site(project, "import-translation", FROM=str(checkout), LANGUAGES="ko")
     return project, checkout, title.lstrip("# "), done
 
 
@@ -67,7 +67,7 @@ def test_a_page_is_imported_too(imported) -> None:
 
 def test_the_imported_page_is_built_in_korean(imported) -> None:
     project, _, _, _ = imported
-    built = make(project, "html", LANGUAGES="ko", TUTORIALS=TUTORIAL)
+    built = tutorials_site(project, "html", LANGUAGES="ko", TUTORIALS=TUTORIAL)
     assert built.returncode == 0, built.stdout + built.stderr
     page = parse(project / "_build/html/ko/beginner/counting_tutorial.html")
     text = page.text()
@@ -80,10 +80,10 @@ def test_existing_translations_are_kept_unless_overwrite(imported, tmp_path) -> 
     po = project / "locales/ko/LC_MESSAGES" / TUTORIAL.replace(".py", ".po")
     po.write_text(po.read_text(encoding="utf-8").replace('msgstr "단어마다 세기"', 'msgstr "단어 하나하나 세기"'),
                   encoding="utf-8")
-    again = make(project, "import-translation", FROM=str(checkout), LANGUAGES="ko")
+    again = tutorials_site(project, "import-translation", FROM=str(checkout), LANGUAGES="ko")
     assert "kept as the catalog had them" in again.stdout
     assert _catalog(project, TUTORIAL.replace(".py", ".po"))["Counting each word"].string == "단어 하나하나 세기"
-    overwritten = make(project, "import-translation", FROM=str(checkout), LANGUAGES="ko", OVERWRITE="1")
+    overwritten = tutorials_site(project, "import-translation", FROM=str(checkout), LANGUAGES="ko", OVERWRITE="1")
     assert overwritten.returncode == 0, overwritten.stderr
     assert _catalog(project, TUTORIAL.replace(".py", ".po"))["Counting each word"].string == "단어마다 세기"
 
@@ -95,11 +95,11 @@ def test_existing_translations_are_kept_unless_overwrite(imported, tmp_path) -> 
 ])
 def test_a_wrong_checkout_or_language_is_a_clear_error(imported, env, error) -> None:
     project, _, _, _ = imported
-    done = make(project, "import-translation", **env)
+    done = tutorials_site(project, "import-translation", **env)
     assert done.returncode != 0 and error in done.stderr, done.stderr
 
 
 def test_a_folder_that_is_no_translated_copy_is_refused(imported, tmp_path) -> None:
     project, _, _, _ = imported
-    done = make(project, "import-translation", FROM=str(tmp_path), LANGUAGES="ko")
+    done = tutorials_site(project, "import-translation", FROM=str(tmp_path), LANGUAGES="ko")
     assert done.returncode != 0 and "not a checkout of a translated copy of this site" in done.stderr, done.stderr

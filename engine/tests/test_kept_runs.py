@@ -1,6 +1,6 @@
 """Runs kept across CI runs: the second of two CI runs executes only what the change between them made stale.
 
-benchmarks/ci_runs.py plays docs.yml's own steps (execute shards, assemble, the cache restored and saved as a
+benchmarks/ci_runs.py plays the engine's reusable workflow's own steps (execute shards, assemble, the cache restored and saved as a
 folder) on a generated git repository of small tutorials; each run's assemble validates the whole site, so a
 shard that did not hand over a run of one of its tutorials fails it.
 """
@@ -30,7 +30,7 @@ def first(builds_site, tmp_path_factory):
 @pytest.mark.parametrize("change", ci_runs.CHANGES, ids=lambda change: change.what)
 def test_the_second_ci_run_executes_only_what_the_change_made_stale(first, change, tmp_path):
     repo, site, kept = first
-    player = ci_runs.Player(tmp_path, site)
+    player = ci_runs.player_after(change, tmp_path, site)
     second = ci_runs.changed(repo, tmp_path / "repo", change)
     run, _ = player.play(second, "second", kept, ci_runs.torch_version() + change.torch_suffix, change.installed)
     assert run.executed == change.target, change.what

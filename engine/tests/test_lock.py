@@ -4,16 +4,15 @@ install step run offline here, against tiny wheels in folders standing for PyPI 
 import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
 import zipfile
 
 import pytest
 
+from conftest import ENGINE
 from tutorials_site.commands import lock
 from tutorials_site.core.errors import SiteError
-from tutorials_site.core.layout import ROOT
 from tutorials_site.core.runs import torch_builds
 from tutorials_site.core.runs.fingerprint import read_requirements
 
@@ -87,7 +86,7 @@ def assert_family_builds(root, hashes):
                     "fakedep": ("==1.0", (hashes["fakedep", "1.0"],)),
                     "nvidia-fakecuda": ("==1.0", (hashes["nvidia-fakecuda", "1.0"],))}
     assert test == {"faketool": ("==2.0", (hashes["faketool", "2.0"],)), "fakedep": cpu["fakedep"]}
-    assert "#    make lock\n" in (root / lock.LOCKS[None]).read_text()
+    assert "#    tutorials-site lock\n" in (root / lock.LOCKS[None]).read_text()
 
 
 def test_make_lock_takes_every_family_member_from_torch_s_build(indexes, project, tmp_path):
@@ -135,7 +134,7 @@ def test_the_install_step_finds_every_family_member_s_cpu_wheel(indexes, project
     # -S: without site-packages, as in the venv's first install: the module needs only Python, and finds no
     # torch of the other build to remove here (the one installed in this environment stays untouched).
     result = subprocess.run([sys.executable, "-S", "-m", "tutorials_site.commands.lock", "install", "requirements-cpu.lock", *pip],
-                            cwd=project, env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True)
+                            cwd=project, env={**env, "PYTHONPATH": str(ENGINE)}, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     chosen = {item["metadata"]["name"]: item["download_info"]["url"] for item in json.loads(report.read_text())["install"]}
     assert chosen == {"torch": (tmp_path / "cpu" / "torch" / "torch-9.9.0+cpu-py3-none-any.whl").as_uri(),
@@ -143,13 +142,27 @@ def test_the_install_step_finds_every_family_member_s_cpu_wheel(indexes, project
                       "fakedep": (tmp_path / "pypi" / "fakedep" / "fakedep-1.0-py3-none-any.whl").as_uri()}
 
 
-# --- the rule, on this project's own locks, and what breaks it ---
+# --- path requirements: a package of the project's own, which no hash covers ---
 
-def test_every_family_member_in_this_project_s_locks_is_in_torch_s_build():
-    for build, name in lock.LOCKS.items():
-        assert "torch" in {pin.name for pin in torch_builds.family_pins(ROOT / name)}
-        assert torch_builds.wrong_builds(ROOT, name, build) == []
+def test_a_path_requirement_is_named_in_the_lock_as_written_and_its_dependencies_stay_hashed(tmp_path):
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "requirements.txt").write_text("-e ./engine  # the engine, beside the site\ntorch==9.9.0\n")
+    paths = lock.path_requirements(tmp_path / "requirements.txt")
+    assert paths == {(tmp_path / "engine").resolve(): "-e ./engine"}
+    compiled = tmp_path / "requirements-cpu.lock"
+    compiled.write_text(
+        "#    tutorials-site lock\n#\n# WARNING: pip install will require the following package to be hashed.\n"
+        "# Consider using a hashable URL like https://example.org/x.zip\n"
+        f"-e {(tmp_path / 'engine').as_uri()}\n    # via -r requirements.txt\n"
+        "fakedep==1.0 \\\n    --hash=sha256:aa\n    # via engine\n")
+    lock._keep_paths_out(compiled, paths)
+    assert compiled.read_text() == (
+        "#    tutorials-site lock\n#\n" + lock.PATH_REQUIREMENT + "-e ./engine\n"
+        "fakedep==1.0 \\\n    --hash=sha256:aa\n    # via engine\n")
+    assert list(read_requirements(compiled)) == ["fakedep"]  # what pip installs with --require-hashes
 
+
+# --- the rule, and what breaks it ---
 
 def test_a_cpu_lock_with_pypi_s_torchvision_is_refused_at_its_line(tmp_path):
     (tmp_path / "requirements-cpu.lock").write_text(
@@ -162,8 +175,7 @@ def test_a_cpu_lock_with_pypi_s_torchvision_is_refused_at_its_line(tmp_path):
 
 
 def test_torch_cpu_wheels_names_torch_s_page_or_a_place_for_every_member():
-    [default] = re.findall(r"^TORCH_CPU_WHEELS \?= (\S+)$", (ROOT / "Makefile").read_text(), re.M)
-    assert default.endswith("/whl/cpu/torch/")  # as before the family: torch's page of PyTorch's CPU index
+    default = "https://download.pytorch.org/whl/cpu/torch/"  # torch's page of PyTorch's CPU index
     beside = default.removesuffix("torch/") + "torchaudio/"
     assert torch_builds.wheel_pages(default, ["torch", "torchaudio"]) == [default, beside]
     assert torch_builds.wheel_pages("/srv/wheels/torch", ["torchvision"]) == ["/srv/wheels/torchvision/"]

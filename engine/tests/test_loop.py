@@ -17,7 +17,6 @@ from conftest import build, executed, snapshot
 from tutorials_site.commands import serve
 from tutorials_site.core import terminal
 from tutorials_site.core.errors import UsageError
-from tutorials_site.core.layout import ROOT
 from tutorials_site.core.runs.stamps import STAMP_META
 
 DATA_PARALLEL = "beginner_source/data_parallel_tutorial.py"
@@ -250,6 +249,6 @@ def test_serve_refuses_a_port_it_cannot_use_before_building(project_copy, port, 
     ("beginner_source/ddp_tutorial.py___jb_tmp___", False),
     ("beginner_source/data/4913.csv", True),
 ])
-def test_serve_rebuilds_for_inputs_not_for_an_editor_s_files(path, rebuilds):
-    assert serve.is_input(ROOT / path) is rebuilds
-    assert any((ROOT / path).is_relative_to(folder) for folder in serve.watched())
+def test_serve_rebuilds_for_inputs_not_for_an_editor_s_files(path, rebuilds, fixture_site):
+    assert serve.is_input(fixture_site.root / path) is rebuilds
+    assert any((fixture_site.root / path).is_relative_to(folder) for folder in serve.watched(fixture_site))

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import marked_process
-from tutorials_site.core.layout import ROOT
+from conftest import ENGINE, SITE_COMMAND, marked_process
 
 
 @pytest.mark.parametrize("argv, mark", [
@@ -20,6 +19,10 @@ from tutorials_site.core.layout import ROOT
     (["make", "-s", "docs", "VENV=/x", "LANGUAGES="], "site"),
     (["make", "-s", "VENV=/x"], "site"),  # the first target: html
     (["make", "-s", "lint", "VENV=/x"], None),
+    (["make", "-s", "-f", "/x/tutorials-site.mk", "html-noplot"], "site"),
+    (["make", "-s", "-f", "/x/tutorials-site.mk", "publish"], None),
+    ([str(SITE_COMMAND), "docs"], "site"),
+    ([str(SITE_COMMAND), "check"], None),
     (["/usr/bin/chromium", "--headless"], "site"),
     ([sys.executable, "-m", "tutorials_site.commands.runner", "a.py", "run"], "tutorial"),
     ([sys.executable, "-c", "import torch"], None),
@@ -33,9 +36,10 @@ def test_the_processes_that_need_a_mark(argv, mark):
 
 
 def test_an_unmarked_test_that_builds_fails_and_a_marked_one_is_left_out_of_the_fast_set(pytester):
-    ini = (ROOT / "pytest.ini").read_text().replace("testpaths = tests\n", "").replace("pythonpath = .", f"pythonpath = {ROOT}")
-    pytester.makeini(ini)
-    pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text())
+    settings = (ENGINE / "pyproject.toml").read_text().split("[tool.pytest.ini_options]\n", 1)[1]
+    pytester.makepyprojecttoml("[tool.pytest.ini_options]\n" + settings.replace('testpaths = ["tests"]\n', ""))
+    pytester.makeconftest((ENGINE / "tests" / "conftest.py").read_text())
+    pytester.syspathinsert(ENGINE / "tests")  # the conftest's own imports (its fixtures)
     pytester.makepyfile(test_inner="""
         import subprocess, sys
         import pytest

@@ -4,12 +4,11 @@ import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from docutils.utils import column_width
 
-from conftest import build
+from conftest import ENGINE, FIXTURES, build
 from tutorials_site.core import languages
 from tutorials_site.core.project import current
 from tutorials_site.core.site import versions
@@ -17,8 +16,8 @@ from tutorials_site.core.site.publish import site_url
 from tutorials_site.core.site.site_pages import chooser_page, not_found_page
 from tutorials_site.core.site.summaries import ELLIPSIS, LIMIT, plain_text
 
-SITE_URL = site_url().rstrip("/")
-SITE_DESCRIPTION = current().conf["tutorials_site_description"]  # conf.py's
+SITE_URL = site_url(current(FIXTURES)).rstrip("/")
+SITE_DESCRIPTION = current(FIXTURES).conf["tutorials_site_description"]  # conf.py's
 OG_LOCALES = {"en": "en_US", "ko": "ko_KR", "ja": "ja_JP", "zh-cn": "zh_CN"}
 # A text in the language: Hangul, kana, or hanzi without kana or Hangul; English has none of them.
 SCRIPTS = {"ko": r"[가-힣]", "ja": r"[\u3040-\u30ff]", "zh-cn": r"^[^\u3040-\u30ff가-힣]*[\u4e00-\u9fff]"}
@@ -74,7 +73,7 @@ def in_language(text, seg):
 
 
 def version_folder():
-    name = versions.current(os.environ.get("VERSION", ""))  # what the `site` build is named
+    name = versions.current(ENGINE, os.environ.get("VERSION", ""))  # what the `site` build is named
     return "stable" if versions.is_release(name) else name, name
 
 
@@ -159,32 +158,28 @@ def test_without_a_site_url_alternates_are_relative_and_absolute_tags_left_out(p
 
 def test_the_site_pages_describe_the_site_and_link_their_languages():
     langs = list(languages.ALL)
-    published = Head(chooser_page(langs, langs[0], "stable/", canonical=f"{SITE_URL}/stable/en/index.html",
+    published = Head(chooser_page(current(FIXTURES).conf, langs, langs[0], "stable/", canonical=f"{SITE_URL}/stable/en/index.html",
                                   site=f"{SITE_URL}/"))
     assert published.meta["description"] == [SITE_DESCRIPTION]
     assert published.alternates == {**{lang.hreflang: f"{SITE_URL}/stable/{lang.seg}/index.html" for lang in langs},
                                     "x-default": f"{SITE_URL}/stable/en/index.html"}
-    local = Head(chooser_page(langs, langs[0]))  # a build's root, opened from disk
+    local = Head(chooser_page(current(FIXTURES).conf, langs, langs[0]))  # a build's root, opened from disk
     assert local.alternates["ko"] == "ko/index.html" and local.alternates["x-default"] == "en/index.html"
-    assert published.title == current().conf["project"]  # the site's name, from its conf.py
-    not_found = Head(not_found_page(f"{SITE_URL}/", langs))
+    assert published.title == current(FIXTURES).conf["project"]  # the site's name, from its conf.py
+    not_found = Head(not_found_page(current(FIXTURES).conf, f"{SITE_URL}/", langs))
     assert not_found.meta["description"] == [SITE_DESCRIPTION]
-    assert not_found.title == f"Page not found · {current().conf['project']}"
+    assert not_found.title == f"Page not found · {current(FIXTURES).conf['project']}"
 
 
-def test_the_site_pages_of_a_site_without_a_description_are_described_by_its_name(monkeypatch):
-    from tutorials_site.core.site import site_pages
-
-    site = SimpleNamespace(conf={"project": "Small"})
-    monkeypatch.setattr(site_pages.project, "current", lambda: site)
-    page = Head(chooser_page(list(languages.ALL), languages.ALL[0]))
+def test_the_site_pages_of_a_site_without_a_description_are_described_by_its_name():
+    page = Head(chooser_page({"project": "Small"}, list(languages.ALL), languages.ALL[0]))
     assert (page.title, page.meta["description"]) == ("Small", ["Small"])
 
 
 def test_the_chooser_sends_a_reader_of_none_of_the_languages_to_the_site_s_source_language():
     korean_first = [languages.BY_SEG["ko"], languages.BY_SEG["en"]]
-    assert Head(chooser_page(korean_first, languages.BY_SEG["ko"])).alternates["x-default"] == "ko/index.html"
-    assert Head(chooser_page(korean_first, languages.BY_SEG["en"])).alternates["x-default"] == "en/index.html"
+    assert Head(chooser_page(current(FIXTURES).conf, korean_first, languages.BY_SEG["ko"])).alternates["x-default"] == "ko/index.html"
+    assert Head(chooser_page(current(FIXTURES).conf, korean_first, languages.BY_SEG["en"])).alternates["x-default"] == "en/index.html"
 
 
 def test_the_local_root_page_is_written_with_relative_alternates(site):

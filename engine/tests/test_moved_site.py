@@ -34,7 +34,7 @@ import pytest
 from babel.messages.pofile import read_po, write_po
 from PIL import Image
 
-from conftest import Node, copy_project, make
+from conftest import Node, copy_project, tutorials_site
 from conftest import parse_html as parse
 
 pytestmark = pytest.mark.site  # every test here builds a site
@@ -219,7 +219,7 @@ class Run:
 
 
 def _run(project: Path, *args: str, **env: str) -> Run:
-    result = make(project, *args, **BUILD_ENV, **env)
+    result = tutorials_site(project, *args, **BUILD_ENV, **env)
     shown = " ".join(f"{k}={v!r}" for k, v in env.items())
     return Run(f"{shown} make {' '.join(args)}".strip(), result.returncode, result.stdout + result.stderr)
 

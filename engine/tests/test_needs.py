@@ -232,9 +232,9 @@ def test_a_malformed_needs_line_or_needs_value_is_refused_before_anything_runs(p
 
 @pytest.mark.site
 def test_make_ci_build_enforces_needs_unless_told_lenient(project_copy):
-    from conftest import make
+    from conftest import tutorials_site
 
-    result = make(project_copy, "ci-build", LANGUAGES="en", **NO_GPU)
+    result = tutorials_site(project_copy, "ci-build", LANGUAGES="en", **NO_GPU)
     assert result.returncode != 0 and "ERROR: needs 2 GPUs" in result.stdout
     assert not (project_copy / "_build" / "html").exists()
 

@@ -80,14 +80,19 @@ def test_a_function_conf_py_defines_reaches_a_tutorial_s_process_by_value(tmp_pa
     assert options["reset_modules"][0]({}, "a.py") == "reset a.py"
 
 
-def test_the_mirror_links_the_site_copies_conf_py_and_leaves_the_engine_and_builds_out(tmp_path):
-    root = site(tmp_path, "", **{"pages/a.rst": "A\n=\n", "README.md": "engine", "tutorials_site/x.py": "",
+def test_the_mirror_links_the_whole_site_copies_conf_py_and_leaves_builds_and_tools_out(tmp_path):
+    root = site(tmp_path, "", **{"pages/a.rst": "A\n=\n", "README.md": "the site's", "Makefile": "", "guides/x.md": "",
+                                 "tests/test_x.py": "", ".github/workflows/ci.yml": "", ".git/HEAD": "",
+                                 ".venv/pyvenv.cfg": "", "__pycache__/x.pyc": "",
                                  "old_build/runs/x": "", "old_build/src/x": "", "nested/out/stale.rst": ""})
     folder = tmp_path / "staged"
     site_tree.mirror(root, folder, claimed={PurePosixPath("src"), PurePosixPath("nested/out")})
     assert (folder / "conf.py").is_file() and not (folder / "conf.py").is_symlink()
     assert (folder / "pages").is_symlink() and (folder / "pages").resolve() == (root / "pages").resolve()
-    assert not (folder / "README.md").exists() and not (folder / "tutorials_site").exists()  # the engine's
+    for name in ("README.md", "Makefile", "guides", "tests", ".github"):  # the site's own, whatever its name
+        assert (folder / name).is_symlink(), name
+    for name in (".git", ".venv", "__pycache__"):  # git's, a virtual environment, a cache: no site's sources
+        assert not (folder / name).exists(), name
     assert not (folder / "old_build").exists()  # another build folder
     assert not (folder / "src").exists()  # claimed: a gallery stages it
     assert (folder / "nested").is_dir() and not (folder / "nested").is_symlink()  # above a claimed path: real
@@ -151,13 +156,12 @@ def laid_out(tmp_path: Path, src: object, out: object, conf: str = "", **files: 
 @pytest.mark.parametrize("src, out, message", [
     ("src/../../../tutorials_site", "out", "conf.py:2: sphinx_gallery_conf['examples_dirs']: "
      "'src/../../../tutorials_site' resolves to {outside}/tutorials_site, outside the project"),
-    ("src/../tutorials_site", "out", "conf.py:2: sphinx_gallery_conf['examples_dirs']: 'src/../tutorials_site' is "
-     "tutorials_site/ (the engine's own files)"),
+    ("src/../guides", "out", "conf.py:2: sphinx_gallery_conf['examples_dirs']: guides/ does not exist"),
     (["src"], ["_static"], "conf.py:3: sphinx_gallery_conf['gallery_dirs']: '_static' is _static/ (static files"),
     (["src"], ["assets/css"], "conf.py:3: sphinx_gallery_conf['gallery_dirs']: 'assets/css' is inside assets/ "
      "(conf.py's html_static_path"),
     (["src"], ["locales/ko"], "conf.py:3: sphinx_gallery_conf['gallery_dirs']: 'locales/ko' is inside locales/ "
-     "(the translations' catalogs)"),
+     "(conf.py's locale_dirs: the translations' catalogs)"),
     (["src"], ["_build/x"], "conf.py:3: sphinx_gallery_conf['gallery_dirs']: '_build/x' is inside _build/ "
      "(the build folder"),
     (["src"], ["src/out"], "conf.py:2: sphinx_gallery_conf['examples_dirs']: 'src' holds 'src/out' (gallery_dirs): "

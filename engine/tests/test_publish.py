@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import build, git, make, snapshot
+from conftest import build, git, snapshot, tutorials_site
 from tutorials_site.core import assets, files, languages
 from tutorials_site.core.runs.records import VersionEntry
 from tutorials_site.core.site import versions
@@ -57,7 +57,7 @@ def test_version_order_is_numeric_releases_first_then_main_then_branches():
 
 
 def publish(published, pages, **env):
-    return make(published, "publish", f"PAGES={pages}", **env)
+    return tutorials_site(published, "publish", f"PAGES={pages}", **env)
 
 
 def test_republishing_one_version_leaves_the_other_byte_identical(published, gh_pages):
@@ -172,5 +172,5 @@ def test_a_build_that_fails_validation_is_refused_and_the_target_untouched(publi
 
 @pytest.mark.parametrize("name", ["../evil", "a/b", "with space", "stable"])
 def test_a_version_name_with_path_characters_is_refused(published, tmp_path, name):
-    result = make(published, "html-noplot", VERSION=name, BUILDDIR=str(tmp_path), LANGUAGES="en")
+    result = tutorials_site(published, "html-noplot", VERSION=name, BUILDDIR=str(tmp_path), LANGUAGES="en")
     assert result.returncode != 0 and "is not a usable version name" in result.stdout + result.stderr

@@ -5,8 +5,9 @@ import json
 
 import pytest
 
+from conftest import FIXTURES
+from tutorials_site.core.project import Project
 from tutorials_site.core.errors import UsageError
-from tutorials_site.core.layout import ROOT
 from tutorials_site.core.runs import currency, runs, seal, shards
 from tutorials_site.core.runs.records import (
     BlockRecord,
@@ -85,7 +86,7 @@ def _run(tmp_path, result=RESULT):
     return run
 
 
-PRESENT = Present(ROOT, STAMP.environment)
+PRESENT = Present(FIXTURES, STAMP.environment)
 
 
 def test_a_run_whose_record_is_of_another_format_is_not_current_so_it_runs_again(tmp_path):
@@ -113,7 +114,7 @@ def test_publish_refuses_a_build_record_of_another_format(tmp_path):
     BUILD.write(html / "build.json")
     (html / "build.json").write_text((html / "build.json").read_text().replace('"format": 1', '"format": 7'))
     with pytest.raises(PublishError) as raised:
-        validate(html)
+        validate(Project.read(FIXTURES), html)
     assert str(raised.value) == (f"refusing to publish {html / 'build.json'}: a build record (build.json) of format 7; "
                                  "this build reads format 1: build it again with `make html`")
 
@@ -123,7 +124,7 @@ def test_assemble_refuses_a_shard_record_of_another_format(tmp_path):
     dataclasses.replace(SHARD, tutorials=()).write(shard / "shard.json")
     (shard / "shard.json").write_text((shard / "shard.json").read_text().replace('"format": 1', '"format": 0'))
     with pytest.raises(UsageError) as raised:
-        shards.merge([shard], type("Tree", (), {"root": tmp_path / "assembled"})())
+        shards.merge(Project.read(FIXTURES), [shard], type("Tree", (), {"root": tmp_path / "assembled"})())
     assert str(raised.value) == (f"SHARDS: {shard / 'shard.json'}: a shard record (shard.json) of format 0; this "
                                  "build reads format 1: give the folders `make html SHARD=i/N` made with this "
                                  "version of the project")

@@ -454,8 +454,8 @@ def test_tutorial_timeout_and_the_comment_accept_the_same_values(tmp_path, value
     with pytest.raises(ValueError, match=f"^beginner_source/demo.py:2: tutorials-timeout: {value!r} is not"):
         timeout_for(path, 600, "beginner_source/demo.py")
     with pytest.raises(UsageError, match=f"^TUTORIAL_TIMEOUT: {value!r} is not a number of seconds"):
-        from_environment({"TUTORIAL_TIMEOUT": value, "LANGUAGES": "en"})
-    assert from_environment({"TUTORIAL_TIMEOUT": "90.5", "LANGUAGES": "en"}).timeout == 90.5
+        from_environment({"TUTORIAL_TIMEOUT": value, "LANGUAGES": "en"}, ROOT)
+    assert from_environment({"TUTORIAL_TIMEOUT": "90.5", "LANGUAGES": "en"}, ROOT).timeout == 90.5
 
 
 DOCUMENTED = '''"""

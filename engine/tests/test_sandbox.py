@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make
+from conftest import FIXTURES, tutorials_site
 from tutorials_site.commands import execute
 from tutorials_site.core.errors import UsageError
 from tutorials_site.core.runs import sandbox
@@ -71,12 +71,12 @@ def test_without_the_network_host_names_are_looked_up_in_etc_hosts_alone(system)
 
 @pytest.mark.parametrize(("value", "sandboxed"), [("", True), ("on", True), (" off ", False)])
 def test_sandbox_is_on_or_off(value, sandboxed):
-    assert from_environment({"SANDBOX": value}).sandboxed is sandboxed
+    assert from_environment({"SANDBOX": value}, FIXTURES).sandboxed is sandboxed
 
 
 def test_any_other_sandbox_value_is_refused():
     with pytest.raises(UsageError, match=r"^SANDBOX: 'no' is not on \(the default"):
-        from_environment({"SANDBOX": "no"})
+        from_environment({"SANDBOX": "no"}, FIXTURES)
 
 
 def test_without_bwrap_the_build_says_what_to_install(tmp_path, monkeypatch):
@@ -113,7 +113,7 @@ def test_this_machine_makes_a_sandbox_with_what_python_needs_readable():
 
 @pytest.mark.site
 def test_make_ci_build_refuses_to_run_the_tutorials_without_their_sandbox(project_copy):
-    result = make(project_copy, "ci-build", LANGUAGES="en", SANDBOX="off")
+    result = tutorials_site(project_copy, "ci-build", LANGUAGES="en", SANDBOX="off")
     assert result.returncode != 0
     assert result.stderr.splitlines()[0] == ("make ci-build: SANDBOX=off refused: CI's build runs every tutorial in its "
                                              "sandbox (guides/sandbox.md)")

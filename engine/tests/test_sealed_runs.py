@@ -9,8 +9,7 @@ import sys
 
 import pytest
 
-from conftest import build, copy_project, executed, snapshot
-from tutorials_site.core.layout import ROOT
+from conftest import FIXTURES, build, copy_project, executed, snapshot
 from tutorials_site.core.project import Project
 from tutorials_site.core.runs import currency, runs, seal
 from tutorials_site.core.runs.records import BlockRecord, BuildInfo, Hardware, RecordError, RunRecord, Stamp, Used
@@ -24,7 +23,7 @@ RST = "\n.. rst-class:: sphx-glr-script-out\n\n.. code-block:: none\n\n    hello
 FORGED_RST = "\n\n.. raw:: html\n\n   <script>forged()</script>\n"
 
 
-PRESENT = Present(ROOT, "e" * 64)  # the environment the test's stamps were made in
+PRESENT = Present(FIXTURES, "e" * 64)  # the environment the test's stamps were made in
 
 
 def _stamp(files):

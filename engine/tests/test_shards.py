@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import build, executed, normalized
+from conftest import FIXTURES, build, executed, normalized
 from tutorials_site.core.errors import UsageError
 from tutorials_site.core.project import Project, current
 from tutorials_site.core.runs import shards
@@ -33,8 +33,9 @@ def test_units_are_dealt_longest_first_to_the_least_loaded_shard():
 
 @pytest.mark.parametrize("count", [1, 2, 3, 8])
 def test_every_tutorial_is_in_exactly_one_shard_whatever_the_languages(count):
-    chosen = [t.path for i in range(1, count + 1) for t in shards.selection(shards.parse(f"{i}/{count}"))]
-    assert sorted(chosen) == sorted(t.path for t in current().tutorials)  # the shipped ones, however many
+    site = current(FIXTURES)
+    chosen = [t.path for i in range(1, count + 1) for t in shards.selection(site, shards.parse(f"{i}/{count}"))]
+    assert sorted(chosen) == sorted(t.path for t in site.tutorials)
 
 
 SECOND = '''"""
@@ -89,16 +90,16 @@ def test_assembling_without_every_shard_executes_nothing_and_says_what_is_missin
     assert result.returncode == 0
     result = assemble(project_copy, tmp_path / "assembled", tmp_path / "shard2")
     assert result.returncode != 0 and "refusing to execute anything here" in result.stderr
-    assert all(t.key in result.stderr for t in shards.selection(shards.parse("1/2")))  # shard 1's share
+    assert all(t.key in result.stderr for t in shards.selection(Project.read(project_copy), shards.parse("1/2")))
     assert not (tmp_path / "assembled" / "html").exists()
 
 
 @pytest.mark.site
 def test_make_durations_records_each_tutorial_s_run_time(project_copy, tmp_path):
-    from conftest import make
+    from conftest import tutorials_site
 
     assert build(project_copy, tmp_path / "shard1", env={"SHARD": "1/1"}).returncode == 0
-    result = make(project_copy, "durations", FROM=str(tmp_path / "shard1"))
+    result = tutorials_site(project_copy, "durations", FROM=str(tmp_path / "shard1"))
     assert result.returncode == 0, result.stdout + result.stderr
     durations = json.loads((project_copy / ".github" / "tutorial-durations.json").read_text())
     stamp = Stamp.read(tmp_path / "shard1" / "runs" / "beginner_source" / "data_parallel_tutorial" / "stamp.json")
@@ -157,35 +158,30 @@ def _by_class(project_copy):
 
 
 @pytest.mark.parametrize("count", [1, 2, 3])
-def test_each_class_s_shards_hold_that_class_s_tutorials_each_once(project_copy, monkeypatch, count):
-    from tutorials_site.core import project
+def test_each_class_s_shards_hold_that_class_s_tutorials_each_once(project_copy, count):
     from tutorials_site.core.runs import needs
 
     site = _by_class(project_copy)
-    monkeypatch.setattr(project, "current", lambda root=None: site)
     classes = {name: {t.key for t in site.tutorials if needs.of(site, t).runner_class == name} for name in needs.CLASSES}
     assert {name: len(keys) for name, keys in classes.items()} == {"cpu": 1, "gpu": 2, "multi-gpu": 2}
     for name, keys in classes.items():
-        chosen = [t.key for i in range(1, count + 1) for t in shards.selection(shards.parse(f"{name}:{i}/{count}"))]
+        chosen = [t.key for i in range(1, count + 1) for t in shards.selection(site, shards.parse(f"{name}:{i}/{count}"))]
         assert sorted(chosen) == sorted(keys), name  # every tutorial of the class once, none of another class
     # Within a class, by durations: the two GPU tutorials go to two shards when there are two.
-    assert [len(shards.selection(shards.parse(f"gpu:{i}/2"))) for i in (1, 2)] == [1, 1]
+    assert [len(shards.selection(site, shards.parse(f"gpu:{i}/2"))) for i in (1, 2)] == [1, 1]
     gpu_shards = min(count, 2)  # two tutorials: never an empty shard
-    assert shards.matrix(shards.parse_counts(f"cpu={count} gpu={count}")) == {"include": [
+    assert shards.matrix(site, shards.parse_counts(f"cpu={count} gpu={count}")) == {"include": [
         {"class": "cpu", "shard": 1, "shards": 1},
         *({"class": "gpu", "shard": i, "shards": gpu_shards} for i in range(1, gpu_shards + 1)),
         {"class": "multi-gpu", "shard": 1, "shards": 1}]}
 
 
-def test_a_project_without_tutorials_to_execute_still_gets_one_shard(project_copy, monkeypatch):
-    from tutorials_site.core import project
-
+def test_a_project_without_tutorials_to_execute_still_gets_one_shard(project_copy):
     conf = project_copy / "conf.py"
     conf.write_text(conf.read_text().replace('"filename_pattern": r"\\.py$"', '"filename_pattern": r"/plot_"'))
     site = Project.read(project_copy)
     assert not any(t.executed for t in site.tutorials)
-    monkeypatch.setattr(project, "current", lambda root=None: site)
-    assert shards.matrix(shards.parse_counts("")) == {"include": [{"class": "cpu", "shard": 1, "shards": 1}]}
+    assert shards.matrix(site, shards.parse_counts("")) == {"include": [{"class": "cpu", "shard": 1, "shards": 1}]}
 
 
 @pytest.mark.parametrize("spec", ["gpu", "gpu=0", "gpu=x", "tpu=2", "gpu=2,cpu=1"])

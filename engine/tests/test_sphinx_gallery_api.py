@@ -31,18 +31,18 @@ from sphinx.util.docutils import docutils_namespace, patch_docutils
 from sphinx_gallery import backreferences, gen_gallery, gen_rst, notebook, scrapers, utils
 from sphinx_gallery._doctree_links import _load_code_obj
 
+from conftest import ENGINE
 from tutorials_site import sphinx_gallery_build as sg
 from tutorials_site import sphinx_gallery_run as sgr
 from tutorials_site.core import assets, languages
 from tutorials_site.core import sphinx_gallery_formats as formats
-from tutorials_site.core.layout import ROOT
 from tutorials_site.core.site import checks, staging
 from tutorials_site.core.sphinx_gallery_formats import figure_files
 from tutorials_site.core.text import catalogs
 from tutorials_site.core.text.gallery_strings import GALLERY_TEMPLATES, match_gallery_template
 from tutorials_site.sphinxext import gallery
 
-PACKAGE = ROOT / "tutorials_site"
+PACKAGE = ENGINE / "tutorials_site"
 DOORS = (PACKAGE / "sphinx_gallery_run.py", PACKAGE / "sphinx_gallery_build.py")
 
 # The private names of sphinx-gallery's the doors use, each with why no public name serves.

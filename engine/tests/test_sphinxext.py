@@ -8,8 +8,8 @@ from sphinx.errors import SphinxError
 from sphinx.util.console import strip_escape_sequences
 
 import tutorials_site
+from conftest import ENGINE, FIXTURES
 from tutorials_site import sphinxext
-from tutorials_site.core.layout import ROOT
 from tutorials_site.core.site.build_values import BuildValues
 
 LEVELS = {"warning", "error", "critical", "exception"}  # what suppress_warnings filters (warning and above)
@@ -39,7 +39,7 @@ def warning_calls():
     """(file, line, type, subtype) of every call that logs a warning or worse in sphinxext/ (None: not given
     as a constant)."""
     found = []
-    for path in sorted((ROOT / "tutorials_site" / "sphinxext").glob("*.py")):
+    for path in sorted((ENGINE / "tutorials_site" / "sphinxext").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in LEVELS
                     and "logger" in ast.unparse(node.func.value).lower()):
@@ -50,7 +50,7 @@ def warning_calls():
 
 def readme_subtypes():
     """The subtypes the table of warnings in guides/building.md lists."""
-    section = (ROOT / "guides" / "building.md").read_text(encoding="utf-8").split("\n### Warnings\n", 1)[1].split("\n#", 1)[0]
+    section = (ENGINE / "guides" / "building.md").read_text(encoding="utf-8").split("\n### Warnings\n", 1)[1].split("\n#", 1)[0]
     return re.findall(r"^\| `tutorials\.([\w-]+)` \|", section, re.M)
 
 
@@ -79,10 +79,10 @@ def test_a_suppressed_subtype_is_not_emitted_and_the_page_still_says_it(sphinx_a
 
 def test_the_build_hands_sphinx_its_settings_in_one_record_read_strictly(sphinx_app, tmp_path):
     values = tmp_path / "values.json"
-    BuildValues(root=str(ROOT), built_languages=("en", "ko"), unrun=("beginner_source/a",), strict=True).write(values)
+    BuildValues(root=str(FIXTURES), built_languages=("en", "ko"), unrun=("beginner_source/a",), strict=True).write(values)
     app, _, _ = sphinx_app(tutorials_build_values=str(values))
     assert (app.config.tutorials_built_languages, app.config.tutorials_unrun, app.config.tutorials_strict,
-            app.config.tutorials_root) == (("en", "ko"), ("beginner_source/a",), True, str(ROOT))
+            app.config.tutorials_root) == (("en", "ko"), ("beginner_source/a",), True, str(FIXTURES))
     values.write_text(values.read_text().replace('"format": 1', '"format": 2'))
     with pytest.raises(SphinxError, match=rf"^{values}: a record of the build's settings for Sphinx "
                                           r"\(tutorials-build-values.json\) of format 2; this build reads format 1; build again"):

@@ -10,6 +10,7 @@ import pytest
 from docutils import nodes
 from sphinx_gallery.directives import imgsgnode
 
+from conftest import FIXTURES
 from tutorials_site.core import assets, languages
 from tutorials_site.core.runs.records import RecordError
 from tutorials_site.core.site.staging import TranslationStatus
@@ -251,7 +252,7 @@ def test_line_breaks_between_two_cjk_characters_go_from_japanese_and_chinese_pro
 def test_a_build_of_another_language_reads_the_source_language_s_directive_names(sphinx_app):
     from tutorials_site.core.project import current
 
-    options = current().options
+    options = current(FIXTURES).options
     conf = (f"language = 'ko'\nextensions = ['sphinx_gallery.gen_gallery', 'tutorials_site.sphinxext']\n"
             f"sphinx_gallery_conf = {options!r}\nexclude_patterns = {list(options['examples_dirs'])!r}\n")
     app, _, warnings = sphinx_app({"conf.py": conf, "index.rst": "제목\n====\n\n.. 경고::\n\n   조심하세요.\n"},

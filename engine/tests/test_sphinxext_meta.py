@@ -7,12 +7,13 @@ import pytest
 from docutils import nodes
 from sphinx_gallery.directives import imgsgnode
 
+from conftest import FIXTURES
 from tutorials_site.core.project import current
 from tutorials_site.core.site.summaries import summary
 from tutorials_site.sphinxext import meta
 
 PAGE = "beginner/data_parallel_tutorial"
-SITE_DESCRIPTION = current().conf["tutorials_site_description"]  # conf.py's
+SITE_DESCRIPTION = current(FIXTURES).conf["tutorials_site_description"]  # conf.py's
 THUMB = "beginner/images/thumb/sphx_glr_data_parallel_tutorial_thumb.png"
 
 

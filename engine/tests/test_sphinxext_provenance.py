@@ -7,7 +7,6 @@ import pytest
 from docutils import nodes
 
 from conftest import FIXTURES
-from tutorials_site.core.layout import ROOT
 from tutorials_site.core.project import Project
 from tutorials_site.core.runs.fingerprint import source_digest
 from tutorials_site.core.runs.records import Hardware, Stamp
@@ -20,7 +19,7 @@ CPU = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0+cpu", cuda=
 
 
 def stamp(hardware=CPU, needs_gpus=0, source=None, failed=False, unfinished=False):
-    digest = source_digest(SCRIPT, "beginner_source/data_parallel_tutorial.py")
+    digest = source_digest(SCRIPT, "beginner_source/data_parallel_tutorial.py", FIXTURES)
     return Stamp(source=source or digest.code, code_lines=digest.lines,
                  environment="e" * 64, outputs="o" * 64, seconds=1.5, failed=failed, peak_rss_mb=100.0,
                  gpu_peak_mb=(), hardware=hardware, commit="0123abc", date="2025-06-01 12:00 UTC",
@@ -114,7 +113,7 @@ def test_a_current_stamp_gives_the_line_and_the_page_s_stamp(fake_app):
 ])
 def test_a_failed_run_gets_a_banner_over_its_line_saying_how_it_failed(fake_app, unfinished, listed, kind, classes,
                                                                        said):
-    options = {**Project.read(ROOT).options,
+    options = {**Project.read(FIXTURES).options,
                "expected_failing_examples": [SCRIPT.relative_to(FIXTURES).as_posix()] if listed else []}
     app = fake_app(sphinx_gallery_conf=options)
     failed = stamp(failed=True, unfinished=unfinished)

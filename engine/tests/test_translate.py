@@ -3,10 +3,11 @@
 import pytest
 from babel.messages.catalog import Catalog
 
-from conftest import FIXTURE_TUTORIALS
+from conftest import FIXTURE_TUTORIALS, FIXTURES
 from tutorials_site.commands import catalogs as catalogs_command
 from tutorials_site.core import languages
-from tutorials_site.core.project import current
+from tutorials_site.core.files import shown
+from tutorials_site.core.project import Project, current
 from tutorials_site.core.text import catalogs, translate, tutorial_text
 from tutorials_site.core.text.translate import check_translation, generate
 from tutorials_site.core.text.tutorial_text import Unit
@@ -42,10 +43,10 @@ def test_breaking_or_unsafe_translations_are_refused(msgstr, reason):
 
 
 @pytest.mark.parametrize("lang", languages.TRANSLATED, ids=lambda lang: lang.seg)
-@pytest.mark.parametrize("tutorial", current().tutorials, ids=lambda t: t.key)  # the shipped ones, however many
+@pytest.mark.parametrize("tutorial", current(FIXTURES).tutorials, ids=lambda t: t.key)  # the shipped ones, however many
 def test_every_generated_source_has_the_english_code_and_line_numbers(lang, tutorial):
     """About the shipped tutorials and their catalogs: each one's translated sources, whatever the repository holds."""
-    text, report = generate(lang, tutorial)
+    text, report = generate(current(FIXTURES), lang, tutorial)
     path = tutorial.path
     english = path.read_text()
     assert translate._code_tree(text, "x") == translate._code_tree(english, "x")
@@ -53,30 +54,28 @@ def test_every_generated_source_has_the_english_code_and_line_numbers(lang, tuto
     assert report.total == len(tutorial_text.parse(path).units)
 
 
-def _catalog_with(tmp_path, monkeypatch, entries, site):
-    """(Korean, the tests' data_parallel_tutorial in SITE) with a catalog of ENTRIES alone in tmp_path; SITE stands
-    for the repository (catalogs.ROOT), as the tutorial's catalogs name it."""
-    monkeypatch.setattr(catalogs, "LOCALES", tmp_path / "locales")
-    monkeypatch.setattr(catalogs, "ROOT", site.root)
+def _catalog_with(project, entries):
+    """(the site at PROJECT, Korean, its data_parallel_tutorial) with a Korean catalog of ENTRIES alone."""
+    site = Project.read(project)
     lang = languages.BY_SEG["ko"]
     [tutorial] = [t for t in site.tutorials if t.label == FIXTURE_TUTORIALS[0]]
     catalog = Catalog(locale="ko")
     for msgid, msgstr in entries.items():
         catalog.add(msgid, msgstr)
-    catalogs.save(catalog, catalogs.tutorial_po(lang, tutorial))
-    return lang, tutorial
+    catalogs.save(catalog, catalogs.tutorial_po(site, lang, tutorial))
+    return site, lang, tutorial
 
 
-def test_a_refused_translation_falls_back_to_english_naming_catalog_line_and_message(tmp_path, monkeypatch, fixture_site):
+def test_a_refused_translation_falls_back_to_english_naming_catalog_line_and_message(project_copy):
     title = "Optional: Data Parallelism"
-    lang, tutorial = _catalog_with(tmp_path, monkeypatch, {
+    site, lang, tutorial = _catalog_with(project_copy, {
         title: "<b>데이터 병렬</b>",
         "Summary": "요약",
-    }, fixture_site)
-    text, report = generate(lang, tutorial)
+    })
+    text, report = generate(site, lang, tutorial)
     assert title in text and "<b>" not in text and "\n# 요약\n" in text
     [problem] = report.problems
-    assert problem.startswith(str(catalogs.tutorial_po(lang, tutorial))) and ":" in problem
+    assert problem.startswith(shown(catalogs.tutorial_po(site, lang, tutorial))) and ":" in problem
     assert f"msgid {title!r}: contains an HTML tag; shown in English" in problem
     assert report.english == report.total - 1
 
@@ -92,22 +91,22 @@ def test_one_rule_says_which_translations_are_used_and_which_stop_the_build():
     assert changed.stops_build and changed.reason.startswith("changes a inline literal")
 
 
-def test_the_build_and_i18n_status_apply_the_same_rule(tmp_path, monkeypatch, capsys, fixture_site):
+def test_the_build_and_i18n_status_apply_the_same_rule(project_copy, capsys):
     title = "Optional: Data Parallelism"
-    lang, tutorial = _catalog_with(tmp_path, monkeypatch, {title: "<b>데이터 병렬</b>", "Summary": "요약",
-                                                           LITERAL: "``DistributedDataParallel`` 로 모델 감싸기"}, fixture_site)
+    site, lang, tutorial = _catalog_with(project_copy, {title: "<b>데이터 병렬</b>", "Summary": "요약",
+                                                        LITERAL: "``DistributedDataParallel`` 로 모델 감싸기"})
     with pytest.raises(translate.TranslationError, match=f"msgid {LITERAL!r}: changes a inline literal"):
-        generate(lang, tutorial)
-    catalogs_command.status(fixture_site, [lang])
+        generate(site, lang, tutorial)
+    catalogs_command.status(site, [lang])
     total = len(tutorial_text.parse(tutorial.path).units)
     assert f"ko {tutorial.key} translated=1 fuzzy=0 untranslated={total - 1} " in capsys.readouterr().out
 
 
-def test_a_source_whose_code_would_differ_is_refused(tmp_path, monkeypatch, fixture_site):
-    lang, tutorial = _catalog_with(tmp_path, monkeypatch, {}, fixture_site)
+def test_a_source_whose_code_would_differ_is_refused(project_copy, monkeypatch):
+    site, lang, tutorial = _catalog_with(project_copy, {})
     monkeypatch.setattr(tutorial_text, "render", lambda text, usable, spaced: tutorial.path.read_text() + "import os\n")
     with pytest.raises(translate.TranslationError, match="differs from .* in code or line numbers"):
-        generate(lang, tutorial)
+        generate(site, lang, tutorial)
 
 
 def message(msgid, where="index.md"):

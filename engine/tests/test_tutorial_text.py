@@ -4,12 +4,13 @@ import ast
 
 import pytest
 
+from conftest import FIXTURES
 from tutorials_site.core import languages
 from tutorials_site.core.project import current
 from tutorials_site.core.text import translate, tutorial_text
 from tutorials_site.core.text.tutorial_text import display_width, parse, render
 
-TUTORIALS = [t.path for t in current().tutorials]  # the shipped ones, however many: each must parse and render
+TUTORIALS = [t.path for t in current(FIXTURES).tutorials]  # the shipped ones, however many: each must parse and render
 TRANSLATED_LANGUAGES = languages.TRANSLATED
 
 SAMPLE = '''"""
@@ -193,7 +194,7 @@ def test_a_reference_breaks_before_its_url_as_the_english_does():
         "`DistributedDataParallel API 参考", "<https://pytorch.org/docs/stable/distributed.html>`_"]
 
 
-LANGUAGE_SOURCES = [(lang, t) for lang in TRANSLATED_LANGUAGES for t in current().tutorials]  # the shipped ones
+LANGUAGE_SOURCES = [(lang, t) for lang in TRANSLATED_LANGUAGES for t in current(FIXTURES).tutorials]  # the shipped ones
 
 
 def blank(line):
@@ -205,7 +206,7 @@ def blank(line):
 def test_every_translated_script_has_the_english_line_structure(lang, tutorial):
     """Text where the English has text, blank lines where it has them: no padding a reader would see."""
     english = tutorial.path.read_text().splitlines()
-    generated = translate.generate(lang, tutorial)[0].splitlines()
+    generated = translate.generate(current(FIXTURES), lang, tutorial)[0].splitlines()
     assert len(generated) == len(english)
     differ = [(n, e, g) for n, (e, g) in enumerate(zip(english, generated), 1) if blank(e) != blank(g)]
     assert not differ, differ[:5]
@@ -329,14 +330,14 @@ def test_a_script_with_a_transition_translates_whole_and_strict_clean(tmp_path, 
     (tmp_path / "gallery").mkdir()
     (tmp_path / "gallery" / "README.txt").write_text("Gallery\n=======\n")
     (tmp_path / "gallery" / "plot_not_messages.py").write_text(NOT_MESSAGES, encoding="utf-8")
-    [tutorial] = Project(tmp_path, {"examples_dirs": ["gallery"], "gallery_dirs": ["g"]}).tutorials
-    monkeypatch.setattr(catalogs, "LOCALES", tmp_path / "locales")
+    site = Project(tmp_path, {"examples_dirs": ["gallery"], "gallery_dirs": ["g"]})
+    [tutorial] = site.tutorials
     lang = languages.BY_SEG["ko"]
     catalog = Catalog(locale="ko")
     for _, msgid in MESSAGES:  # one message kept as its English, as a translator may
         catalog.add(msgid, msgid if msgid == "The end." else f"{msgid} (번역)")
-    catalogs.save(catalog, catalogs.tutorial_po(lang, tutorial))
-    generated, report = translate.generate(lang, tutorial)
+    catalogs.save(catalog, catalogs.tutorial_po(site, lang, tutorial))
+    generated, report = translate.generate(site, lang, tutorial)
     assert (report.total, report.english, report.problems) == (len(MESSAGES), 0, [])  # STRICT=1 passes it
     english, translated = NOT_MESSAGES.splitlines(), generated.splitlines()
     assert len(translated) == len(english)

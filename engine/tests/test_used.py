@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from conftest import append, build, executed, make
+from conftest import append, build, executed, tutorials_site
 from tutorials_site.commands.execute import RunOptions, run_tutorial, sandbox_here
 from tutorials_site.core.runs import currency, used
 from tutorials_site.core.runs.records import Hardware, Stamp, Used, UsedDistribution, UsedFile
@@ -194,10 +194,10 @@ def test_a_build_runs_again_exactly_the_tutorials_whose_files_or_distributions_c
     # a distribution no tutorial imports: installed, nothing runs again
     fake_distribution(site, "sphinx-design", "0.6.1", module="sphinx_design_like")
     assert executed(build(project_copy, builddir, env=env)) == 0
-    assert make(project_copy, "check", **env).returncode == 0
+    assert tutorials_site(project_copy, "check", **env).returncode == 0
     # the helper loaded with importlib: `make check` refuses the page, and a build runs its tutorial alone
     append(gallery / "fp_helper.py", "VALUE = 2\n")
-    check = make(project_copy, "check", **env)
+    check = tutorials_site(project_copy, "check", **env)
     assert check.returncode != 0
     assert ("beginner_source/plot_importlib.py (en): a project file it read changed since: "
             "beginner_source/fp_helper.py") in check.stdout + check.stderr

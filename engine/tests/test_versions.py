@@ -27,18 +27,18 @@ def repo(tmp_path):
 
 def test_branch_tag_and_override(repo):
     root, git = repo
-    assert versions.current("", root) == "main"
+    assert versions.current(root, "") == "main"
     git("checkout", "-q", "-b", "feature/faster-loader")
-    assert versions.current("", root) == "feature-faster-loader"
+    assert versions.current(root, "") == "feature-faster-loader"
     git("tag", "v2.13.1")
-    assert versions.current("", root) == "2.13"
-    assert versions.current("1.0", root) == "1.0"
+    assert versions.current(root, "") == "2.13"
+    assert versions.current(root, "1.0") == "1.0"
 
 
 @pytest.mark.parametrize("name", ["../evil", "a/b", "with space", ".hidden"])
 def test_a_version_name_with_path_characters_is_refused(repo, name):
     with pytest.raises(versions.VersionsError, match="not a usable version name"):
-        versions.current(name, repo[0])
+        versions.current(repo[0], name)
 
 
 def test_releases_sort_as_versions_newest_first_then_main_then_branches_by_name():

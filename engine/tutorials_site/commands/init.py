@@ -7,7 +7,6 @@ The rest of adopting the engine is the site's own two lines: the distribution in
 `"tutorials_site.sphinxext"` in conf.py's extensions; init says so where they are missing.
 """
 
-from pathlib import Path
 
 from .. import __version__
 from ..core import project

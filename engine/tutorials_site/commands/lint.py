@@ -57,9 +57,10 @@ def run(command: Sequence[str], cwd: Path | None = None, **kwargs: Any) -> Resul
 
 
 def sources(root: Path, skip: Sequence[Path] = ()) -> list[Path]:
-    """The entries at ROOT that the linters read: the site's (core.site_tree), less the folders SKIP names (BUILDDIR,
-    PAGES) and npm's."""
-    return [entry for entry in site_tree.entries(root, skip) if entry.name != "node_modules"]
+    """The entries at ROOT that the linters read: the site's (core.site_tree: its conf.py and the rest), less the
+    folders SKIP names (BUILDDIR, PAGES) and npm's."""
+    conf = [root / site_tree.CONF] if (root / site_tree.CONF).is_file() else []
+    return sorted(conf + [entry for entry in site_tree.entries(root, skip) if entry.name != "node_modules"])
 
 
 def hand_written_rst(entries: Sequence[Path]) -> list[Path]:

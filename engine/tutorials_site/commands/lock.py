@@ -22,9 +22,9 @@ import argparse
 import contextlib
 import os
 import re
-import tempfile
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path

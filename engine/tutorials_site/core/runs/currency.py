@@ -100,7 +100,7 @@ def _of_environment(stamp: Stamp, present: Present) -> list[str]:
     changed (no other file or distribution counts)."""
     found = []
     if stamp.environment != present.environment:
-        found.append("executed in another environment (the runner's code, Python, start-up hooks, the accelerator "
+        found.append("executed in another environment (the run protocol, Python, start-up hooks, the accelerator "
                      "pins or conf.py's run settings changed since)")
     if stamp.used is None:
         return [*found, "ran before the build recorded what a run uses"]

@@ -66,10 +66,10 @@ from ..sphinx_gallery_formats import CONFIG_COMMENT, TEXT_BLOCK_HEADER
 from . import used
 from .isolation import SETTING, site_folders
 from .protocol import PROTOCOL
-
-ENGINE = Path(__file__).resolve().parents[2]  # the engine's package: its runs are versioned by PROTOCOL
 from .records import Used
 from .used import Present, SourceDigest, release
+
+ENGINE = Path(__file__).resolve().parents[2]  # the engine's package: its runs are versioned by PROTOCOL
 
 # sphinx_gallery_conf's options that change what a run records (commands/execute.py's RunOptions and,
 # with callables of conf.py's own, sphinx-gallery's scrapers and module resets in the runner).

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import assets, site_tree
+from ..assets import PACKAGE  # tutorials_site/: the extensions and what they import
 from ..languages import Language
 from ..layout import BuildTree
 from ..project import Project
@@ -38,13 +39,15 @@ def inputs_digest(tree: BuildTree, project: Project, command: Sequence[str], lan
     # Every installed distribution: Sphinx, its extensions and the theme render the pages (no run counts them all).
     digest.update(repr(sorted(installed().items())).encode())
     for path in site_tree.files(project.root, (tree.root, *skip)):
+        if path.is_relative_to(project.locales):
+            continue  # the catalogs count per language, below
         stat = path.stat()
         digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
     inputs = [project.locales / lang.code, tree.doctrees(lang) / build_values.FILE]  # the -D values' record
     inputs += [tree.run_dir(t.key) / name for t in project.tutorials for name in (runs.RESULT, runs.STAMP)]
     files = [path for name in inputs for path in files_under(name)]
-    files += sorted(assets.PACKAGE.rglob("*.py"))  # a change to the extensions changes the pages (not their bytecode)
-    files += assets.files(assets.PACKAGE)  # so do the engine's templates, static files and label catalogs
+    files += sorted(PACKAGE.rglob("*.py"))  # a change to the extensions changes the pages (not their bytecode)
+    files += assets.files(PACKAGE)  # so do the engine's templates, static files and label catalogs
     for path in files:
         digest.update(f"{path}\0".encode() + path.read_bytes())
     return digest.hexdigest()
