@@ -29,7 +29,6 @@ from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util.docutils import docutils_namespace, patch_docutils
 from sphinx_gallery import backreferences, gen_gallery, gen_rst, notebook, scrapers, utils
-from sphinx_gallery._doctree_links import _load_code_obj
 
 from conftest import ENGINE
 from tutorials_site import sphinx_gallery_build as sg
@@ -80,14 +79,14 @@ def test_the_private_names_the_doors_use_are_those_pinned_here():
 
 
 # Every function of sphinx-gallery's the doors call, with the parameters it passes them (a keyword-only one
-# after "*"): a renamed, removed or reordered parameter fails here.
+# after "*"; "?": passed where the installed release has it): a renamed, removed or reordered parameter fails here.
 CALLED = [
     (gen_gallery._fill_gallery_conf_defaults, "sphinx_gallery_conf app check_keys"),
     (gen_gallery._update_gallery_conf_builder_inited, "sphinx_gallery_conf src_dir plot_gallery abort_on_example_error "
                                                       "builder_name"),
     (gen_rst._clean_script_blocks, "gallery_conf parser script_blocks output_blocks"),
     (gen_rst.rst_blocks, "script_blocks output_blocks file_conf gallery_conf * language"),
-    (gen_rst.save_rst_example, "example_rst example_file time_elapsed memory_used gallery_conf * language file_conf"),
+    (gen_rst.save_rst_example, "example_rst example_file time_elapsed memory_used gallery_conf * language file_conf?"),
     (gen_rst.save_thumbnail, "image_path_template src_file script_vars file_conf gallery_conf"),
     (gen_rst.extract_intro_and_title, "filename docstring"),
     (gen_rst._get_callables, "gallery_conf key src_dir"),
@@ -95,7 +94,7 @@ CALLED = [
     (gen_rst._get_code_output, "is_last_expr example_globals gallery_conf logging_tee images_rst capture_repr"),
     (gen_rst.codestr2rst, "codestr lang lineno"),
     (gen_rst.md5sum_is_current, "src_file mode"),
-    (gen_rst._read_cached_cost, "target_file"),
+    (gen_rst.generate_file_rst, "fname target_dir src_dir gallery_conf"),
     (notebook.jupyter_notebook, "script_blocks gallery_conf target_dir"),
     (notebook.save_notebook, "work_notebook write_file"),
     (utils.zip_files, "file_list zipname relative_to extension"),
@@ -117,7 +116,8 @@ def test_the_functions_called_take_the_parameters_passed(function, parameters):
         if parameter.kind is parameter.KEYWORD_ONLY and "*" not in written:
             written.append("*")
         written.append(parameter.name)
-    assert " ".join(written) == parameters
+    passed = [name.rstrip("?") for name in parameters.split() if not name.endswith("?") or name[:-1] in written]
+    assert written == passed
 
 
 def test_a_block_and_the_language_of_a_script_are_what_sphinx_gallery_makes(tmp_path):
@@ -302,16 +302,17 @@ def test_a_template_is_rendered_with_a_page_s_context(page):
 
 
 def test_a_label_catalog_comes_after_the_site_s_and_before_sphinx_s_own(sphinx_app):
-    heading_link = "Link to this heading"  # Sphinx translates it itself, differently
-    engine = catalogs.translations(catalogs.load(assets.label_po(languages.BY_CODE["zh_CN"])))[heading_link]
+    labels = catalogs.translations(catalogs.load(assets.label_po(languages.BY_CODE["zh_CN"])))
+    sphinx_own = gettext.translation("sphinx", Path(sphinx.package_dir, "locale"), ["zh_CN"]).gettext
+    # a label Sphinx's own catalog translates otherwise (which labels, depends on the release)
+    label = min(msgid for msgid, text in labels.items() if text and sphinx_own(msgid) not in (msgid, text))
+    engine = labels[label]
     ours = "站点自己的译文"
     site_po = f'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\nmsgid "Languages"\nmsgstr "{ours}"\n'
     app, _, _ = sphinx_app({"locales/zh_CN/LC_MESSAGES/sphinx.po": site_po}, language="zh_CN", locale_dirs=["locales"])
     translate = sphinx.locale.get_translation("sphinx")
-    own = gettext.translation("sphinx", Path(sphinx.package_dir, "locale"), ["zh_CN"]).gettext(heading_link)
-    assert own not in (heading_link, engine)  # Sphinx's own catalog says it otherwise
-    assert translate(heading_link) == engine and translate("Languages") == ours
-    assert app.builder.templates.render_string("{{ _('" + heading_link + "') }} {{ _('Languages') }}", {}) == f"{engine} {ours}"
+    assert translate(label) == engine and translate("Languages") == ours
+    assert app.builder.templates.render_string("{{ _('" + label + "') }} {{ _('Languages') }}", {}) == f"{engine} {ours}"
 
 
 def test_a_tutorials_label_names_its_title(page):
@@ -319,27 +320,45 @@ def test_a_tutorials_label_names_its_title(page):
     assert sg.label_title(page.app.env, "sphx_glr_g_missing.py") is None
 
 
+def _code_links_of(src, docname):
+    """The names sphinx-gallery links in a page's code, as its code links read them (internal: from 0.22
+    `_doctree_links._load_code_obj(app, docname)`, before it docs_resolv's `_read_json` of `<page>.codeobj.json`)."""
+    try:
+        from sphinx_gallery._doctree_links import _load_code_obj
+    except ImportError:
+        path = src / f"{docname}.codeobj.json"
+        return utils._read_json(path) if path.exists() else None
+    return _load_code_obj(SimpleNamespace(srcdir=src), docname)
+
+
 def test_the_caches_are_read_by_sphinx_gallerys_readers(tmp_path):
     script = tmp_path / "g" / "demo.py"
     script.parent.mkdir()
+    (tmp_path / "src").mkdir()
     script.write_text('"""\nT\n=\n"""\nimport os\n\nprint(os.path.join("a", "b"))\n')
     # the md5 that makes sphinx-gallery skip the example, until the script changes
     sg.write_md5(script)
     assert gen_rst.md5sum_is_current(script, mode="t")
     script.write_text(script.read_text() + "# changed\n")
     assert not gen_rst.md5sum_is_current(script, mode="t")
-    # the cost it reports for it
-    sg.write_cost(script, 2.5, 120.0)
-    assert gen_rst._read_cached_cost(script) == (2.5, 120.0)
-    # the names for its backreferences and code links
+    # the names for its code links
     _, blocks, tree = sgr.split_code_and_text_blocks(str(script), return_node=True)
     names = sgr.code_objects(blocks, "", None, tree)
     assert names["os.path.join"][0].keys() >= {"name", "module", "module_short", "is_class", "is_explicit"}
     sg.write_code_objects(script, names)
-    assert _load_code_obj(SimpleNamespace(srcdir=tmp_path), "g/demo") == names
-    assert gen_rst._read_cached_backrefs(sgr.filled_conf({"doc_module": ("os",)}, tmp_path), script) == {"os.path.join"}
+    assert _code_links_of(tmp_path, "g/demo") == names
+    # the cost and the backreferences it reports for it, skipping it: as it generates a gallery (its copy of the
+    # script, already there, with its md5)
+    (tmp_path / "src" / "demo.py").write_text(script.read_text())
+    sg.write_md5(script)
+    sg.write_cost(script, 2.5, 120.0)
+    sg.report_cached_examples()
+    conf = sgr.filled_conf({"doc_module": ("os",), "backreferences_dir": "gen"}, tmp_path)
+    _, _, cost, out_vars = gen_rst.generate_file_rst("demo.py", str(script.parent), str(tmp_path / "src"), conf)
+    assert cost == (2.5, 120.0) and out_vars["backrefs"] == {"os.path.join"}
     sg.write_code_objects(script, {})  # no name used: no file
-    assert _load_code_obj(SimpleNamespace(srcdir=tmp_path), "g/demo") is None
+    assert _code_links_of(tmp_path, "g/demo") is None
+    assert gen_rst.generate_file_rst("demo.py", str(script.parent), str(tmp_path / "src"), conf)[3]["backrefs"] == set()
 
 
 def test_the_downloads_are_a_notebook_and_a_zip_named_from_the_gallery(page):
@@ -363,7 +382,7 @@ def test_the_configuration_is_filled_as_a_builder_start_fills_it(tmp_path):
     gen_gallery._update_gallery_conf_builder_inited(set_at_start, tmp_path)  # its defaults: HTML, plotting
     assert set(set_at_start) == {"src_dir", "builder_name", "plot_gallery", "abort_on_example_error"}
     ours = ("src_dir", "builder_name", "plot_gallery")  # abort_on_example_error: the runner never aborts
-    assert {key: conf[key] for key in ours} == {key: set_at_start[key] for key in ours}
+    assert {key: str(conf[key]) for key in ours} == {key: str(set_at_start[key]) for key in ours}
 
 
 def test_cleaning_drops_ignored_lines_config_comments_and_a_last_empty_block(tmp_path):
@@ -523,8 +542,16 @@ def test_the_discovery_defaults_are_sphinx_gallerys(tmp_path):
     defaults = gen_gallery.DEFAULT_GALLERY_CONF
     assert (defaults["filename_pattern"], defaults["ignore_pattern"]) == (formats.DEFAULT_FILENAME_PATTERN,
                                                                           formats.DEFAULT_IGNORE_PATTERN)
-    suffixes = {".rst": "restructuredtext", ".md": "markdown"}  # the site's (conf.py's source_suffix)
-    assert tuple(utils.iter_gallery_header_filenames({"source_suffix": suffixes})) == formats.HEADER_NAMES
+    # the header it takes in a folder holding every name, then without that one, ... (conf.py's source_suffix: the site's)
+    conf = {**sgr.filled_conf({}, tmp_path), "source_suffix": {".rst": "restructuredtext", ".md": "markdown"}}
+    (tmp_path / "h").mkdir()
+    for name in formats.HEADER_NAMES:
+        (tmp_path / "h" / name).write_text("T\n=\n")
+    taken = []
+    while (found := gen_rst._get_gallery_header(tmp_path / "h", conf, raise_error=False)) is not None:
+        taken.append(Path(found).name)
+        Path(found).unlink()
+    assert tuple(taken) == formats.HEADER_NAMES
     (tmp_path / "g").mkdir()
     gen_gallery.write_computation_times(sgr.filled_conf({}, tmp_path), tmp_path / "g", [])
     assert [path.name for path in (tmp_path / "g").iterdir()] == [f"{formats.TIMES_PAGE}.rst"]

@@ -29,17 +29,25 @@ output blocks of a built page (core.site.checks).
 """
 
 import html
+import inspect
 import json
 import re
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
 from sphinx_gallery import py_source_parser
 
 from .core import sphinx_gallery_formats as formats
+
+if TYPE_CHECKING:
+    from sphinx.util.typing import ExtensionMetadata as ExtensionMetadata
+else:
+    # What an extension's setup() returns: a TypedDict from Sphinx 7.3, a plain dict before (7.2 has no such name).
+    ExtensionMetadata = dict
 
 # --- a script, as the build checks it before anything runs (reference) --------------------------------------
 
@@ -140,12 +148,14 @@ def save_page(target: Path, blocks: list[Any], outputs: list[str], file_conf: Ma
     """Write the page of the script copied at TARGET (TARGET.rst, with sphinx-gallery's header and footer).
 
     Reference: `rst_blocks(script_blocks, output_blocks, file_conf, gallery_conf, language=)`, then
-    `save_rst_example(example_rst, example_file, time_elapsed, memory_used, gallery_conf, language=, file_conf=)`.
+    `save_rst_example(example_rst, example_file, time_elapsed, memory_used, gallery_conf, language=, file_conf=)`;
+    `file_conf` (for the script's tags) from 0.21, where tags came.
     """
     from sphinx_gallery.gen_rst import rst_blocks, save_rst_example
 
     example_rst = rst_blocks(blocks, outputs, file_conf, conf, language=LANGUAGE)
-    save_rst_example(example_rst, target, seconds, memory, conf, language=LANGUAGE, file_conf=file_conf)
+    tags = {"file_conf": file_conf} if "file_conf" in inspect.signature(save_rst_example).parameters else {}
+    save_rst_example(example_rst, target, seconds, memory, conf, language=LANGUAGE, **tags)
 
 
 def save_thumbnail(template: str, src_file: Path, script_vars: Mapping[str, Any], file_conf: Mapping[str, Any],
@@ -192,6 +202,64 @@ def write_code_objects(target: Path, code_objects: Mapping[str, Any] | None) -> 
         path.write_text(json.dumps(code_objects, sort_keys=True))
     else:
         path.unlink(missing_ok=True)
+
+
+def _cost_of(target: Path) -> tuple[float, float] | None:
+    """The cost write_cost left beside the copy of a script; None where it left none (or one cut short)."""
+    try:
+        cost = json.loads(target.with_name(f"{target.stem}.cost.json").read_text())
+        return float(cost["time"]), float(cost["memory"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _backrefs_of(conf: Mapping[str, Any], target: Path) -> set[str]:
+    """The backreferences of the names write_code_objects left beside the copy of a script, named as
+    sphinx-gallery names them (internal: its `_get_backreferences`' rule, `_backrefs_from_codeobj` from 0.22:
+    names of `doc_module`, by their full name where `prefer_full_module` matches it, and implicit uses left out
+    where `exclude_implicit_doc_regex` matches them; `prefer_full_module` is read where the release has it)."""
+    try:
+        code_objects = json.loads(target.with_name(f"{target.stem}.codeobj.json").read_text())
+    except (OSError, ValueError):
+        return set()
+    excluded = conf["exclude_implicit_doc_regex"]
+
+    def name(cobj: Mapping[str, Any]) -> str:
+        full = f"{cobj['module']}.{cobj['name']}"
+        return full if any(re.search(pattern, full) for pattern in conf.get("prefer_full_module", ())) else (
+            f"{cobj['module_short']}.{cobj['name']}")
+
+    return {name(cobj) for cobjs in code_objects.values() for cobj in cobjs
+            if cobj["module"].startswith(conf["doc_module"])
+            and (cobj["is_explicit"] or not excluded or not excluded.search(f"{cobj['module']}.{cobj['name']}"))}
+
+
+def report_cached_examples() -> None:
+    """Make a sphinx-gallery release before 0.22 report, for an example it skips (its md5 is current: a page
+    rendered from a run), the cost and the backreferences it reports from 0.22 on, from write_cost's and
+    write_code_objects' files. It reports (0, 0) and none there, so its computation times and mini-galleries would
+    leave out every tutorial the runner executed. Nothing to do from 0.22 on, nor twice.
+
+    Internal: gen_rst's `generate_dir_rst` calls `generate_file_rst(fname, target_dir, src_dir, gallery_conf)` by its
+    module's name, which returns (intro, title, (time, memory), out_vars), out_vars without "backrefs" where it
+    skipped the example; 0.22 reads both files there (`_read_cached_cost`, `_read_cached_backrefs`).
+    """
+    from sphinx_gallery import gen_rst
+
+    generate = gen_rst.generate_file_rst
+    if hasattr(gen_rst, "_read_cached_cost") or hasattr(generate, "reports_cached_examples"):
+        return
+
+    def generate_file_rst(fname: str, target_dir: str, src_dir: str, conf: dict[str, Any]) -> tuple[Any, ...]:
+        intro, title, cost, out_vars = generate(fname, target_dir, src_dir, conf)
+        if "backrefs" not in out_vars:  # skipped
+            target = Path(target_dir, fname)
+            cost = _cost_of(target) or cost
+            out_vars["backrefs"] = _backrefs_of(conf, target)
+        return intro, title, cost, out_vars
+
+    generate_file_rst.reports_cached_examples = True  # type: ignore[attr-defined]
+    gen_rst.generate_file_rst = generate_file_rst
 
 
 def notebook(blocks: list[Any], conf: Mapping[str, Any], target_dir: Path) -> dict[str, Any]:
@@ -369,11 +437,24 @@ _FOOTER = "sphx-glr-footer"
 EXAMPLE_PAGE_MARK = _FOOTER  # on every example page's HTML, wherever the page puts its download boxes
 
 
+# conf.py's own settings, by the configuration they are of (see keep_conf_py_values). Keyed weakly on it.
+_conf_py: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def keep_conf_py_values(config: Any) -> None:
+    """Keep conf.py's own settings, before Sphinx applies the command line's (at an extension's setup).
+
+    Sphinx internal: Config keeps conf.py's namespace as `_raw_config`, which Sphinx before 7.3 overwrites with
+    the overrides (`-D language=ko`) in `init_values`, after the extensions' setup and before config-inited.
+    """
+    _conf_py[config] = dict(getattr(config, "_raw_config", {}))
+
+
 def conf_py_value(config: Any, name: str) -> Any:
     """A setting as conf.py itself wrote it, whatever a command line overrode (`-D language=ko`); None where
-    conf.py sets none (or the configuration is not Sphinx's). Sphinx internal: Config keeps conf.py's namespace
-    as `_raw_config`."""
-    return getattr(config, "_raw_config", {}).get(name)
+    conf.py sets none (or the configuration is not Sphinx's). Sphinx internal: `_raw_config`, as it was when
+    keep_conf_py_values kept it."""
+    return _conf_py.get(config, getattr(config, "_raw_config", {})).get(name)
 
 
 def add_template_filter(app: Any, name: str, function: Callable[..., Any]) -> None:

@@ -11,12 +11,13 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.errors import ConfigError
-from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
+from .. import sphinx_gallery_build as sg
 from ..core import config_values
 from ..core.runs.records import RecordError
 from ..core.site import build_values
+from ..sphinx_gallery_build import ExtensionMetadata
 from . import assets, cards, colab, color_scheme, gallery, i18n, meta, page, provenance, search, units, versions
 
 # In this order: the handlers of one event run in the order they were connected (the page's tags follow it).
@@ -42,6 +43,7 @@ def take_build_values(app: Sphinx, config: Config) -> None:
 def setup(app: Sphinx) -> ExtensionMetadata:
     """Register the engine's settings Sphinx reads (core.config_values, their one list), then set every part up;
     the extension is safe in parallel where each of its parts is."""
+    sg.keep_conf_py_values(app.config)  # before Sphinx 7.2 applies the command line's settings over them
     for value in config_values.VALUES:
         if value.rebuild is not None:
             app.add_config_value(value.name, value.default, value.rebuild, types=value.types)

@@ -20,12 +20,12 @@ from babel.messages.mofile import write_mo
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.config import Config
-from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_build as sg
 from ..core import assets, languages
 from ..core.text import translate
+from ..sphinx_gallery_build import ExtensionMetadata
 from .head import add_to_head
 
 PARTS_STYLESHEET = "tutorials-parts.css"  # the engine's parts, with any theme

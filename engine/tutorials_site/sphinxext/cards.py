@@ -15,7 +15,6 @@ from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.locale import get_translation
 from sphinx.util.docutils import SphinxDirective
-from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from ..core import project
@@ -23,6 +22,7 @@ from ..core.runs.records import Stamp
 from ..core.runs.stamps import read_stamp, stamp_path
 from ..core.sphinx_gallery_formats import thumbnail_path
 from ..core.text import tutorial_text
+from ..sphinx_gallery_build import ExtensionMetadata
 from .gallery import site_project, tutorial_titles
 
 _ = get_translation("sphinx")

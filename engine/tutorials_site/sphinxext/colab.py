@@ -8,10 +8,10 @@ the notebook that the published site keeps on the gh-pages branch:
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.locale import get_translation
-from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_build as sg
+from ..sphinx_gallery_build import ExtensionMetadata
 from .head import page_language
 
 _ = get_translation("sphinx")

@@ -13,9 +13,9 @@ from pathlib import Path
 from pygments.formatters import HtmlFormatter
 from sphinx.application import Sphinx
 from sphinx.config import Config
-from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
+from ..sphinx_gallery_build import ExtensionMetadata
 from .assets import THEME_STYLESHEETS
 
 DARK_STYLE = "a11y-dark"  # accessible-pygments, pinned in requirements.txt

@@ -29,7 +29,6 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
-from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_build as sg
@@ -41,6 +40,7 @@ from ..core.runs.records import Record, RecordError, RunFile, RunRecord, Stamp
 from ..core.runs.stamps import page_copy, stamp_path
 from ..core.sphinx_gallery_formats import figure_files, image_path_template
 from ..core.text import notebook_text, tutorial_text
+from ..sphinx_gallery_build import ExtensionMetadata
 from .head import page_language
 
 logger = logging.getLogger(__name__)
@@ -390,6 +390,7 @@ def drop_unused_css(app: Sphinx, pagename: str, templatename: str, context: dict
 def setup(app: Sphinx) -> ExtensionMetadata:
     """Connect the handlers that render pages from runs and keep sphinx-gallery from executing (the run
     settings are registered with the others: core.config_values)."""
+    sg.report_cached_examples()  # the run's cost and backreferences, with a sphinx-gallery before 0.22
     app.connect("html-page-context", drop_unused_css)
     # After sphinx-gallery's own builder-inited setup, before it generates the galleries.
     app.connect("builder-inited", render_galleries, priority=sg.GENERATES_GALLERIES - 100)

@@ -28,7 +28,6 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.locale import get_translation
 from sphinx.util import logging
-from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_build as sg
@@ -39,6 +38,7 @@ from ..core.site.versions import published_url
 from ..core.text.catalogs import is_page_message
 from ..core.text.gallery_strings import N_, match_gallery_template
 from ..core.text.tutorial_text import is_wide, join_wide_breaks
+from ..sphinx_gallery_build import ExtensionMetadata
 from .gallery import example_of
 from .head import add_to_head, link, page_language
 

@@ -12,13 +12,13 @@ from typing import Any
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.locale import get_translation
-from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_build as sg
 from ..core.site.summaries import plain_text, site_description, summary
 from ..core.site.versions import canonical_url, folder_url
 from ..core.sphinx_gallery_formats import thumbnail_path
+from ..sphinx_gallery_build import ExtensionMetadata
 from .gallery import example_of
 from .head import add_to_head, meta, page_language
 from .i18n import site_languages

@@ -19,12 +19,12 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.locale import get_translation
-from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_build as sg
 from ..core import git
 from ..core.site import page_links, versions
+from ..sphinx_gallery_build import ExtensionMetadata
 from .gallery import example_of, project_root
 from .head import page_language
 

@@ -17,7 +17,6 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.locale import get_translation
 from sphinx.util.docutils import SphinxDirective
-from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from ..core.project import Tutorial
@@ -28,6 +27,7 @@ from ..core.runs.stamping import excused
 from ..core.runs.stamps import STAMP_META, read_stamp, stamp_path
 from ..core.sphinx_gallery_formats import intro_end
 from ..core.text.gallery_strings import split_template
+from ..sphinx_gallery_build import ExtensionMetadata
 from .gallery import example_of, site_project
 from .head import add_to_head, meta
 

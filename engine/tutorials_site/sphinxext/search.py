@@ -11,9 +11,9 @@ import re
 
 from sphinx.application import Sphinx
 from sphinx.search import SearchLanguage
-from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
+from ..sphinx_gallery_build import ExtensionMetadata
 
 CJK = "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _WORD = re.compile(r"[^\W_]+|_", re.UNICODE)

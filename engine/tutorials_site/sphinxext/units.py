@@ -12,10 +12,10 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.nodes import extract_messages
-from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from ..core.text.alignment import CODE
+from ..sphinx_gallery_build import ExtensionMetadata
 
 UNITS = "tutorials_units"  # core.config_values: the folder the pieces go to (set by the command, never conf.py)
 

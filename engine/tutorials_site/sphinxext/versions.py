@@ -11,10 +11,10 @@ from typing import Any
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.locale import get_translation
-from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from ..core.site.versions import as_built, canonical_url, is_release
+from ..sphinx_gallery_build import ExtensionMetadata
 from .head import add_to_head, link, meta, page_language
 
 _ = get_translation("sphinx")
