@@ -81,6 +81,9 @@ def test_broken_internal_links_and_anchors_are_reported_with_file_and_line(tmp_p
                                          '<a href="missing.html">x</a>\n<a href="sub/index.html#nowhere">x</a>\n'
                                          '<a href="https://pytorch.org/">external</a>\n')
     (tmp_path / "sub" / "index.html").write_text('<img src="../gone.png">\n')
+    # a theme's template among the static files Sphinx copies (pydata-sphinx-theme's webpack-macros.html): no page
+    (tmp_path / "en" / "_static").mkdir(parents=True)
+    (tmp_path / "en" / "_static" / "macros.html").write_text("<link href=\"{{ pathto('x.css', 1) }}\">\n")
     assert checks.check_links(tmp_path) == [
         "index.html:4: missing.html: no such file",
         "index.html:5: sub/index.html#nowhere: no such anchor",

@@ -5,7 +5,10 @@ import re
 
 import pytest
 from sphinx.errors import SphinxError
-from sphinx.util.console import strip_escape_sequences
+try:
+    from sphinx.util.console import strip_escape_sequences
+except ImportError:  # Sphinx before 7.3 (the oldest the engine supports: test_oldest_pair.py)
+    from sphinx.util.console import strip_colors as strip_escape_sequences
 
 import tutorials_site
 from conftest import ENGINE, FIXTURES
@@ -66,9 +69,10 @@ def test_every_warning_has_the_type_tutorials_and_a_subtype_the_readme_lists():
 def test_a_suppressed_subtype_is_not_emitted_and_the_page_still_says_it(sphinx_app, suppress, shown):
     app, _, warnings = sphinx_app(language="ko", tutorials_strict=True, suppress_warnings=suppress)
     app.build()
-    lines = [line for line in strip_escape_sequences(warnings.getvalue()).splitlines() if "tutorials." in line]
-    expected = ("index.rst: WARNING: 2 passage(s) not translated into ko, shown in English: 'A page'; 'A paragraph.'"
-                " [tutorials.untranslated]")
+    lines = [line for line in strip_escape_sequences(warnings.getvalue()).splitlines() if "not translated" in line]
+    expected = "index.rst: WARNING: 2 passage(s) not translated into ko, shown in English: 'A page'; 'A paragraph.'"
+    if getattr(app.config, "show_warning_types", False):  # Sphinx 8's default; before 7.3 it has no such setting
+        expected += " [tutorials.untranslated]"
     assert any(line.endswith(expected) for line in lines) is shown, lines
     if not shown:
         assert lines == []

@@ -49,7 +49,7 @@ def _render(settings: Settings, site: project.Project, todo: Sequence[_Todo], no
     failed. Each language's lines come as it finishes, then every warning once, at the author's file and
     line (a translation's: at its catalog entry)."""
     tree = settings.tree
-    preload()
+    preload(site)
     tree.logs.mkdir(parents=True, exist_ok=True)
     failed, found = [], {}
     jobs = min(len(todo), settings.jobs)

@@ -1,6 +1,9 @@
 """One language's sphinx-build, in a fork of the build's process (Sphinx keeps global state per process),
 with what every fork would otherwise import for itself imported once before."""
 
+import importlib
+import importlib.metadata
+import importlib.util
 import io
 import multiprocessing
 import os
@@ -10,6 +13,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TextIO, cast
 
+from ..core.project import Project
 from ..core.text import sphinx_warnings
 
 # The most lines a failed language's build shows of what Sphinx reported after its last warning.
@@ -26,29 +30,48 @@ LOG_PREFACE = (
 )
 
 
-def preload() -> None:
+def preload(site: Project) -> None:
     """Import and warm up, once, what every language's build would otherwise do for itself.
 
     The builds are forked from this process, so each starts with Sphinx, its
-    built-in extensions, the theme, sphinx-gallery with matplotlib, MyST, the
-    search languages and the Python lexer's compiled rules already in memory.
+    built-in extensions, the site's extensions and theme (those installed, not
+    its own folders'), sphinx-gallery with matplotlib, the search languages and
+    the Python lexer's compiled rules already in memory.
     """
-    import importlib
-
-    import myst_parser.sphinx_ext.main  # noqa: F401
     import pygments.lexers.python
     import sphinx.application
     import sphinx.cmd.build  # noqa: F401
     import sphinx.search.ja  # noqa: F401
     import sphinx.search.zh  # noqa: F401
-    import sphinx_rtd_theme  # noqa: F401
 
     from .. import sphinx_gallery_build
 
     sphinx_gallery_build.preload()
-    for name in sphinx.application.builtin_extensions:
-        importlib.import_module(name)
+    for name in [*sphinx.application.builtin_extensions, *site_modules(site)]:
+        _warm(name, site.root)
     pygments.lexers.python.PythonLexer()  # compiles its token rules on the class, for every fork
+
+
+def site_modules(site: Project) -> list[str]:
+    """The modules of conf.py's `extensions` and of its `html_theme` (the module a theme's package registers it
+    from, as Sphinx finds it: its `sphinx.html_themes` entry point)."""
+    extensions = site.conf.get("extensions") or []
+    theme = site.conf.get("html_theme")
+    themes = {entry.name: entry.module for entry in importlib.metadata.entry_points(group="sphinx.html_themes")}
+    return [name for name in [*extensions, themes.get(theme) if isinstance(theme, str) else None]
+            if isinstance(name, str)]
+
+
+def _warm(name: str, root: Path) -> None:
+    """Import module NAME where it is installed outside the site's folder ROOT: the site's own modules come with
+    conf.py's sys.path, in each build. A warm-up: a module that fails to import is left to the build, which says
+    why at conf.py's line."""
+    try:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin and not Path(spec.origin).resolve().is_relative_to(root.resolve()):
+            importlib.import_module(name)
+    except Exception:  # noqa: BLE001, S110
+        return
 
 
 class _Copied(io.TextIOBase):

@@ -236,12 +236,19 @@ def shown_outputs(page: Path | str, parsed: _Page, stem: str) -> str:
     return outputs_digest(texts, images)
 
 
+# The folders of a build Sphinx copies files into as they are (its static files, a theme's among them: pydata's
+# Jinja macros, webpack-macros.html): what they hold is no page of the site, whatever its name.
+ASSET_FOLDERS = frozenset({"_static", "_downloads", "_sources", "_images"})
+
+
 def check_links(htmldir: Path | str) -> list[str]:
-    """Each internal link of the built site that points to no file, or to no anchor in its page."""
+    """Each internal link of the built site's pages that points to no file, or to no anchor in its page."""
     htmldir = Path(htmldir).resolve()
     pages = {path: parse(path) for path in sorted(htmldir.rglob("*.html"))}
     problems = []
     for path, page in pages.items():
+        if ASSET_FOLDERS.intersection(path.relative_to(htmldir).parts):
+            continue
         for line, link in page.links:
             parts = urlsplit(link)
             if parts.scheme or link.startswith("//"):
