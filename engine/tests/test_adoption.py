@@ -140,3 +140,17 @@ def test_an_engine_release_that_only_edits_a_docstring_executes_nothing(site, en
     again = site_command(environment, site, "html", PYTHONPATH=str(release))
     assert again.returncode == 0, again.stdout + again.stderr
     assert executed(again) == 0
+
+
+def test_the_engine_installs_from_its_repository_by_a_git_url(tmp_path):
+    # As a site's requirements name an unreleased engine: `tutorials-site @ git+URL@REF#subdirectory=engine`.
+    repository = git(ENGINE, "rev-parse", "--show-toplevel").strip()
+    commit = git(ENGINE, "rev-parse", "HEAD").strip()
+    requirement = f"tutorials-site @ git+file://{repository}@{commit}#subdirectory={ENGINE.name}"
+    target = tmp_path / "installed"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
+                    "--target", str(target), requirement], check=True, capture_output=True)
+    assert (target / "tutorials_site" / "commands" / "cli.py").is_file()
+    assert (target / "tutorials_site" / "templates" / "common" / "tutorials-switchers.html").is_file()
+    [record] = target.glob("tutorials_site-*.dist-info")
+    assert "tutorials-site = tutorials_site.commands.cli:main" in (record / "entry_points.txt").read_text()
