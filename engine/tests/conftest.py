@@ -191,6 +191,20 @@ def published(builds_site, tmp_path_factory):
     return project
 
 
+@pytest.fixture(scope="session")
+def engine_wheel(builds_site, tmp_path_factory):
+    """The engine's wheel, built from a copy of its folder as its release is (without reaching the package
+    registry: this environment's setuptools), for the tests that install it into an environment of their own."""
+    out = tmp_path_factory.mktemp("dist")
+    source = tmp_path_factory.mktemp("source") / "engine"
+    shutil.copytree(ENGINE, source, ignore=shutil.ignore_patterns("tests", "benchmarks", "__pycache__", "*.egg-info",
+                                                                  "build", ".pytest_cache", ".mypy_cache", ".ruff_cache"))
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(source)],
+                   check=True, capture_output=True)
+    [built] = out.glob("tutorials_site-*.whl")
+    return built
+
+
 def git(repo, *args):
     return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
                           capture_output=True, text=True).stdout

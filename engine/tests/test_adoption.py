@@ -55,27 +55,14 @@ SITE = {
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
-    """The engine's wheel, built from its folder as its release is (without reaching the package registry)."""
-    out = tmp_path_factory.mktemp("dist")
-    source = tmp_path_factory.mktemp("source") / "engine"
-    shutil.copytree(ENGINE, source, ignore=shutil.ignore_patterns("tests", "benchmarks", "__pycache__", "*.egg-info",
-                                                                  "build", ".pytest_cache"))
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(source)],
-                   check=True, capture_output=True)
-    [built] = out.glob("tutorials_site-*.whl")
-    return built
-
-
-@pytest.fixture(scope="module")
-def environment(wheel, tmp_path_factory):
+def environment(engine_wheel, tmp_path_factory):
     """A virtual environment of its own with the engine installed from its wheel; the engine's dependencies are
     this environment's (a path in its site-packages, without their start-up hooks: this checkout's editable engine
     stays out). Returns its bin/ folder."""
     venv = tmp_path_factory.mktemp("venv") / "env"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = venv / "bin" / "pip"
-    subprocess.run([str(pip), "install", "-q", "--no-deps", "--no-index", str(wheel)], check=True)
+    subprocess.run([str(pip), "install", "-q", "--no-deps", "--no-index", str(engine_wheel)], check=True)
     [packages] = venv.glob("lib/python*/site-packages")
     (packages / "zz_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return venv / "bin"
