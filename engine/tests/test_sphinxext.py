@@ -5,15 +5,16 @@ import re
 
 import pytest
 from sphinx.errors import SphinxError
-try:
-    from sphinx.util.console import strip_escape_sequences
-except ImportError:  # Sphinx before 7.3 (the oldest the engine supports: test_oldest_pair.py)
-    from sphinx.util.console import strip_colors as strip_escape_sequences
 
 import tutorials_site
 from conftest import ENGINE, FIXTURES
 from tutorials_site import sphinxext
 from tutorials_site.core.site.build_values import BuildValues
+
+try:
+    from sphinx.util.console import strip_escape_sequences
+except ImportError:  # Sphinx before 7.3 (the oldest the engine supports: test_oldest_pair.py)
+    from sphinx.util.console import strip_colors as strip_escape_sequences
 
 LEVELS = {"warning", "error", "critical", "exception"}  # what suppress_warnings filters (warning and above)
 KEYS = {"version", "parallel_read_safe", "parallel_write_safe"}
