@@ -210,6 +210,17 @@ def git(repo, *args):
                           capture_output=True, text=True).stdout
 
 
+def git_repository(root, files, message="the site"):
+    """A git repository at ROOT holding FILES ({path: text}), committed on a branch `main`: a site of its own."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+    return root
+
+
 @pytest.fixture
 def gh_pages(published, tmp_path):
     """A git repository standing in for the gh-pages branch, holding the published tree."""

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ENGINE, executed, git
+from conftest import ENGINE, executed, git, git_repository
 from tutorials_site.core.runs.stamps import STAMP_META
 
 pytestmark = pytest.mark.site  # every test here builds the engine's wheel and a site
@@ -76,13 +76,7 @@ def site_command(bin_folder: Path, site: Path, *args: str, **env: str) -> subpro
 @pytest.fixture(scope="module")
 def site(environment, tmp_path_factory):
     """The small site in its own git repository, built once with the installed engine."""
-    root = tmp_path_factory.mktemp("wind") / "site"
-    for name, text in SITE.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "our site")
+    root = git_repository(tmp_path_factory.mktemp("wind") / "site", SITE, "our site")
     result = site_command(environment, root, "html")
     assert result.returncode == 0, result.stdout + result.stderr
     return root

@@ -10,6 +10,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from tutorials_site.core import languages, project, site_tree
+from tutorials_site.core.site import staging
 
 GALLERY = 'sphinx_gallery_conf = {"examples_dirs": ["src"], "gallery_dirs": ["out"]}\n'
 
@@ -102,6 +103,22 @@ def test_the_mirror_links_the_whole_site_copies_conf_py_and_leaves_builds_and_to
     site_tree.mirror(root, folder)
     assert not (folder / "pages").exists() and (folder / "renamed").is_symlink()  # a link to what is gone goes
     assert (folder / "made_by_a_build.txt").read_text() == "kept"
+
+
+@pytest.mark.parametrize("options, staged", [
+    ("", {"sg_execution_times.rst"}),
+    ('"backreferences_dir": "gen/backrefs", "write_computation_times": False', {"gen/backrefs"}),
+])
+def test_what_sphinx_gallery_writes_at_the_source_root_is_staged_never_a_link_to_the_site_s(tmp_path, options, staged):
+    # sphinx-gallery writes its page of all the computation times, and its backreferences, where it finds them: a
+    # link to the site's committed copy would be written through (sphinx-gallery 0.19 does)
+    committed = {"sg_execution_times.rst": "committed", "gen/backrefs/x.examples": "committed", "gen/other.txt": ""}
+    root = site(tmp_path, f"sphinx_gallery_conf.update({{{options}}})\n", **committed)
+    folder = tmp_path / "staged"
+    site_tree.mirror(root, folder, claimed=staging._claimed(project.Project.read(root)))
+    for name in ("sg_execution_times.rst", "gen/backrefs"):  # a link to the site's (or inside one), or nothing yet
+        assert ((folder / name).resolve() == (root / name).resolve()) == (name not in staged), name
+    assert (folder / "gen" / "other.txt").resolve() == (root / "gen" / "other.txt").resolve()
 
 
 def test_a_gallery_folder_with_two_headers_is_reported(tmp_path):

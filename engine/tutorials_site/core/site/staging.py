@@ -134,9 +134,18 @@ def _drop_removed_pages(site: project.Project, gallery: project.Gallery, generat
 
 
 def _claimed(site: project.Project) -> set[PurePosixPath]:
-    """The paths of the staged tree a gallery owns: its source folder (staged by sync) and its pages' folder
-    (written by sphinx-gallery)."""
-    return {PurePosixPath(path) for g in site.galleries for path in (g.examples_dir, g.gallery_dir)}
+    """The paths of the staged tree that are not links to the site's: a gallery's source folder (staged by sync)
+    and its pages' folder, and what sphinx-gallery writes beside them at the source root, the page of all the
+    computation times (unless conf.py turns them off) and the backreferences' folder (where conf.py names one).
+    sphinx-gallery writes them where it finds them, so that a link there would write into the site's own files
+    (a times page a site committed, as PyTorch's Korean tutorials did)."""
+    claimed = {PurePosixPath(path) for g in site.galleries for path in (g.examples_dir, g.gallery_dir)}
+    if site.options.get("write_computation_times", True):
+        claimed.add(PurePosixPath(f"{TIMES_PAGE}.rst"))
+    backreferences = site.options.get("backreferences_dir")
+    if isinstance(backreferences, str | Path) and str(backreferences) and not Path(backreferences).is_absolute():
+        claimed.add(PurePosixPath(Path(backreferences).as_posix()))
+    return claimed
 
 
 def overlay(tree: BuildTree, site: project.Project, files: Mapping[PurePosixPath, Path],
