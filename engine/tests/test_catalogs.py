@@ -9,7 +9,7 @@ import sys
 import pytest
 from babel.messages.catalog import Catalog
 
-from conftest import FIXTURE_TUTORIALS, FIXTURES, snapshot
+from conftest import ENGINE, FIXTURE_TUTORIALS, FIXTURES, snapshot
 from tutorials_site.core.project import Project
 from tutorials_site.core.text import catalogs
 
@@ -139,34 +139,44 @@ def test_a_translation_with_a_long_run_without_blanks_is_wrapped_at_its_blanks_a
 
 @pytest.mark.site  # update-po reads the whole project with Sphinx
 def test_update_po_rewrites_no_catalog_whose_messages_did_not_change(project_copy):
-    """`make update-po` on a fresh clone leaves `git status` clean: no catalog changes, even after edits that move
-    every message's line (code added above them, in a tutorial and in the engine); a changed message does rewrite
-    its catalog, in every language."""
+    """`update-po` on a fresh clone leaves `git status` clean: no catalog changes, even after an edit that moves every
+    message's line (code added above them); a changed message does rewrite its catalog, in every language."""
     for label in FIXTURE_TUTORIALS:  # whole, not stubs: a stub loses the comments at the end of code lines
         shutil.copy(FIXTURES / label, project_copy / label)
     ddp = project_copy / "beginner_source" / "ddp_tutorial.py"
-    for path in (ddp, project_copy / "tutorials_site" / "sphinxext" / "i18n.py"):
-        text = path.read_text(encoding="utf-8")
-        start = text.index('"""', 3) + 3  # after the module's docstring: code
-        path.write_text(text[:start] + "\n\n\n" + text[start:], encoding="utf-8")
-
-    def catalogs_now():
-        return {f"{folder}/{name}": data for folder in ("locales", "tutorials_site/locale")
-                for name, data in snapshot(project_copy / folder).items()}
-
-    before = catalogs_now()
+    _code_above_every_message(ddp)
+    before = snapshot(project_copy / "locales")
 
     def update_po():
         result = subprocess.run([sys.executable, "-m", "tutorials_site", "update-po"], cwd=project_copy,
                                 capture_output=True, text=True, env={**os.environ, "LANGUAGES": ""})
         assert result.returncode == 0, result.stdout + result.stderr
-        return catalogs_now()
+        return snapshot(project_copy / "locales")
 
     assert update_po() == before
     ddp.write_text(ddp.read_text(encoding="utf-8").replace("How fast, here", "How fast, on this machine"),
                    encoding="utf-8")
     changed = {name for name, data in update_po().items() if before[name] != data}
-    assert changed == {f"locales/{lang}/LC_MESSAGES/beginner_source/ddp_tutorial.po" for lang in ("ko", "ja", "zh_CN")}
+    assert changed == {f"{lang}/LC_MESSAGES/beginner_source/ddp_tutorial.po" for lang in ("ko", "ja", "zh_CN")}
+
+
+def _code_above_every_message(path):
+    """Three lines added after PATH's docstring: every message below moves."""
+    text = path.read_text(encoding="utf-8")
+    start = text.index('"""', 3) + 3
+    path.write_text(text[:start] + "\n\n\n" + text[start:], encoding="utf-8")
+
+
+def test_the_engine_s_labels_are_updated_in_its_own_package_and_unchanged_where_only_lines_moved(tmp_path):
+    engine = tmp_path / "engine"  # a copy of the package: its maintainers' step writes into the package itself
+    shutil.copytree(ENGINE / "tutorials_site", engine / "tutorials_site", ignore=shutil.ignore_patterns("__pycache__"))
+    _code_above_every_message(engine / "tutorials_site" / "sphinxext" / "i18n.py")
+    before = snapshot(engine / "tutorials_site" / "locale")
+    result = subprocess.run([sys.executable, "-m", "tutorials_site.commands.catalogs"], cwd=tmp_path, capture_output=True,
+                            text=True, env={**os.environ, "PYTHONPATH": str(engine)})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "the engine's labels: ko, ja, zh-cn" in result.stdout
+    assert snapshot(engine / "tutorials_site" / "locale") == before
 
 
 def test_a_fixed_entry_loses_the_previous_english_its_fuzzy_flag_kept(tmp_path):
