@@ -61,6 +61,20 @@ def _stub(path):
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
+def copy_engine(target):
+    """The engine's package copied into TARGET (TARGET/tutorials_site), to change freely: a release of it, which a
+    process gets first on its PYTHONPATH (with_engine); returns TARGET."""
+    shutil.copytree(ENGINE / "tutorials_site", Path(target, "tutorials_site"), ignore=shutil.ignore_patterns("__pycache__"))
+    return Path(target)
+
+
+def with_engine(engine, env=None):
+    """ENV (default: this process's) with the engine copied at ENGINE (copy_engine) first on PYTHONPATH."""
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(engine), env.get("PYTHONPATH")]))
+    return env
+
+
 def copy_project(target, source=FIXTURES, stubs=True):
     """The tests' site (or the project at SOURCE) copied to `target`, to break or change freely, all of its
     FIXTURE_TUTORIALS but KEPT_TUTORIAL stubs unless not STUBS."""

@@ -9,7 +9,7 @@ import sys
 import pytest
 from babel.messages.catalog import Catalog
 
-from conftest import ENGINE, FIXTURE_TUTORIALS, FIXTURES, snapshot
+from conftest import FIXTURE_TUTORIALS, FIXTURES, copy_engine, snapshot, with_engine
 from tutorials_site.core.project import Project
 from tutorials_site.core.text import catalogs
 
@@ -168,12 +168,11 @@ def _code_above_every_message(path):
 
 
 def test_the_engine_s_labels_are_updated_in_its_own_package_and_unchanged_where_only_lines_moved(tmp_path):
-    engine = tmp_path / "engine"  # a copy of the package: its maintainers' step writes into the package itself
-    shutil.copytree(ENGINE / "tutorials_site", engine / "tutorials_site", ignore=shutil.ignore_patterns("__pycache__"))
+    engine = copy_engine(tmp_path / "engine")  # its maintainers' step writes into the package itself
     _code_above_every_message(engine / "tutorials_site" / "sphinxext" / "i18n.py")
     before = snapshot(engine / "tutorials_site" / "locale")
     result = subprocess.run([sys.executable, "-m", "tutorials_site.commands.catalogs"], cwd=tmp_path, capture_output=True,
-                            text=True, env={**os.environ, "PYTHONPATH": str(engine)})
+                            text=True, env=with_engine(engine))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "the engine's labels: ko, ja, zh-cn" in result.stdout
     assert snapshot(engine / "tutorials_site" / "locale") == before
