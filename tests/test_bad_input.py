@@ -97,7 +97,7 @@ def test_a_translation_changing_a_role_target_fails_the_build_naming_catalog_and
     before = snapshot(built / "_build" / "html")
     result = build(built, built / "_build", env=EN_KO)
     error = one_line_error(result)
-    assert error.startswith(f"error: {KO_PO}:{line}: ") and "changes a role target" in error
+    assert error.startswith(f"error: {KO_PO}:{line}: ") and "the translation refers to" in error
     assert role in error and ":class:`torch.optim.SGD`" in error
     assert snapshot(built / "_build" / "html") == before
 
