@@ -81,6 +81,8 @@ class Doubt:
     adds: tuple[str, ...] = ()  # those the translation has and the English lacks
     length: float = 1.0  # the translation's length over the length expected of a translation of the English
     misplaced: tuple[str, ...] = ()  # names or code one has and the other lacks, which a unit beside the other has
+    # Units beside it (pieces of each side) that pair with nothing and may be part of its translation.
+    alone: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
     near: bool = False  # another alignment of the units around it costs nearly as little
     unsupported: bool = False  # they share nothing (code, names, numbers, links) and their sentences differ
 
@@ -363,6 +365,7 @@ def _doubt(move: "_Move", texts: tuple[str, str], context: _Context) -> Doubt:
         adds=() if agreeing else _shown(translated.kept - english.kept, texts[1]),
         length=translated.length / expected if expected and candidate.deviations > _limit(candidate) else 1.0,
         misplaced=move.misplaced,
+        alone=move.alone,
         near=move.margin < MARGIN,
         unsupported=not _supported(candidate))
 
@@ -402,6 +405,7 @@ class _Move:
     margin: float = 0.0
     compared: tuple[_Tokens, _Tokens] | None = None
     misplaced: tuple[str, ...] = ()  # tokens of one side that the other lacks and a unit beside it has
+    alone: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())  # units beside it that may be part of it (_alone)
 
 
 def _joined(pieces: Sequence[Piece], lexicon: Lexicon) -> list[_Tokens | None]:
@@ -489,11 +493,34 @@ def _align_stretch(english: _Document, translated: _Document, stretch: _Stretch,
         units = (tuple(stretch.english[x] for x in step[0]), tuple(stretch.translated[y] for y in step[1]))
         if step in candidates:
             compared, candidate = candidates[step]
-            misplaced = _misplaced(step, e_tokens, t_tokens, context)
-            moves.append(_Move(*units, candidate, _margin(costs, steps, k), compared, misplaced))
+            alone = _alone(steps, k, candidates)
+            moves.append(_Move(*units, candidate, _margin(costs, steps, k), compared,
+                               _misplaced(step, e_tokens, t_tokens, context),
+                               (tuple(stretch.english[x] for x in alone[0]), tuple(stretch.translated[y] for y in alone[1]))))
         else:
             moves.append(_Move(*units))
     return moves
+
+
+def _alone(steps: Sequence[Step], k: int, candidates: Mapping[Step, tuple[tuple[_Tokens, _Tokens], _Candidate]]
+           ) -> Step:
+    """The units beside the pair of step K that pair with nothing and could be part of it (a merge with it, or a
+    split, of the same kinds) with no more against the whole than against the pair: the translator may have
+    merged or split there, and the pair may be only part of a translation (its units of each side, by place)."""
+    (x, *more_e), (y, *more_t) = steps[k]
+    if more_e or more_t:
+        return (), ()
+    pair = candidates[steps[k]][1]
+    found: tuple[list[int], list[int]] = ([], [])
+    for near in (steps[k - 1] if k else None, steps[k + 1] if k + 1 < len(steps) else None):
+        if not near or (near[0] and near[1]):
+            continue
+        side, unit = (0, near[0][0]) if near[0] else (1, near[1][0])
+        joined = (tuple(sorted((x, unit))), (y,)) if side == 0 else ((x,), tuple(sorted((y, unit))))
+        whole = candidates.get(joined)
+        if whole and whole[1].conflicts <= pair.conflicts and whole[1].names_missing <= pair.names_missing:
+            found[side].append(unit)
+    return tuple(found[0]), tuple(found[1])
 
 
 def _margin(costs: _Costs, steps: list[Step], k: int) -> float:
@@ -541,7 +568,7 @@ def _pairs(move: _Move, english: Sequence[Piece], translated: Sequence[Piece], c
     if code_changed:  # where the code changed since the translation, the text around it may have changed with it
         return [Pair(a, b, "near changed code")]
     cut = None
-    if verdict == "certain" and move.misplaced:
+    if verdict == "certain" and (move.misplaced or any(move.alone)):
         verdict = "likely"
     if len(a) == 2 and verdict == "certain":
         cut = _cut(english[a[0]].text, english[a[1]].text, translated[b[0]].text, context, move.margin)

@@ -213,16 +213,16 @@ def _texts(pair: Pair, sides: _Sides) -> list[tuple[int, str]]:
     into one paragraph as its language writes one; a merged paragraph's cut in two where the alignment found where,
     else the whole of it for each."""
     texts = [" ".join(sides.translated[j].text.split()) for j in pair.translated]
-    if len(texts) == 2:
-        joined = "\n".join(texts)
-        return [(pair.english[0], " ".join((joined if sides.spaced else tutorial_text.join_wide_breaks(joined)).split()))]
+    if len(texts) == 2:  # a language without spaces puts none after a wide character ending the first ("。")
+        glue = "" if not sides.spaced and tutorial_text.is_wide(texts[0][-1:] or " ") else " "
+        return [(pair.english[0], glue.join(texts))]
     if len(pair.english) == 2 and pair.cut is not None:
         whole = sides.translated[pair.translated[0]].text
         return [(pair.english[0], " ".join(whole[:pair.cut].split())), (pair.english[1], " ".join(whole[pair.cut:].split()))]
     return [(i, texts[0]) for i in pair.english]
 
 
-def _doubts(doubt: Doubt | None, references: bool) -> str:
+def _doubts(doubt: Doubt | None, sides: _Sides, references: bool) -> str:
     """Why a pair is only likely, in the report's words: what was compared, and what one side lacks (REFERENCES:
     whether to say which inline code and links differ, where the build's checks do not say it already)."""
     if doubt is None:
@@ -238,6 +238,9 @@ def _doubts(doubt: Doubt | None, references: bool) -> str:
             f"{', '.join(doubt.misplaced)} is in a unit beside them rather than in both (the translator may have moved "
             "text between units)" if doubt.misplaced else "",
             "another way of pairing the units around it fits nearly as well" if doubt.near else "",
+            *(f"{sides.quote(i)}, which has no translation here, may be translated in it too" for i in doubt.alone[0]),
+            *(f"the unit at line {sides.translated[j].line}, which translates nothing here, may be part of its "
+              "translation" for j in doubt.alone[1]),
             "they have no code, name, number, link or glossed term in common, nor as many sentences"
             if doubt.unsupported else ""]
     return "; ".join(s for s in said if s)
@@ -246,7 +249,8 @@ def _doubts(doubt: Doubt | None, references: bool) -> str:
 def _what(pair: Pair, sides: _Sides) -> str:
     """What the translated unit of a pair was read as: the translation of which English."""
     if len(pair.english) == 2:
-        return (f"read as the translation of two English {name(sides.english[pair.english[0]].kind)}s together, "
+        return (f"read as the translation of two English {name(sides.english[pair.english[0]].kind).split(' ', 1)[1]}s "
+                "together, "
                 f"{sides.quote(pair.english[0])} and {sides.quote(pair.english[1])}")
     if len(pair.translated) == 2:
         line = sides.translated[pair.translated[1]].line
@@ -254,16 +258,16 @@ def _what(pair: Pair, sides: _Sides) -> str:
     return f"read as the translation of {sides.quote(pair.english[0])}"
 
 
-def _why_fuzzy(pair: Pair, references: bool) -> str:
+def _why_fuzzy(pair: Pair, sides: _Sides, references: bool) -> str:
     """Why the alignment left a pair uncertain, in the report's words ("" where it did not; REFERENCES: _doubts)."""
     if pair.verdict == "near changed code":
         return ("the code beside it differs from the English code (changed since the translation): check that it "
                 "still translates it")
     if pair.verdict == "likely" and len(pair.english) == 2:
-        doubts = _doubts(pair.doubt, references)
+        doubts = _doubts(pair.doubt, sides, references)
         return ((f"{doubts}: " if doubts else "its sentences do not divide clearly between them: ")
                 + "each is given all of it, fuzzy, to keep only its own part")
-    return f"{_doubts(pair.doubt, references)}: check that it translates it" if pair.verdict == "likely" else ""
+    return f"{_doubts(pair.doubt, sides, references)}: check that it translates it" if pair.verdict == "likely" else ""
 
 
 def _imported(pair: Pair, sides: _Sides) -> tuple[list[Imported], Finding | None]:
@@ -278,7 +282,7 @@ def _imported(pair: Pair, sides: _Sides) -> tuple[list[Imported], Finding | None
             continue
         imported.append(Imported(unit.text, checked.msgstr, pair.verdict != "certain" or checked.elsewhere is not None))
         elsewhere += [f"{checked.elsewhere}{which}"] if checked.elsewhere else []
-    said = [why for why in (_why_fuzzy(pair, not elsewhere), *elsewhere, *refused) if why]
+    said = [why for why in (_why_fuzzy(pair, sides, not elsewhere), *elsewhere, *refused) if why]
     if not said:
         return imported, None
     status = "imported as fuzzy" if imported else "not imported"
@@ -295,6 +299,8 @@ def pair_up(english: Sequence[Piece], translated: Sequence[Piece], english_file:
     findings: list[Finding] = []
     near = 1
     pairs = align(english, translated)
+    # A unit left alone that a pair's line names already (it may be part of that pair) has no line of its own.
+    named = {(side, unit) for pair in pairs if pair.doubt for side in (0, 1) for unit in pair.doubt.alone[side]}
     for pair in pairs:
         if pair.translated:
             near = translated[pair.translated[0]].line
@@ -302,7 +308,7 @@ def pair_up(english: Sequence[Piece], translated: Sequence[Piece], english_file:
             more, finding = _imported(pair, sides)
             imported += more
             findings += [finding] if finding else []
-        else:
+        elif not ({(0, unit) for unit in pair.english} | {(1, unit) for unit in pair.translated}) & named:
             findings.append(_finding(pair, sides, near))
     units = sum(piece.kind != CODE for piece in english)
     as_is = sum(pair.verdict == "same" for pair in pairs)
