@@ -493,7 +493,7 @@ def _align_stretch(english: _Document, translated: _Document, stretch: _Stretch,
         units = (tuple(stretch.english[x] for x in step[0]), tuple(stretch.translated[y] for y in step[1]))
         if step in candidates:
             compared, candidate = candidates[step]
-            alone = _alone(steps, k, candidates)
+            alone = _alone(steps, k, candidates, ([p.kind for p in e], [p.kind for p in t]))
             moves.append(_Move(*units, candidate, _margin(costs, steps, k), compared,
                                _misplaced(step, e_tokens, t_tokens, context),
                                (tuple(stretch.english[x] for x in alone[0]), tuple(stretch.translated[y] for y in alone[1]))))
@@ -502,20 +502,24 @@ def _align_stretch(english: _Document, translated: _Document, stretch: _Stretch,
     return moves
 
 
-def _alone(steps: Sequence[Step], k: int, candidates: Mapping[Step, tuple[tuple[_Tokens, _Tokens], _Candidate]]
-           ) -> Step:
-    """The units beside the pair of step K that pair with nothing and could be part of it (a merge with it, or a
-    split, of the same kinds) with no more against the whole than against the pair: the translator may have
-    merged or split there, and the pair may be only part of a translation (its units of each side, by place)."""
-    (x, *more_e), (y, *more_t) = steps[k]
-    if more_e or more_t:
-        return (), ()
-    pair = candidates[steps[k]][1]
+def _alone(steps: Sequence[Step], k: int, candidates: Mapping[Step, tuple[tuple[_Tokens, _Tokens], _Candidate]],
+           kinds: tuple[Sequence[str], Sequence[str]]) -> Step:
+    """The units beside the move of step K that pair with nothing and could be part of it: for a pair, a merge or a
+    split with it that has no more against it than the pair; for a merge or a split, any unit of their kind (three
+    units as one is no move the alignment makes). The translator may have merged or split there, and the move may
+    then be only part of a translation (its units of each side, by place)."""
+    step = steps[k]
+    pair = candidates[step][1]
     found: tuple[list[int], list[int]] = ([], [])
     for near in (steps[k - 1] if k else None, steps[k + 1] if k + 1 < len(steps) else None):
         if not near or (near[0] and near[1]):
             continue
         side, unit = (0, near[0][0]) if near[0] else (1, near[1][0])
+        if len(step[0]) + len(step[1]) > 2:
+            if kinds[side][unit].split(" ::")[0] == kinds[side][step[side][0]].split(" ::")[0]:
+                found[side].append(unit)
+            continue
+        (x,), (y,) = step
         joined = (tuple(sorted((x, unit))), (y,)) if side == 0 else ((x,), tuple(sorted((y, unit))))
         whole = candidates.get(joined)
         if whole and whole[1].conflicts <= pair.conflicts and whole[1].names_missing <= pair.names_missing:
