@@ -89,7 +89,9 @@ def test_one_rule_says_which_translations_are_used_and_which_stop_the_build():
     assert translate.refusal(unit, "``DataParallel`` 로 모델 감싸기") is None
     assert translate.refusal(unit, "<b>모델</b> ``DataParallel``") == translate.Refusal("contains an HTML tag", False)
     changed = translate.refusal(unit, "``DistributedDataParallel`` 로 모델 감싸기")
-    assert changed.stops_build and changed.reason.startswith("the translation has the inline code ``DistributedDataParallel`` where the English has the inline code ``DataParallel``")
+    assert changed.stops_build and changed.reason.startswith(
+        "the translation has the inline code ``DistributedDataParallel`` where the English has the inline code "
+        "``DataParallel``")
 
 
 def test_the_build_and_i18n_status_apply_the_same_rule(tmp_path, monkeypatch, capsys, fixture_site):
