@@ -5,10 +5,13 @@ the translation itself kept the English text), and the share imported, of all un
 Target on a tutorial unchanged since its translation: at least 90% imported, none imported wrongly (that part is
 judged by reading the pairs: `--pairs`).
 
-The pairing is the command's own (core.text.importing with the checks commands/import_translation makes), run on the
-two folders as they are: no site, no catalog is written. Third-party translations stay outside the repository.
-The English a translation was made from is often in the translated repository's own history: a file synced from
-the English and translated later is English in the parent of the commit that translated it.
+The pairing is the command's own (commands/import_translation.pair_script), run on the two folders as they are: no
+site, no catalog is written. Third-party translations stay outside the repository. The English a translation was
+made from is often in the translated repository's own history: a file synced from the English and translated later
+is English in the parent of the commit that translated it (the newest commit after which the file has at least 50
+Hangul syllables and twenty times as many as before). It is unchanged since its translation until a later commit
+brings upstream's English in (in tutorials-kr, a sync: its message names a `pytorch/tutorials@` commit); issue 35
+measured each translated tutorial as it stood before such a commit, and those no such commit touched as they are now.
 
 A file either side cannot read as a tutorial (not valid Python, not UTF-8) is reported and counted, its English
 units left, as the command counts it; the others are still read.
