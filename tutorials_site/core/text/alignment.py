@@ -10,11 +10,12 @@ English unit the translation lacks, a translated unit the English lacks, two Eng
 merged into one, one the translator split into two), where a move's cost says how unlikely it is: its kinds
 must be the same (a heading of one level, a list item of one kind, a comment at one column), the length of its
 prose must be near the English length times the ratio of the two languages (learned from the document itself),
-and the tokens a translator keeps (inline code, link targets, numbers, words in Latin letters) must agree. A
-move is certain only when the evidence is positive and no other alignment of its stretch comes near; one the
-program chose without that is only likely (its translation is imported as fuzzy), and a unit that pairs with
-nothing is never imported. A merge is certain only where its translation cuts in two at the end of a sentence,
-each part the certain translation of one English paragraph.
+and the tokens a translator keeps (inline code, link targets, numbers, words in Latin letters, the terms the
+translator glossed somewhere in the document) must agree. A move is certain only when the evidence is positive,
+nothing beside it could be part of it, and no other alignment of its stretch comes near; one the program chose
+without that is only likely (its translation is imported as fuzzy), and a unit that pairs with nothing is never
+imported. A merge is certain only where its translation cuts in two at the end of a sentence, each part the
+certain translation of one English paragraph.
 """
 
 import collections
@@ -27,8 +28,9 @@ from typing import Literal
 
 CODE = "code"
 COMMENT = "#"  # what the kind of a code comment starts with
-# The moves' costs: -log of their prior probabilities. A translator keeps a unit as one unit nearly always; merging
-# two paragraphs into one, or splitting one, is rarer than a pair but commoner than leaving one out.
+# The moves' costs: -log of their prior probabilities. A translator keeps a unit as one unit nearly always; a merge
+# of two paragraphs into one, or a split of one into two, is taken rarer still than a unit left out, so that the
+# alignment makes one only where the length and the tokens of the whole bear it out.
 PAIR, SKIP, JOIN = -math.log(0.89), -math.log(0.01), -math.log(0.005)
 # Gale and Church's variance of a translation's length per character of its original.
 VARIANCE = 6.8
@@ -237,6 +239,7 @@ def _path(costs: _Costs, forbidden: Step | None = None) -> tuple[float, list[Ste
     """The cheapest alignment of a stretch (its cost and its moves), without the move FORBIDDEN."""
     m, n = len(costs.pair), len(costs.pair[0]) if costs.pair else 0
     tables = {(1, 1): costs.pair, (2, 1): costs.merge, (1, 2): costs.split}
+    moves = [(dx, dy, tables.get((dx, dy))) for dx, dy in MOVES]
     # the forbidden move as (its units of each side, where it starts)
     banned = (len(forbidden[0]), len(forbidden[1]), *(s[0] if s else -1 for s in forbidden)) if forbidden else None
     best = [[math.inf] * (n + 1) for _ in range(m + 1)]
@@ -244,12 +247,16 @@ def _path(costs: _Costs, forbidden: Step | None = None) -> tuple[float, list[Ste
     best[0][0] = 0.0
     for i in range(m + 1):
         for j in range(n + 1):
-            for dx, dy in MOVES:
-                if dx > i or dy > j or (dx, dy, i - dx if dx else -1, j - dy if dy else -1) == banned:
+            here, came = best[i][j], back[i][j]
+            for dx, dy, table in moves:
+                if dx > i or dy > j:
                     continue
-                cost = tables[(dx, dy)][i - dx][j - dy] if dx and dy else SKIP
-                if cost is not None and best[i - dx][j - dy] + cost < best[i][j]:
-                    best[i][j], back[i][j] = best[i - dx][j - dy] + cost, (dx, dy)
+                cost = table[i - dx][j - dy] if table is not None else SKIP
+                if cost is None or (banned and banned == (dx, dy, i - dx if dx else -1, j - dy if dy else -1)):
+                    continue
+                if best[i - dx][j - dy] + cost < here:
+                    here, came = best[i - dx][j - dy] + cost, (dx, dy)
+            best[i][j], back[i][j] = here, came
     steps: list[Step] = []
     i, j = m, n
     while i or j:

@@ -4,8 +4,11 @@ A tutorial script (or a page, whose pieces Sphinx reads: sphinxext.units) and it
 pieces (core.text.alignment) and paired. What a pair imports is checked as the build checks a catalog's translation:
 one that breaks its markup is not imported, one that points elsewhere than the English (another link target,
 inline literal or role: the English changed since, most likely) is imported as fuzzy, as is a pair that is
-likely but not certain. Nothing else is imported: a unit that pairs with nothing, one left in English, a comment
-on code that changed since the translation. Every unit not imported as it is becomes a line of the report.
+likely but not certain. A paragraph the translator split in two is imported joined into one; two the translator
+merged are imported each with its part of the translation where the alignment found where to cut it, else each
+with the whole, as fuzzy. Nothing else is imported: a unit that pairs with nothing, one left in English, a comment
+on code that changed since the translation. Every unit not imported as it is becomes a line of the report, which
+says in a translator's words what was compared and what one side lacks (one line for a merge or a split).
 """
 
 import ast
@@ -249,9 +252,9 @@ def _doubts(doubt: Doubt | None, sides: _Sides, references: bool) -> str:
 def _what(pair: Pair, sides: _Sides) -> str:
     """What the translated unit of a pair was read as: the translation of which English."""
     if len(pair.english) == 2:
-        return (f"read as the translation of two English {name(sides.english[pair.english[0]].kind).split(' ', 1)[1]}s "
-                "together, "
-                f"{sides.quote(pair.english[0])} and {sides.quote(pair.english[1])}")
+        kinds = name(sides.english[pair.english[0]].kind).split(" ", 1)[1] + "s"
+        return (f"read as the translation of two English {kinds} together, {sides.quote(pair.english[0])} and "
+                f"{sides.quote(pair.english[1])}")
     if len(pair.translated) == 2:
         line = sides.translated[pair.translated[1]].line
         return f"read, with the next unit (line {line}), as the translation of {sides.quote(pair.english[0])}"
