@@ -109,15 +109,18 @@ def test_a_translation_changing_a_role_target_fails_the_build_naming_catalog_and
     before = snapshot(built / "_build" / "html")
     result = build(built, built / "_build", env=EN_KO)
     error = one_line_error(result)
-    assert error.startswith(f"error: {KO_PO}:{line}: ") and "changes a role target" in error
+    assert error.startswith(f"error: {KO_PO}:{line}: ") and "the translation refers to" in error
     assert role in error and ":class:`torch.optim.SGD`" in error
     assert snapshot(built / "_build" / "html") == before
 
 
 @pytest.mark.parametrize(("english", "translated", "changed"), [
-    ("Use ``model.to(device)`` here.", "여기서 ``model.to(cpu)`` 를 씁니다.", "inline literal"),
-    ("Read `the docs <https://pytorch.org/docs>`_.", "`문서 <https://example.com/>`_ 를 읽으세요.", "link target"),
-    ("See :func:`torch.manual_seed`.", ":func:`torch.seed` 를 보세요.", "role target"),
+    ("Use ``model.to(device)`` here.", "여기서 ``model.to(cpu)`` 를 씁니다.",
+     "the translation has the inline code ``model.to(cpu)`` where the English has the inline code ``model.to(device)``"),
+    ("Read `the docs <https://pytorch.org/docs>`_.", "`문서 <https://example.com/>`_ 를 읽으세요.",
+     "the translation links to https://example.com/ where the English links to https://pytorch.org/docs"),
+    ("See :func:`torch.manual_seed`.", ":func:`torch.seed` 를 보세요.",
+     "the translation refers to :func:`torch.seed` where the English refers to :func:`torch.manual_seed`"),
     ("A ``x`` and :class:`Y`.", ":class:`Y` 와 ``x``.", None),  # moved within the sentence: fine
 ])
 def test_translations_keep_role_targets_literals_and_links(english, translated, changed):
@@ -130,7 +133,7 @@ def test_a_language_may_allow_its_own_translation_of_a_linked_page(project_copy)
     english = "Read `the docs <https://pytorch.org/docs>`_."
     translated = "`문서 <https://pytorch.kr/docs>`_ 를 읽으세요."
     unit = tutorial_text.Unit("paragraph", english, [0])
-    assert "link target" in translate.references_changed(unit, translated)
+    assert "the translation links to https://pytorch.kr/docs" in translate.references_changed(unit, translated)
     allowed = {"https://pytorch.org/docs": {"https://pytorch.kr/docs"}}
     assert translate.references_changed(unit, translated, allowed) is None
 
