@@ -195,3 +195,26 @@ def test_a_catalog_saved_again_is_wrapped_as_babel_wraps_it(po, tmp_path):
     copy = tmp_path / po.name
     catalogs.save(catalogs.load(po), copy)
     assert copy.read_bytes() == po.read_bytes()
+
+
+def test_a_fuzzy_entry_s_long_previous_english_stays_whole_through_any_number_of_saves(tmp_path):
+    """Babel reads `#| msgid` lines as its translator's comment and would write it back wrapped, its `|` on the first
+    line only: the next read then took the rest for words of a comment (`# the`, `# loop is`)."""
+    previous = "An English paragraph long enough to be wrapped over several lines of a catalog, " * 3
+    po = tmp_path / "x.po"
+    catalog = Catalog(locale="ko")
+    catalog.add("The new English", "새 번역", flags=["fuzzy"], previous_id=previous, user_comments=["a translator's note"])
+    catalog.add("Kept", "유지")
+    catalogs.save(catalog, po)
+    first = po.read_text(encoding="utf-8")
+    for _ in range(3):
+        catalogs.save(catalogs.load(po), po)
+    assert po.read_text(encoding="utf-8") == first
+    entry = first[first.index("# a translator's note"):first.index('msgid "The new English"')].splitlines()
+    assert entry[0] == "# a translator's note" and entry[1] == "#, fuzzy" and all(l.startswith("#| ") for l in entry[2:])
+    again = catalogs.load(po)
+    assert again["The new English"].previous_id == [previous] and again["The new English"].user_comments == [
+        "a translator's note"]
+    again["The new English"].flags.discard("fuzzy")  # its translator fixed it
+    catalogs.save(again, po)
+    assert "#|" not in po.read_text(encoding="utf-8") and "# a translator's note" in po.read_text(encoding="utf-8")
