@@ -211,7 +211,7 @@ def test_a_fuzzy_entry_s_long_previous_english_stays_whole_through_any_number_of
         catalogs.save(catalogs.load(po), po)
     assert po.read_text(encoding="utf-8") == first
     entry = first[first.index("# a translator's note"):first.index('msgid "The new English"')].splitlines()
-    assert entry[0] == "# a translator's note" and entry[1] == "#, fuzzy" and all(l.startswith("#| ") for l in entry[2:])
+    assert entry[0] == "# a translator's note" and entry[1] == "#, fuzzy" and all(line.startswith("#| ") for line in entry[2:])
     again = catalogs.load(po)
     assert again["The new English"].previous_id == [previous] and again["The new English"].user_comments == [
         "a translator's note"]
