@@ -292,15 +292,20 @@ if __name__ == "__main__":
 # How fast, here
 # --------------
 #
-# The same model, trained for a number of steps of 64 examples each: in one
-# process, and with DDP, where each of the ``WORLD_SIZE`` processes takes a
-# batch of 64, so that a DDP step handles ``WORLD_SIZE`` times more examples.
-# The table gives steps and examples per second, and the threads each
-# process used. On a machine without a GPU it has one more row: DDP again,
-# with every process keeping PyTorch's default number of threads. The step
-# counts are in the table too (fewer for that last row, which is slow). Each
-# rank also times ``all_reduce`` of a tensor as large as all the gradients
-# together: what a DDP step adds to the work of one process.
+# The same model, trained for a number of steps of ``BATCH`` examples each:
+# in one process, and with DDP, where each of the ``WORLD_SIZE`` processes
+# takes a batch of ``BATCH``, so that a DDP step handles ``WORLD_SIZE`` times
+# more examples. The single process gets the threads one DDP process gets
+# (``THREADS``), or one GPU where there are GPUs: each DDP process has its
+# own share of the machine, and the comparison shows what DDP gains by
+# adding processes and what their coordination costs. Each rank also times
+# ``all_reduce`` of a tensor as large as all the gradients together: what a
+# DDP step adds to the work of one process.
+#
+# On a machine without a GPU the table has one more row: DDP again, with
+# every process keeping PyTorch's default number of threads (fewer steps for
+# that row, which is slow). With more than one GPU, it also has a row for
+# ``DataParallel`` on all of them.
 #
 # Everything was measured while this tutorial ran, on the machine it ran on.
 # Run it again on yours and compare.
@@ -365,16 +370,16 @@ if __name__ == "__main__":
                   f"{exchange:.2f} ms, with {threads} thread(s) per process")
     # From here on this process may use the GPUs: no more processes are started.
     device = torch.device("cuda:0" if GPUS else "cpu")
-    torch.set_num_threads(CORES)
-    table.insert(0, ("one process", 1, CORES, 200, BATCH, steps_per_second(make_model().to(device), device, 200)))
+    torch.set_num_threads(THREADS)
+    table.insert(0, ("one process", 1, THREADS, 200, BATCH, steps_per_second(make_model().to(device), device, 200)))
     if GPUS > 1:
         model = nn.DataParallel(make_model().to(device))
-        table.append(("DataParallel", 1, CORES, 200, BATCH * GPUS,
+        table.append(("DataParallel", 1, THREADS, 200, BATCH * GPUS,
                       steps_per_second(model, device, 200, batch=BATCH * GPUS)))
 
-    print(f"{'':<22}{'processes':>10}{'threads':>8}{'steps':>6}{'steps/s':>9}{'examples/s':>12}")
+    print(f"{'':<22}{'processes':>10}{'threads':>8}{'steps':>6}{'ms/step':>9}{'examples/s':>12}")
     for name, processes, threads, steps, examples, rate in table:
-        print(f"{name:<22}{processes:>10}{threads:>8}{steps:>6}{rate:>9.0f}{rate * examples:>12.0f}")
+        print(f"{name:<22}{processes:>10}{threads:>8}{steps:>6}{1000 / rate:>9.2f}{rate * examples:>12.0f}")
 
     fig, ax = plt.subplots(figsize=(6, 2.6))
     ax.barh([row[0] for row in table], [examples * rate for *_, examples, rate in table],
@@ -388,20 +393,27 @@ if __name__ == "__main__":
 ######################################################################
 # How to read it:
 #
-# - **One process against DDP.** On a machine without a GPU, the DDP processes
-#   divide among themselves the cores that the single process has to itself,
-#   so DDP is not expected to process more examples per second; and each of
-#   its steps waits for the ``all_reduce`` timed above, which a model this
-#   small cannot hide behind its computation. On GPUs, each process has a GPU
-#   of its own, and DDP usually processes close to ``WORLD_SIZE`` times more
-#   examples per second than one GPU.
-# - **Threads.** The last row (on a machine without a GPU) runs the same DDP
-#   processes with PyTorch's default thread count, as many threads each as
-#   the machine has cores. Together they then have more threads than there
-#   are cores: the threads take turns on the cores, and those waiting for
-#   their turn hold up the rest of their step, so the whole group slows down.
-#   That is why ``rank_main`` sets ``THREADS``, and why ``torchrun`` sets
-#   ``OMP_NUM_THREADS=1`` for the processes it starts unless told otherwise.
+# - **One process against DDP.** A DDP step does the work of one process on
+#   its own batch, then waits for the ``all_reduce`` of the gradients (DDP
+#   starts it during the backward pass, to overlap the two where it can). So
+#   a DDP step takes about as long as a step of one process, plus whatever
+#   part of the ``all_reduce`` the backward pass could not hide, and DDP
+#   processes more examples per second only when that part is short compared
+#   with the step's own computation. A model as small as this one
+#   computes little per step, so its ``all_reduce``, timed above, weighs a lot;
+#   with larger models and batches, and GPUs linked by fast interconnects, DDP
+#   processes close to ``WORLD_SIZE`` times more examples per second than one
+#   process.
+# - **Threads.** The ``default threads`` row (on a machine without a GPU)
+#   runs the same DDP processes with PyTorch's default thread count, as many
+#   threads each as the machine has cores. Together they then have more
+#   threads than there are cores. An operation split over several threads
+#   ends only when its last thread is done, and with too many threads some
+#   of them wait for a core while the others wait for them: the whole group
+#   slows down. That is why ``rank_main`` sets ``THREADS``, and why
+#   ``torchrun`` sets ``OMP_NUM_THREADS=1`` for the processes it starts unless
+#   told otherwise. The same happens to any process whose threads outnumber
+#   the cores left free by other programs.
 #
 # Where to go next
 # ----------------

@@ -54,7 +54,7 @@ def ranks_in_order(text, world):
 
 
 def test_dcp_saves_from_every_rank_and_loads_equal_in_one_process_and_resharded(ran, world):
-    saved, listing, alone, resharded = [text for text in outputs(ran("3_dcp_tutorial")[0]) if text]
+    saved, listing, alone, resharded = [text for text in outputs(ran("4_dcp_tutorial")[0]) if text]
     for block in (saved, resharded):
         ranks_in_order(block, world)
     for rank in range(world):
@@ -69,7 +69,7 @@ def test_dcp_saves_from_every_rank_and_loads_equal_in_one_process_and_resharded(
 
 
 def test_pipelining_matches_the_uncut_model_with_both_schedules_and_draws_their_timeline(ran, world):
-    outcome, run = ran("4_pipelining_tutorial")
+    outcome, run = ran("5_pipelining_tutorial")
     (printed,) = [text for text in outputs(outcome) if text]
     steps = re.split(r"(?m)^(?=\[rank 0\] Schedule)", printed)
     assert steps[0] == "" and len(steps) == 3, printed
@@ -83,5 +83,5 @@ def test_pipelining_matches_the_uncut_model_with_both_schedules_and_draws_their_
         uncut = float(re.search(rf"^\[rank {last}\] loss of the uncut model:\s+(\d+\.\d+)$", step, re.M)[1])
         assert abs(pipeline - uncut) < 1e-5, step
     (images,) = [list(block.images) for block in outcome.result.blocks if block.images]
-    assert images == ["beginner/parallel/images/sphx_glr_4_pipelining_tutorial_001.png"]
+    assert images == ["beginner/parallel/images/sphx_glr_5_pipelining_tutorial_001.png"]
     assert (run / "page" / images[0]).read_bytes().startswith(b"\x89PNG")

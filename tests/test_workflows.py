@@ -171,7 +171,7 @@ def test_shards_are_assembled_validated_and_offered_as_a_preview(workflow):
     assert jobs["assemble"]["needs"] == ["execute"]
     assert any("make assemble" in step.get("run", "") for step in jobs["assemble"]["steps"])
     uploads = [step["with"]["name"] for step in jobs["assemble"]["steps"] if "upload-artifact" in step.get("uses", "")]
-    assert uploads == ["site"]
+    assert uploads == ["site", "tutorial-durations"]
     # A shard uploads its build folder's runs (and what it executed), which assemble reads as build folders.
     [shard_upload] = [step for step in jobs["execute"]["steps"] if "upload-artifact" in step.get("uses", "")]
     assert shard_upload["with"]["path"].split() == ["_build/shard.json", "_build/runs/"]
@@ -312,3 +312,20 @@ def test_the_linters_flag_a_cache_that_a_release_would_restore_and_any_run_would
     (workflows / "docs.yml").write_text(text.replace("uses: actions/cache/restore@", "uses: actions/cache@"))
     code, output = lint.zizmor(workflows)
     assert code != 0 and "cache-poisoning" in output, output
+
+
+def test_main_s_runs_refresh_the_recorded_durations_from_every_shard(workflow):
+    """The durations that deal the tutorials to the shards and tell a build's time left come from main's runs on
+    the class runners: assemble merges them from the shards it downloaded and uploads the file to commit."""
+    steps = workflow["jobs"]["assemble"]["steps"]
+    [download] = [step for step in steps if step.get("uses", "").startswith("actions/download-artifact@")]
+    [merge] = [step for step in steps if "make assemble" in step.get("run", "")]
+    [refresh] = [step for step in steps if "make -s durations" in step.get("run", "")]
+    [upload] = [step for step in steps if step.get("with", {}).get("name") == "tutorial-durations"]
+    shards_folder = download["with"]["path"].rstrip("/")
+    assert f'SHARDS="$(echo {shards_folder}/*)"' in merge["run"]
+    assert f'FROM="$(echo {shards_folder}/*)"' in refresh["run"]  # the same build folders the site is made of
+    assert upload["with"]["path"] == str(shards.DURATIONS.relative_to(lint.ROOT))
+    assert steps.index(merge) < steps.index(refresh) < steps.index(upload)
+    for (event, ref), trusted in EVENTS.items():  # never a pull request's runs, which run every class on CPU
+        assert _condition(refresh, event, ref) is _condition(upload, event, ref) is (trusted and ref == "refs/heads/main")

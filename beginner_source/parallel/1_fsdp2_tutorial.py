@@ -319,9 +319,9 @@ if __name__ == "__main__":
 # ``float32``. But the forward and backward passes computed in ``bfloat16``,
 # which keeps fewer digits: the loss is close to the ``float32`` one, not
 # equal, and the gradients carry ``bfloat16``'s rounding, as the relative
-# difference shows. Summing them in ``float32`` (``reduce_dtype``) adds no
-# rounding of its own to that; keeping the shards in ``float32`` means that
-# many small updates still add up. Mixed precision is a trade: less memory and
+# difference shows. Summing them in ``float32`` (``reduce_dtype``) adds only
+# ``float32``'s much finer rounding to that; keeping the shards in ``float32``
+# means that many small updates still add up. Mixed precision is a trade: less memory and
 # communication, and much faster computation on recent GPUs, for gradients
 # that are slightly less precise.
 #

@@ -252,8 +252,10 @@ def pipeline_step(rank, world_size, schedule_class):
     gradients = {f"{layer}.{name}": p.grad.cpu() for index, module in zip(indices, modules)
                  for layer, part in zip(layers_of(index, stages), module) for name, p in part.named_parameters()}
     held = sum(p.numel() for module in modules for p in module.parameters())
+    with torch.device("meta"):  # the whole model's size, from shapes alone: no memory
+        whole = sum(p.numel() for i in range(BLOCKS + 1) for p in make_layer(i).parameters())
     say(f"{schedule_class.__name__}: stages {indices} of {stages}, layers "
-        f"{[layers_of(i, stages) for i in indices]}, {held} parameters")
+        f"{[layers_of(i, stages) for i in indices]}, {held} of the model's {whole} parameters")
     return passes, gradients, [loss.item() for loss in losses]
 
 
@@ -276,7 +278,8 @@ if __name__ == "__main__":
 
 ######################################################################
 # Each rank built only the layers of its stages: its parameters are a
-# fraction of the model's.
+# fraction of the model's, counted from the layers' shapes on the ``meta``
+# device, where tensors take no memory.
 #
 # The same result as the uncut model
 # ----------------------------------
