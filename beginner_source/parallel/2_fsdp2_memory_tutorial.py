@@ -316,10 +316,10 @@ if __name__ == "__main__":
 # memory. (In the backward pass, FSDP2 prefetches one block ahead even
 # without being told.)
 #
-# The code below runs one training step with each choice, on the same model,
-# and lists, in order, the all-gathers it issued and the blocks it ran in the
-# forward pass (``gather`` and ``forward 0``, ``forward 1``, …). The table at
-# the end gives the memory.
+# The code below runs a forward pass of the model wrapped per block, without
+# and with prefetching, and lists, in order, the all-gathers it issued and the
+# blocks it ran (``gather`` and ``forward 0``, ``forward 1``, …). The section
+# after it measures the memory of every choice.
 
 CHOICES = {
     "one unit": dict(per_block=False),
