@@ -404,9 +404,9 @@ if __name__ == "__main__":
     workdir.cleanup()
 
 ######################################################################
-# ``allow_partial_load`` tolerates entries missing from the checkpoint, never
-# the reverse question: entries of the checkpoint that the state dict does
-# not ask for are not read anyway, as the resumed "model alone" run showed.
+# ``allow_partial_load`` is about entries missing from the checkpoint. The
+# reverse needs nothing: entries of the checkpoint that the state dict does
+# not ask for are simply not read, as the resumed "model alone" run showed.
 # Use it knowingly: a typo in a parameter's name is also "missing from the
 # checkpoint", and would then leave that parameter silently untrained.
 #
