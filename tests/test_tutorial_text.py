@@ -172,7 +172,8 @@ def test_wrap_breaks_japanese_and_chinese_only_after_a_clause_s_punctuation_and_
     chinese = "每个进程加入进程组，运行给定的函数，然后离开进程组。"
     assert tutorial_text.wrap(chinese, 3, spaced=False) == ["每个进程加入进程组，", "运行给定的函数，", "然后离开进程组。"]
     # Fewer places to break than lines: fewer, longer lines, never a word cut in two.
-    assert tutorial_text.wrap("分散学習では各プロセスが勾配を平均します", 3, spaced=False) == ["分散学習では各プロセスが勾配を平均します"]
+    unbroken = "分散学習では各プロセスが勾配を平均します"
+    assert tutorial_text.wrap(unbroken, 3, spaced=False) == [unbroken]
     assert tutorial_text.wrap(chinese, 8, spaced=False) == ["每个进程加入进程组，", "运行给定的函数，", "然后离开进程组。"]
     # After a closing bracket too, never before more closing punctuation, nor after an opening bracket.
     assert tutorial_text.wrap("「分散」と「集約」。）（注）", 4, spaced=False) == ["「分散」", "と「集約」。）", "（注）"]
@@ -191,9 +192,13 @@ def test_a_translated_script_breaks_japanese_and_chinese_lines_only_between_word
                   "ストアは一時フォルダーの中のファイルです。")
     lines = tutorial_text.render(tutorial, {unit.msgid: translated}, spaced=False).splitlines()
     texts = [lines[row].removeprefix("#").strip() for row in unit.lines]
-    assert texts == ["各プロセスは ``init_process_group``", "を呼び出し、", "自分のランクとワールドサイズを渡します。",
+    # At the space before a Latin word (which the page shows as a space), after a clause's punctuation (which it
+    # shows as nothing), never at the space before a Japanese character ("``x`` を" stays whole).
+    assert texts == ["各プロセスは", "``init_process_group`` を呼び出し、", "自分のランクとワールドサイズを渡します。",
                      "ストアは一時フォルダーの中のファイルです。"]
     assert tutorial_text.join_wide_breaks(" ".join(texts[:2]) + "\n" + "\n".join(texts[2:])) == translated
+    assert tutorial_text.wrap("大きすぎて 1 つのデバイスに収まらないモデル", 3, spaced=False) == [
+        "大きすぎて", "1 つのデバイスに収まらないモデル"]
     short = tutorial_text.render(tutorial, {unit.msgid: "分散学習では各プロセスが勾配を平均します。"}, spaced=False)
     assert [short.splitlines()[row] for row in unit.lines] == ["# 分散学習では各プロセスが勾配を平均します。", "#", "#", "#"]
 

@@ -172,7 +172,7 @@ def make_batch(device):
 #
 # The times of the passes would say little here: on a machine without a GPU
 # the ranks share a few cores with each other and with whatever else runs,
-# and the same pass can take ten times longer from one moment to the next.
+# and the same pass can take many times longer from one moment to the next.
 # The order is what the schedule decides, and it is the same on every run.
 
 

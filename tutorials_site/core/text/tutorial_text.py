@@ -375,8 +375,10 @@ def _words(text: str, spaced: bool) -> list[tuple[str, str]]:
     for index, atom in enumerate(atoms):
         if atom == " ":
             before, after = word[-1:], (atoms[index + 1] if index + 1 < len(atoms) else "")[:1]
-            if not spaced and before and after and is_wide(before) and is_wide(after):
-                word += atom  # a line break there would be read as no space at all
+            if not spaced and before and after and is_wide(after):
+                # Before a Japanese or Chinese character a space never breaks: between two of them a line break would
+                # be read as no space at all, and after a number or a Latin word it would cut "1 つ" or "GPU に".
+                word += atom
                 continue
             if word:
                 words.append((separator, word))
