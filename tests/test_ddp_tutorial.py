@@ -65,7 +65,7 @@ def test_the_checkpoint_restores_the_trained_model_on_every_rank(english, world,
 
 
 def test_the_measured_comparison_is_a_table_and_a_figure(english, site, world, machine):
-    table = next(block for block in outputs(english) if "steps/s" in block)
+    table = next(block for block in outputs(english) if "ms/step" in block)
     row = r"\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+\.\d\d)\s+(\d+)$"
     one = re.search(rf"^one process{row}", table, re.M)
     ddp = re.search(rf"^DDP{row}", table, re.M)
@@ -76,8 +76,8 @@ def test_the_measured_comparison_is_a_table_and_a_figure(english, site, world, m
     if oversubscribed:
         assert int(oversubscribed[2]) >= int(ddp[2]) and int(oversubscribed[3]) < int(ddp[3]), table  # fewer steps
     assert ("DataParallel" in table) is (machine.gpus > 1)  # only where more than one GPU is visible
-    exchange = next(block for block in outputs(english) if block.startswith("all_reduce of "))
-    assert re.fullmatch(rf"all_reduce of \d+ gradients: \d+\.\d\d ms, with {ddp[2]} thread\(s\) per process\n?",
+    exchange = table.splitlines()[0]  # printed above the table, by the same cell
+    assert re.fullmatch(rf"all_reduce of \d+ gradients: \d+\.\d\d ms, with {ddp[2]} thread\(s\) per process",
                         exchange), exchange
     figure = re.search(r'<img[^>]+src="([^"]*sphx_glr_ddp_tutorial_001\.png)"', english)[1]
     assert (site / "en" / "beginner" / figure).resolve().stat().st_size > 0
