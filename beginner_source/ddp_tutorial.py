@@ -382,10 +382,11 @@ if __name__ == "__main__":
         print(f"{name:<22}{processes:>10}{threads:>8}{steps:>6}{1000 / rate:>9.2f}{rate * examples:>12.0f}")
 
     fig, ax = plt.subplots(figsize=(6, 2.6))
-    bars = ax.barh([row[0] for row in table], [examples * rate for *_, examples, rate in table],
-                   color=["#7f7f7f", "#ee4c2c", "#1f77b4", "#2ca02c"][: len(table)])
+    speeds = [examples * rate for *_, examples, rate in table]
+    bars = ax.barh([row[0] for row in table], speeds, color=["#7f7f7f", "#ee4c2c", "#1f77b4", "#2ca02c"][: len(table)])
     ax.bar_label(bars, fmt="%.0f", padding=3, fontsize=8)
     ax.set_xscale("log")  # the rows differ by orders of magnitude: on a linear scale the slowest would not show
+    ax.set_xlim(min(speeds) / 2, max(speeds) * 4)  # room for the labels
     ax.invert_yaxis()
     ax.set_xlabel("examples per second, log scale (higher is faster)")
     # No title: the text says what the chart shows, in the reader's language, and the engine gives an
