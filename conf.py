@@ -1,6 +1,7 @@
 """Sphinx configuration of the PyTorch tutorials site: what any Sphinx-Gallery site writes, plus the
-engine's extension (`tutorials_site.sphinxext`), which brings its own templates, styles and label
-translations. `make html` builds it in every language; `sphinx-build` alone builds it too.
+engine's extension (`tutorials_site.sphinxext`, from engine/), which brings its own templates, styles and
+label translations. `make html` (`tutorials-site html`) builds it in every language; `sphinx-build` alone
+builds it too.
 """
 
 project = "PyTorch Tutorials"
@@ -42,7 +43,11 @@ html_title = project
 html_last_updated_fmt = None
 html_static_path = ["_static"]
 html_favicon = "_static/favicon.svg"
-exclude_patterns = list(sphinx_gallery_conf["examples_dirs"])  # scripts reach Sphinx through sphinx-gallery only
+# Scripts reach Sphinx through sphinx-gallery only; the rest is the repository's, not pages: its README and
+# guides for contributors, the engine (engine/: its own README and guides), the tests, CI files, the catalogs
+# folder (its glossaries are Markdown), the builds and the published tree.
+exclude_patterns = [*sphinx_gallery_conf["examples_dirs"], "README.md", "CONTRIBUTING.md", "TRANSLATING.md",
+                    "engine", "tests", ".github", ".ci", "locales", "_build", "_device", "docs", ".venv"]
 copybutton_exclude = ".linenos, .gp, .go"
 # Code colours meeting WCAG AA (accessible-pygments); the dark scheme's: tutorials_site/sphinxext/color_scheme.py.
 pygments_style = "a11y-light"

@@ -9,8 +9,10 @@ import shutil
 
 import pytest
 
+from conftest import ROOT
 from tutorials_site.commands.execute import RunOptions, run_tutorial, sandbox_here
-from tutorials_site.core.layout import ROOT
+
+pytestmark = pytest.mark.tutorial
 
 SHIPPED = ROOT / "beginner_source" / "parallel"  # the shipped tutorials, copied: a test never runs them in place
 
@@ -22,7 +24,7 @@ def world(machine):
 
 
 @pytest.fixture(scope="module")
-def ran(runs_tutorials, tmp_path_factory):
+def ran(tmp_path_factory):
     """ran(name) -> (the run's outcome, its run folder): the shipped tutorial NAME, copied and run once per module."""
     outcomes = {}
 

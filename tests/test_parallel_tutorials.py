@@ -4,12 +4,10 @@ every rank's lines, in rank order, in every language, translated in full. Unlike
 about the shipped tutorials, whatever their number: each one added to the section is tested here too."""
 
 import re
-import shutil
 
 import pytest
 
-from conftest import build, copy_project
-from tutorials_site.core.layout import ROOT
+from conftest import ROOT, build, site_copy
 from tutorials_site.core.site.checks import output_texts
 
 pytestmark = [pytest.mark.site, pytest.mark.tutorial]
@@ -21,17 +19,10 @@ WORLD = 2  # the ranks each tutorial starts on a machine without a GPU
 
 
 @pytest.fixture(scope="module")
-def built(builds_site, tmp_path_factory):
-    """A copy of the project (the tests' tutorials) with the shipped section, its catalogs and the shipped
-    landing page added, built in every language, executing the section's tutorials alone, on the CPU."""
-    project = copy_project(tmp_path_factory.mktemp("parallel") / "project")
-    shutil.copytree(ROOT / SECTION, project / SECTION)  # the shipped section, whole
-    shutil.copy(ROOT / "index.md", project / "index.md")  # the shipped landing page, which links the section
-    for lang in LANGS:
-        for folder in ("beginner_source/parallel", "beginner/parallel"):
-            shutil.copytree(ROOT / "locales" / lang / "LC_MESSAGES" / folder,  # the shipped section's catalogs
-                            project / "locales" / lang / "LC_MESSAGES" / folder)
-    result = build(project, project / "_build", env={"TUTORIALS": f"{SECTION}/*", "CUDA_VISIBLE_DEVICES": ""})
+def built(tmp_path_factory):
+    """A copy of the site built in every language, executing the section's tutorials alone, on the CPU."""
+    project = site_copy(tmp_path_factory.mktemp("parallel") / "project")
+    result = build(project, project / "_build", TUTORIALS=f"{SECTION}/*", CUDA_VISIBLE_DEVICES="")
     assert result.returncode == 0, result.stdout + result.stderr
     return project / "_build" / "html"
 

@@ -1,0 +1,98 @@
+"""Runs kept across CI runs: the second of two CI runs executes only what the change between them made stale.
+
+benchmarks/ci_runs.py plays the engine's reusable workflow's own steps (execute shards, assemble, the cache restored and saved as a
+folder) on a generated git repository of small tutorials; each run's assemble validates the whole site, so a
+shard that did not hand over a run of one of its tutorials fails it.
+"""
+
+import shutil
+
+import pytest
+
+from benchmarks import ci_runs
+from conftest import build, executed, snapshot
+from tutorials_site.core.runs import runs, shards
+
+pytestmark = pytest.mark.site  # every test here builds a site
+
+
+@pytest.fixture(scope="module")
+def first(builds_site, tmp_path_factory):
+    """(the generated repository, the stand-in torch's folder, the runs its first CI run kept)."""
+    work = tmp_path_factory.mktemp("ci")
+    repo = ci_runs.generate(work / "repo")
+    site = work / "torch-site"
+    run, kept = ci_runs.Player(work / "first", site).play(repo, "first", None, ci_runs.torch_version())
+    assert run.executed == ci_runs.COUNT  # nothing kept yet: every tutorial runs once
+    return repo, site, kept
+
+
+@pytest.mark.parametrize("change", ci_runs.CHANGES, ids=lambda change: change.what)
+def test_the_second_ci_run_executes_only_what_the_change_made_stale(first, change, tmp_path):
+    repo, site, kept = first
+    player = ci_runs.player_after(change, tmp_path, site)
+    second = ci_runs.changed(repo, tmp_path / "repo", change)
+    run, _ = player.play(second, "second", kept, ci_runs.torch_version() + change.torch_suffix, change.installed)
+    assert run.executed == change.target, change.what
+    # Only the runs executed count as durations: the taken ones were timed by the run that executed them.
+    assert len(shards.record(sorted((tmp_path / "second-artifacts").iterdir()))) == change.target
+
+
+def test_a_changed_tutorial_runs_once_and_is_kept_for_the_run_after(first, tmp_path):
+    repo, site, kept = first
+    [change] = [change for change in ci_runs.CHANGES if change.what == "one tutorial"]
+    player = ci_runs.Player(tmp_path, site)
+    second = ci_runs.changed(repo, tmp_path / "repo", change)
+    run, kept_second = player.play(second, "second", kept, ci_runs.torch_version())
+    assert run.executed == 1 and run.run_seconds > 0
+    page = tmp_path / "second-assemble" / "_build" / "html" / "en" / "beginner" / f"{ci_runs.tutorial_name(7)}.html"
+    assert "small tutorial 07 ran, changed" in page.read_text()
+    run, _ = player.play(second, "third", kept_second, ci_runs.torch_version())
+    assert run.executed == 0 and run.run_seconds == 0
+
+
+# --- REUSE as a make variable -------------------------------------------------------------------------
+
+def shard_build(repo, builddir, site, **env):
+    """Every tutorial's shard (SHARD=1/1) of the generated repository, in English, with torch as first kept it."""
+    ci_runs.write_torch(site, ci_runs.torch_version())
+    return build(repo, builddir, env={"LANGUAGES": "en", "SHARD": "1/1", "PYTHONPATH": str(site), **env})
+
+
+def test_only_current_whole_kept_runs_are_taken(first, tmp_path):
+    repo, site, kept = first
+    reuse = tmp_path / "kept"
+    shutil.copytree(kept, reuse / "runs")
+    damaged, cut_short = (reuse / "runs" / ci_runs.GALLERY / ci_runs.tutorial_name(n) for n in (4, 9))
+    (damaged / runs.RESULT).write_text("{")
+    (cut_short / runs.STAMP).unlink()  # a copy or a run that never finished
+    result = shard_build(repo, tmp_path / "build", site, REUSE=str(reuse))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert executed(result) == 2
+    assert f"; took {ci_runs.COUNT - 2} current run(s) from REUSE={reuse}" in result.stdout
+    record = shards.record([tmp_path / "build"])
+    assert sorted(record) == [f"{ci_runs.GALLERY}/{ci_runs.tutorial_name(n)}" for n in (4, 9)]
+    taken = tmp_path / "build" / "runs" / ci_runs.GALLERY / ci_runs.tutorial_name(1)
+    assert snapshot(taken) == snapshot(reuse / "runs" / ci_runs.GALLERY / ci_runs.tutorial_name(1))
+
+
+def test_reuse_that_names_no_build_folder(first, tmp_path):
+    repo, site, kept = first
+    builddir = tmp_path / "build"
+    shutil.copytree(kept, builddir / "runs")  # every run current: nothing to execute
+    before = snapshot(builddir)
+    cases = {
+        str(builddir): f"error: REUSE={builddir}: the folder being built into; give another build folder (or no REUSE)",
+        str(tmp_path): f"error: REUSE={tmp_path}: not a build folder (no runs/ in it); give the folder that holds "
+                       "runs/, such as another BUILDDIR or the folder CI restores its kept runs into",
+    }
+    for value, message in cases.items():
+        result = shard_build(repo, builddir, site, REUSE=value)
+        assert result.returncode == 1 and result.stderr.strip().splitlines() == [message], result.stderr
+        assert snapshot(builddir) == before
+    # A folder that is not there is what CI has before main's first build: nothing to take, and it says so.
+    missing = tmp_path / "never-restored"
+    result = shard_build(repo, builddir, site, REUSE=str(missing))
+    assert result.returncode == 0, result.stderr
+    assert f"[execute] REUSE={missing}: no such folder, no runs to take from it" in result.stdout
+    assert executed(result) == 0

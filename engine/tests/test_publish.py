@@ -1,0 +1,176 @@
+"""Versioned publishing: `make docs` per version, side by side, atomic, and never over a bad build."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import build, git, snapshot, tutorials_site
+from tutorials_site.core import assets, files, languages
+from tutorials_site.core.runs.records import VersionEntry
+from tutorials_site.core.site import versions
+
+PAGE = "beginner/data_parallel_tutorial.html"
+
+
+def test_both_versions_side_by_side_with_the_site_files(published):
+    docs = published / "docs"
+    manifest = json.loads((docs / "versions.json").read_text())
+    assert manifest["stable"] == "1.0"
+    assert [v["name"] for v in manifest["versions"]] == ["1.0", "main"]
+    for entry in manifest["versions"]:
+        assert set(entry) == set(versions.ENTRY_KEYS) and entry["path"] == entry["name"] + "/"
+        assert entry["languages"] == [lang.seg for lang in languages.ALL] and entry["torch"]
+        for lang in languages.ALL:
+            assert (docs / entry["name"] / lang.seg / PAGE).is_file()
+    assert snapshot(docs / "stable") == snapshot(docs / "1.0")
+    assert os.readlink(docs / "stable") == "1.0"  # a link, not a second copy of its files
+    assert (docs / ".nojekyll").exists() and "Sitemap: " in (docs / "robots.txt").read_text()
+    sitemap = (docs / "sitemap.xml").read_text()
+    assert "/stable/ko/beginner/data_parallel_tutorial.html" in sitemap and "/1.0/en/index.html" in sitemap
+    assert 'hreflang="zh-CN"' in sitemap and "/main/" not in sitemap  # main is noindex
+    main_page = (docs / "main" / "en" / PAGE).read_text()
+    release_page = (docs / "1.0" / "en" / PAGE).read_text()
+    assert '<meta name="robots" content="noindex">' in main_page and "noindex" not in release_page
+    assert '<link rel="canonical" href="https://' in release_page and "/stable/en/" + PAGE in release_page
+
+
+def test_a_published_version_stays_within_its_size_budget(published):
+    """Today's site (four languages) published as one version: at most 15 MB, with no font file a page cannot load
+    (42 MB before: the theme's fonts, 9.4 MB per language, shipped unused)."""
+    version = published / "docs" / "1.0"
+    size = sum(path.stat().st_size for path in version.rglob("*") if path.is_file())
+    assert size <= 15 * 2**20, f"{version}: {size / 2**20:.1f} MB"
+    assert not [path for path in version.rglob("*") if path.suffix in assets.FONT_SUFFIXES]
+
+
+def test_version_order_is_numeric_releases_first_then_main_then_branches():
+    names = ["main", "1.9", "feature-x", "1.10", "2.0", "a-branch"]
+    entries = [VersionEntry(name=n, label=n, release=versions.is_release(n), torch="", languages=(), built="",
+                            path=f"{n}/") for n in names]
+    assert [e.name for e in versions.order(entries)] == ["2.0", "1.10", "1.9", "main", "a-branch", "feature-x"]
+    assert versions.stable_of(entries) == "2.0"
+    assert versions.stable_of([e for e in entries if not e.release]) == "main"
+
+
+def publish(published, pages, **env):
+    return tutorials_site(published, "publish", f"PAGES={pages}", **env)
+
+
+def test_republishing_one_version_leaves_the_other_byte_identical(published, gh_pages):
+    before = snapshot(gh_pages / "1.0")
+    assert publish(published, gh_pages).returncode == 0  # the last build is main
+    assert snapshot(gh_pages / "1.0") == before
+    changed = {line[3:].split("/")[0] for line in git(gh_pages, "status", "--porcelain").splitlines()}
+    assert changed <= {"main", "versions.json"}
+    assert not list(gh_pages.glob(".publish-*"))
+
+
+# A publish killed before each of its changes to the tree: a process that runs publish() with an audit hook
+# (Python's own events, raised before each operation) counting what publish does to an entry of PAGES itself
+# (copies a folder to it, deletes one, renames onto it, opens it for writing, or exchanges two folders) and
+# exiting at the N-th as SIGKILL would leave it; N=0 kills nowhere and prints how many changes there were.
+KILLER = """
+import os, sys
+from pathlib import Path
+from tutorials_site.core.site.publish import publish
+
+htmldir, pages, kill_at = sys.argv[1], Path(sys.argv[2]).resolve(), int(sys.argv[3])
+changes = []
+
+def in_pages(path):
+    return isinstance(path, (str, bytes, os.PathLike)) and Path(os.fsdecode(path)).is_absolute() \\
+        and Path(os.fsdecode(path)).resolve().parent == pages
+
+def hook(event, args):
+    if (event in ("shutil.copytree", "os.rename") and in_pages(args[1])
+            or event in ("shutil.rmtree", "os.remove") and in_pages(args[0])
+            or event == "open" and in_pages(args[0]) and args[2] & (os.O_WRONLY | os.O_RDWR)
+            or event == "ctypes.dlsym" and args[1] == "renameat2"):
+        changes.append(event)
+        if len(changes) == kill_at:
+            sys.stderr.write(f"killed before change {kill_at}: {event} {args[:2]}\\n")
+            os._exit(137)
+
+sys.addaudithook(hook)
+publish(htmldir, pages)
+print(len(changes))
+"""
+
+
+def kill_publish(published, pages, at):
+    return subprocess.run([sys.executable, "-c", KILLER, str(published / "_build" / "html"), str(pages), str(at)],
+                          cwd=published, capture_output=True, text=True)
+
+
+def test_a_publish_killed_at_any_step_leaves_a_serving_tree(published, gh_pages, tmp_path, subtests):
+    counted = kill_publish(published, shutil.copytree(gh_pages, tmp_path / "counted"), 0)
+    assert counted.returncode == 0, counted.stderr
+    changes = int(counted.stdout)
+    # At least: the version copied beside the tree, swapped in, the old one deleted, five files written and renamed.
+    assert changes >= 13
+    before = snapshot(gh_pages)
+    for at in range(1, changes + 1):
+        with subtests.test(killed_before_change=at):
+            pages = shutil.copytree(gh_pages, tmp_path / f"killed-{at}")
+            result = kill_publish(published, pages, at)
+            assert result.returncode == 137, result.stderr
+            manifest = versions.load(pages / "versions.json")  # whole, old or new
+            for name in [entry.name for entry in manifest.versions] + ["stable"]:
+                for lang in languages.ALL:
+                    assert (pages / name / lang.seg / PAGE).is_file(), (result.stderr, name)
+            after = snapshot(pages)
+            assert {k: v for k, v in after.items() if k.startswith("1.0/")} == \
+                   {k: v for k, v in before.items() if k.startswith("1.0/")}
+            assert publish(published, pages).returncode == 0  # and the next publish cleans up
+            assert not list(pages.glob(".publish-*"))
+            shutil.rmtree(pages)
+
+
+def test_a_publish_killed_while_writing_versions_json_leaves_it_whole_and_its_temporary_to_the_next(published, gh_pages):
+    before = (gh_pages / "versions.json").read_bytes()
+    killer = ("import os; from tutorials_site.core import files; from tutorials_site.core.site import publish as p; "
+              "files.os.fsync = lambda fd: os._exit(137); "  # the data written, not yet renamed into place
+              f"p.publish({str(published / '_build' / 'html')!r}, {str(gh_pages)!r})")
+    result = subprocess.run([sys.executable, "-c", killer], cwd=published, capture_output=True, text=True)
+    assert result.returncode == 137, result.stderr
+    assert (gh_pages / "versions.json").read_bytes() == before
+    [leftover] = gh_pages.glob(files.LEFTOVERS)
+    assert leftover.name.startswith(".versions.json.")
+    assert publish(published, gh_pages).returncode == 0
+    assert list(gh_pages.glob(files.LEFTOVERS)) == [] and not list(gh_pages.glob(".publish-*"))
+
+
+def test_a_corrupt_versions_json_is_reported_and_left_alone(published, gh_pages):
+    (gh_pages / "versions.json").write_text('{"stable": "1.0", "versions": [')
+    before = snapshot(gh_pages)
+    result = publish(published, gh_pages)
+    assert result.returncode != 0 and "unreadable or corrupt versions.json" in result.stderr
+    assert snapshot(gh_pages) == before
+
+
+def test_a_build_that_fails_validation_is_refused_and_the_target_untouched(published, gh_pages, tmp_path):
+    before = snapshot(gh_pages)
+    broken = tmp_path / "broken"
+    shutil.copytree(published / "_build" / "html", broken)
+    (broken / "en" / "beginner" / "index.html").unlink()
+    shutil.rmtree(broken / "zh-cn")
+    result = subprocess.run([sys.executable, "-m", "tutorials_site", "publish", str(broken)],
+                            cwd=published, capture_output=True, text=True, env={**os.environ, "PAGES": str(gh_pages)})
+    assert result.returncode != 0
+    assert "language(s) missing: zh-cn" in result.stderr and "beginner/index.html: no such file" in result.stderr
+    noplot = tmp_path / "noplot"
+    assert build(published, noplot, "--noplot").returncode == 0
+    result = subprocess.run([sys.executable, "-m", "tutorials_site", "publish", str(noplot / "html")],
+                            cwd=published, capture_output=True, text=True, env={**os.environ, "PAGES": str(gh_pages)})
+    assert "built without executing the tutorials" in result.stderr and "no execution stamp" in result.stderr
+    assert snapshot(gh_pages) == before
+
+
+@pytest.mark.parametrize("name", ["../evil", "a/b", "with space", "stable"])
+def test_a_version_name_with_path_characters_is_refused(published, tmp_path, name):
+    result = tutorials_site(published, "html-noplot", VERSION=name, BUILDDIR=str(tmp_path), LANGUAGES="en")
+    assert result.returncode != 0 and "is not a usable version name" in result.stdout + result.stderr

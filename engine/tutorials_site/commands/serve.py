@@ -1,0 +1,118 @@
+"""`make serve`: the built site on 127.0.0.1, built again whenever an input is saved, and the browser reloaded.
+
+sphinx-autobuild's pieces do the serving: its RebuildServer watches the inputs (watchfiles) and, after each
+rebuild, tells every open page through a websocket to reload; its middleware adds that script to each HTML
+page; Starlette's StaticFiles serves BUILDDIR/html under uvicorn. Its own command runs a single sphinx-build,
+whereas a build here is `python -m tutorials_site html` (the stale tutorials executed, then every language
+rendered): that is what each change runs, with the make variables serve was given (TUTORIALS, LANGUAGES...),
+so only what changed is executed again (the runs' stamps decide) and rendered again.
+"""
+
+import errno
+import re
+import socket
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core import assets, project, site_tree
+from ..core.errors import Failed, UsageError
+from ..core.files import shown
+from ..core.site.settings import Settings
+from .prepare import staging_skip
+
+HOST = "127.0.0.1"  # the author's own machine only: a preview is nobody else's to reach
+DEFAULT_PORT = 8000
+# Files an editor or a run writes beside what it saves, which change no page: hidden files (Emacs' `.#x` lock,
+# Vim's `.x.swp`), backups (`x~`), Emacs' `#x#`, Vim's write test `4913`, temporary files (`x.tmp`, JetBrains'
+# `x___jb_tmp___`), compiled Python.
+_NOT_INPUTS = re.compile(r"(^\.|~$|^#.*#$|\.sw[a-p]$|\.py[cod]$|^4913$|\.tmp$|___jb_\w+___$)")
+
+
+def port_of(environ: Mapping[str, str]) -> int:
+    """PORT, DEFAULT_PORT where it is not given; UsageError where it is no port number."""
+    value = environ.get("PORT", "").strip() or str(DEFAULT_PORT)
+    if not re.fullmatch(r"[0-9]{1,5}", value) or not 0 < int(value) < 65536:
+        raise UsageError(f"PORT: {value!r} is not a port number (1 to 65535; for example PORT=8001)")
+    return int(value)
+
+
+def watched(site: project.Project, skip: Sequence[Path] = ()) -> list[Path]:
+    """What a build of SITE reads: the whole site (core.site_tree; SKIP: the folders builds make), its catalogs and
+    the engine's own files (core.assets). A save to any of them rebuilds."""
+    catalogs = [p for p in [site.locales] if p.exists()]
+    return [site.root / site_tree.CONF, *site_tree.entries(site.root, skip), *catalogs, *assets.FOLDERS]
+
+
+def is_input(path: str | Path) -> bool:
+    """Whether a changed path is a file a build reads (not __pycache__, an editor's swap or backup file)."""
+    path = Path(path)
+    return "__pycache__" not in path.parts and not _NOT_INPUTS.search(path.name)
+
+
+@dataclass(frozen=True)
+class Rebuild:
+    """The build, run again by sphinx-autobuild's watcher after each batch of saves (in a process of its own)."""
+
+    root: Path  # the project's
+    builddir: Path
+    url: str  # where the build is served, which its last line gives
+
+    def __call__(self, changed_paths: Sequence[Path] = ()) -> None:
+        """Build the site again, after naming the saves that call for it (CHANGED_PATHS)."""
+        if changed_paths:
+            names = ", ".join(sorted({shown(path) for path in changed_paths}))
+            print(f"[serve] changed: {names}; building", flush=True)
+        done = subprocess.run([sys.executable, "-m", "tutorials_site", "html", "--builddir", str(self.builddir),
+                               "--served-at", self.url], cwd=self.root)
+        if done.returncode:
+            print("[serve] the build failed (above): fix it and save again; the pages reload after each build",
+                  flush=True)
+        else:
+            print("[serve] built; the open pages reload", flush=True)
+
+
+def _refuse_taken(port: int) -> None:
+    """Say so now, in one line, when the port is taken (uvicorn would after the first build, in a traceback)."""
+    with socket.socket() as probe:
+        try:
+            probe.bind((HOST, port))
+        except OSError as error:
+            if error.errno != errno.EADDRINUSE:
+                raise
+            raise UsageError(f"PORT={port}: {HOST}:{port} is in use (another `make serve`?); "
+                             f"give another port, for example PORT={port + 1 if port < 65535 else 8001}") from None
+
+
+def serve(site: project.Project, settings: Settings, environ: Mapping[str, str]) -> None:
+    """Build once, then serve BUILDDIR/html on 127.0.0.1:PORT until interrupted, rebuilding on each save."""
+    try:
+        import uvicorn
+        from sphinx_autobuild.middleware import JavascriptInjectorMiddleware
+        from sphinx_autobuild.server import RebuildServer
+        from starlette.applications import Starlette
+        from starlette.middleware import Middleware
+        from starlette.routing import Mount, WebSocketRoute
+        from starlette.staticfiles import StaticFiles
+    except ImportError as error:
+        raise Failed(f"serve: {error.name} is not installed: `make serve` installs the test requirements "
+                     "(requirements-test.lock) first; run it through make") from None
+    port = port_of(environ)
+    _refuse_taken(port)
+    rebuild = Rebuild(site.root, settings.tree.root, f"http://{HOST}:{port}/")
+    rebuild()  # the first build, before anything is served
+    htmldir = settings.tree.html
+    htmldir.mkdir(parents=True, exist_ok=True)  # where even the first build failed early: served empty
+    watcher = RebuildServer(watched(site, staging_skip(settings)), lambda path: not is_input(path),
+                            change_callback=rebuild)
+    app = Starlette(
+        routes=[WebSocketRoute("/websocket-reload", watcher, name="reload"),
+                Mount("/", app=StaticFiles(directory=htmldir, html=True), name="static")],
+        middleware=[Middleware(JavascriptInjectorMiddleware, ws_url=f"{HOST}:{port}")],
+        lifespan=watcher.lifespan,
+    )
+    print(f"[serve] http://{HOST}:{port}/ serves {htmldir}; saving a tutorial, catalog, template, static file "
+          "or conf.py rebuilds it (Ctrl-C stops)", flush=True)
+    uvicorn.run(app, host=HOST, port=port, log_level="warning")

@@ -1,0 +1,259 @@
+"""Checks of a built site that a green sphinx-build does not prove.
+
+- every tutorial page of every built language carries the execution stamp of
+  a run of the current English source (every language shows that one run) in
+  the current environment, with a non-zero run time: a `plot_gallery=0` build, a skipped file or a stale output
+  cannot pass for an executed one; a run that failed passes only where conf.py expects it to;
+- where the build folder holds the runs beside the pages (not in a copy of the
+  pages alone), each page's run is the one its stamp sealed (core.runs.seal) and the
+  one the page shows (the same stamp);
+- every internal link and anchor resolves.
+"""
+
+from collections.abc import Sequence
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from .. import languages, project
+from ..layout import BuildTree
+from ..runs import currency, runs, stamping
+from ..runs.fingerprint import present, source_digest
+from ..runs.records import BUILD_RECORD, BuildInfo, RecordError, RunRecord, Stamp
+from ..runs.stamps import STAMP_META, outputs_digest, page_copy
+from ..sphinx_gallery_formats import OUTPUT_CLASS, figure_name
+
+
+class _OutputBlocks(HTMLParser):
+    """The text of each output block of a page: the <pre> of the <div class="highlight"> just inside a
+    <div class="sphx-glr-script-out …">.
+
+    That is how Sphinx's HTML writer renders the code blocks sphinx-gallery marks with
+    `.. rst-class:: sphx-glr-script-out` (its output and traceback blocks); tests/test_sphinx_gallery_api.py
+    reads a page built from sphinx-gallery's own reST with it.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.texts: list[str] = []
+        self._expected: list[tuple[str, str | None]] = []
+        self._text: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._text is not None:
+            return  # markup inside the <pre> (highlighting spans)
+        classes = (dict(attrs).get("class") or "").split()
+        if tag == "div" and classes[:1] == [OUTPUT_CLASS]:
+            self._expected = [("div", "highlight"), ("pre", None)]
+        elif self._expected and tag == self._expected[0][0] and self._expected[0][1] in (None, *classes):
+            self._expected.pop(0)  # the next element expected, with its class if it needs one
+            if not self._expected:
+                self._text = []
+        else:
+            self._expected = []
+
+    def handle_data(self, data: str) -> None:
+        if self._text is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._text is not None and tag == "pre":
+            self.texts.append("".join(self._text))
+            self._text = None
+
+
+class _Page(_OutputBlocks):
+    """What the checks need of a page, in one pass: its anchors, its links and images (line, target), its <meta>
+    names, and its output blocks' texts."""
+
+    LINK_ATTRS = {"a": "href", "link": "href", "img": "src", "script": "src", "iframe": "src"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.links: list[tuple[int, str]] = []
+        self.meta: dict[str, str | None] = {}
+        self.images: list[tuple[int, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        """Record the tag's anchor, link or <meta>."""
+        values = dict(attrs)
+        for key in ("id", "name"):
+            anchor = values.get(key)
+            if anchor and tag != "meta":
+                self.ids.add(anchor)
+        name = values.get("name")
+        if tag == "meta" and name:
+            self.meta[name] = values.get("content", "")
+        target = values.get(self.LINK_ATTRS.get(tag, ""))
+        if target:
+            self.links.append((self.getpos()[0], target))
+            if tag == "img":
+                self.images.append((self.getpos()[0], target))
+        super().handle_starttag(tag, attrs)
+
+
+def parse(path: Path | str) -> _Page:
+    """The anchors, links, images, <meta> names and output blocks of the HTML page at PATH."""
+    page = _Page()
+    page.feed(Path(path).read_text(encoding="utf-8"))
+    page.close()
+    return page
+
+
+def check_stamps(site: project.Project, htmldir: Path | str, langs: Sequence[languages.Language]) -> list[str]:
+    """Problems of SITE's tutorial pages; a tutorial conf.py's filename_pattern does not execute is listed by
+    not_executed(), not here."""
+    problems = []
+    now = present(site.root)
+    runs_root = BuildTree(Path(htmldir).parent).runs
+    kept: dict[str, Stamp | list[str]] = {}  # each tutorial's run, read and verified once for every language
+    for lang in langs:
+        for tutorial in (t for t in site.tutorials if t.executed):
+            source = tutorial.path
+            page = Path(htmldir, lang.seg, tutorial.page + ".html")
+            where = f"{page}: {tutorial.label} ({lang.seg})"
+            if not page.exists():
+                problems.append(f"{where}: page missing")
+                continue
+            parsed = parse(page)
+            raw = parsed.meta.get(STAMP_META)
+            if raw is None:
+                problems.append(f"{where}: no execution stamp (the tutorial was not executed)")
+                continue
+            try:
+                stamp = Stamp.from_json(raw, f"its {STAMP_META} <meta>")
+            except RecordError as error:
+                problems.append(f"{where}: {error}; build it again")
+                continue
+            if stamp.failed and not stamping.excused(site, tutorial, stamp):
+                problems.append(f"{where}: {failure(parsed.texts)}, which conf.py does not expect: fix the tutorial, "
+                                "or list it in conf.py's expected_failing_examples")
+            shown = shown_outputs(page, parsed, source.stem)
+            problems += [f"{where}: {problem}" for problem in
+                         currency.problems(source_digest(source, tutorial.label, site.root), now, stamp=stamp, shown=shown)]
+            if runs_root.is_dir():
+                if tutorial.key not in kept:
+                    kept[tutorial.key] = _sealed_run(runs_root, tutorial.key)
+                run = kept[tutorial.key]
+                problems += [f"{where}: {problem}" for problem in
+                             (run if isinstance(run, list) else _shown_run(runs_root, tutorial.key, run, stamp))]
+    return problems
+
+
+def failure(texts: Sequence[str]) -> str:
+    """What a page of a failed run says of its failure, from its output blocks' TEXTS: the last one ends with
+    the error (a traceback's last line, or how a run that did not finish ended)."""
+    ending = texts[-1].strip().splitlines()[-1] if texts and texts[-1].strip() else ""
+    return f"its run failed ({ending}; its page shows it)" if ending else "its run failed (its page shows the error)"
+
+
+def _sealed_run(runs_root: Path, key: str) -> Stamp | list[str]:
+    """The stamp of the run KEY under RUNS_ROOT where it is the run its stamp sealed; else why not."""
+    try:
+        stamp = Stamp.read(runs_root / key / runs.STAMP)
+    except RecordError as error:
+        return [f"its run cannot be read: {error}"]
+    if stamp is None:
+        return [f"its run is not in {runs_root / key} (a build folder holds the runs its pages show)"]
+    return runs.unsealed(runs_root, key) or stamp
+
+
+def _shown_run(runs_root: Path, key: str, run: Stamp, shown: Stamp) -> list[str]:
+    """Whether the page that carries the stamp SHOWN shows the run KEY, whose stamp is RUN."""
+    if page_copy(run) == shown:
+        return []
+    return [f"its page shows another run than the one in {runs_root / key} (its stamp differs): build it again"]
+
+
+def missing_build(htmldir: Path | str) -> str:
+    """What check and publish say of a folder of pages without its build record: a folder with no page of any
+    language is one nothing was built into yet."""
+    if not any(Path(htmldir).glob("*/index.html")):
+        return f"{htmldir}: nothing built there yet: run `make html` first"
+    return (f"{htmldir}: no {BUILD_RECORD}: its last build failed or did not finish (a build writes it last, once "
+            "every language succeeded, so that pages of two builds are never taken for one); build it with `make html`")
+
+
+def whole_build(htmldir: Path | str) -> BuildInfo | str:
+    """The build record of a build of the whole site, which check and publish accept; else why it is none, in
+    one line: it has no build.json (it failed, or did not finish), an unreadable one, or a TUTORIALS build (its
+    build.json names the selection) executed only those tutorials."""
+    try:
+        info = BuildInfo.read(Path(htmldir, BUILD_RECORD))
+    except RecordError as error:
+        return f"{error}: build it again with `make html`"
+    if info is None:
+        return missing_build(htmldir)
+    if not info.partial:
+        return info
+    return (f"{htmldir}: built with TUTORIALS={info.partial}, the other tutorials not executed; "
+            "build the whole site with `make html` (no TUTORIALS), then check or publish it")
+
+
+def failed_runs(site: project.Project, htmldir: Path | str) -> list[str]:
+    """The error line of each tutorial of SITE whose run in the build folder of HTMLDIR failed where conf.py does
+    not expect it to, as the build said it: what check names where that build failed (and left no build.json)."""
+    tree = BuildTree(Path(htmldir).parent)
+    found = []
+    for tutorial in site.tutorials:
+        stamp = stamping.stamp_of(tree.run_dir(tutorial.key))
+        if stamp is None or not stamp.failed or stamping.excused(site, tutorial, stamp):
+            continue
+        try:
+            result = RunRecord.read(tree.run_dir(tutorial.key) / runs.RESULT)
+        except RecordError:
+            continue  # damaged: the next build runs it again, and says so
+        if result is not None and result.error is not None:
+            found.append(runs.error_line(tutorial.label, result.error, raised=not stamp.unfinished))
+    return found
+
+
+def not_executed(site: project.Project) -> list[str]:
+    """The tutorials conf.py's filename_pattern leaves unexecuted: shown without output, by design."""
+    return [t.label for t in site.tutorials if not t.executed]
+
+
+def output_texts(html_text: str) -> list[str]:
+    """The text of each output block a built page shows (sphinx-gallery's sphx-glr-script-out), in order."""
+    parser = _OutputBlocks()
+    parser.feed(html_text)
+    parser.close()
+    return parser.texts
+
+
+def page_outputs(page: Path | str) -> list[str]:
+    """output_texts of the built page at `page`."""
+    return output_texts(Path(page).read_text(encoding="utf-8"))
+
+
+def shown_outputs(page: Path | str, parsed: _Page, stem: str) -> str:
+    """The outputs digest of what a built page shows: its output blocks' text and its figures' bytes."""
+    texts = parsed.texts
+    figure = figure_name(stem, srcset=False)
+    sources = [link for _, link in parsed.images if figure.fullmatch(unquote(link).rpartition("/")[2])]
+    images = [(Path(page).parent / unquote(link)).read_bytes() for link in dict.fromkeys(sources)]
+    return outputs_digest(texts, images)
+
+
+def check_links(htmldir: Path | str) -> list[str]:
+    """Each internal link of the built site that points to no file, or to no anchor in its page."""
+    htmldir = Path(htmldir).resolve()
+    pages = {path: parse(path) for path in sorted(htmldir.rglob("*.html"))}
+    problems = []
+    for path, page in pages.items():
+        for line, link in page.links:
+            parts = urlsplit(link)
+            if parts.scheme or link.startswith("//"):
+                continue  # external: not ours to check offline
+            target = (path.parent / unquote(parts.path)).resolve() if parts.path else path
+            if parts.path.endswith("/") or target.is_dir():
+                target = target / "index.html"
+            where = f"{path.relative_to(htmldir)}:{line}: {link}"
+            if not target.is_relative_to(htmldir) or not target.exists():
+                problems.append(f"{where}: no such file")
+            elif parts.fragment and target.suffix == ".html":
+                ids = pages[target].ids if target in pages else parse(target).ids
+                if unquote(parts.fragment) not in ids:
+                    problems.append(f"{where}: no such anchor")
+    return problems
