@@ -76,6 +76,7 @@ def test_republishing_one_version_leaves_the_other_byte_identical(published, gh_
 KILLER = """
 import os, sys
 from pathlib import Path
+from tutorials_site.core.project import Project
 from tutorials_site.core.site.publish import publish
 
 htmldir, pages, kill_at = sys.argv[1], Path(sys.argv[2]).resolve(), int(sys.argv[3])
@@ -95,8 +96,9 @@ def hook(event, args):
             sys.stderr.write(f"killed before change {kill_at}: {event} {args[:2]}\\n")
             os._exit(137)
 
+site = Project.read(Path.cwd())  # before the hook: reading conf.py is no change to PAGES
 sys.addaudithook(hook)
-publish(htmldir, pages)
+publish(site, htmldir, pages)
 print(len(changes))
 """
 
@@ -132,9 +134,10 @@ def test_a_publish_killed_at_any_step_leaves_a_serving_tree(published, gh_pages,
 
 def test_a_publish_killed_while_writing_versions_json_leaves_it_whole_and_its_temporary_to_the_next(published, gh_pages):
     before = (gh_pages / "versions.json").read_bytes()
-    killer = ("import os; from tutorials_site.core import files; from tutorials_site.core.site import publish as p; "
+    killer = ("import os; from pathlib import Path; from tutorials_site.core import files; "
+              "from tutorials_site.core.project import Project; from tutorials_site.core.site import publish as p; "
               "files.os.fsync = lambda fd: os._exit(137); "  # the data written, not yet renamed into place
-              f"p.publish({str(published / '_build' / 'html')!r}, {str(gh_pages)!r})")
+              f"p.publish(Project.read(Path.cwd()), {str(published / '_build' / 'html')!r}, {str(gh_pages)!r})")
     result = subprocess.run([sys.executable, "-c", killer], cwd=published, capture_output=True, text=True)
     assert result.returncode == 137, result.stderr
     assert (gh_pages / "versions.json").read_bytes() == before
