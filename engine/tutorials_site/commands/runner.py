@@ -49,6 +49,7 @@ import pickle
 import platform
 import random
 import re
+import resource
 import signal
 import site
 import subprocess
@@ -73,6 +74,9 @@ from .child_site import tutorials_site_used
 # How long finished children get to be reaped before their output is read.
 _CHILDREN_GRACE_S = 1.0
 _MESSAGE_LIMIT = 1000  # characters of an exception's message the build's error line shows
+# The largest file any process of a run may write (RLIMIT_FSIZE, which ftruncate honours too: a sparse file counts by
+# its size): a write past it fails with EFBIG, "File too large" (SIGXFSZ is ignored, not fatal).
+FILE_LIMIT = 8 << 30
 _LOG_FDS = (1, 2)  # the runner's own stdout and stderr (its log), once fds 1 and 2 point at a block's file
 _mask_before_fork: set[int | signal.Signals] = set()
 
@@ -484,6 +488,8 @@ def main(argv: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
     signal.signal(signal.SIGTERM, _kill_own_group)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # inherited, ignored, by every process it starts
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))  # none of them can raise it again
     guard = _start_guard(out, limits)  # before the fork handlers: they are the tutorial's
     # What the tutorial's processes open and import, in out/used/: not the venv and the engine (the environment's),
     # nor its working folder and this run (the build's, where its own writes go).

@@ -17,6 +17,13 @@ the engine, the system's files), with, in this order:
 - the text of the tutorial the build read (Run.copy) seen at the tutorial's path,
   read-only: a save during the run changes nothing the run sees.
 
+It holds no capability (`--cap-drop ALL`), root's builds included, and runs as an unprivileged user where the
+builder is root and the machine lets that user make a user namespace (Sandbox.user: bwrap is started as that
+user, so that the run's uid is no one's outside either); the parts of /proc whose writes the kernel checks
+by uid rather than by capability (PROC_READ_ONLY: /proc/sys, /proc/sysrq-trigger, ...) are read-only; bwrap
+sets no_new_privs, and loads the seccomp filter of core.runs.seccomp (mounts, namespaces, ptrace, keyctl, bpf,
+perf_event_open, userfaultfd, kexec, modules refused) from the descriptor the command names.
+
 It gets new namespaces of every kind (`--unshare-all`): its own PID namespace,
 so it sees and signals only its own processes, and killing its first process
 (the namespace's init) kills every process it started; no network but its own
@@ -36,6 +43,9 @@ PROGRAM = "bwrap"
 GPU_DEVICES = ("/dev/nvidia*", "/dev/dri", "/dev/kfd")
 NSSWITCH = "/etc/nsswitch.conf"
 PRIVATE_TMP = "/tmp"  # where a run sees its private temporary folder (TMPDIR, TMP and TEMP point there)
+# The parts of /proc that a process whose uid is root outside could write without any capability (the kernel checks
+# the uid there): bound again read-only over the run's own /proc, where they exist.
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
 # The resolver's configuration where the system's resolv.conf points into /run (systemd-resolved).
 _RESOLVER = "/run/systemd/resolve"
 
@@ -49,6 +59,10 @@ class Sandbox:
     hidden: tuple[Path, ...]  # folders each run sees empty (the build folder)
     readable: tuple[Path, ...]  # folders bound again, read-only, where /tmp or HOME holds them
     devices: tuple[Path, ...]  # the GPU devices that exist here
+    seccomp: bytes = b""  # the filter's BPF program (core.runs.seccomp.program)
+    user: tuple[int, int] | None = None  # (uid, gid) bwrap runs as, a root builder's runs; None: the builder's own
+    # Why a root builder's runs keep root's uid (without capabilities): the unprivileged user's sandbox failed so.
+    fallback: str = ""
 
 
 @dataclass(frozen=True)
@@ -89,7 +103,9 @@ def _base(sandbox: Sandbox, tmp: Sequence[str], home: Sequence[str]) -> list[str
     """The view every run gets: the system read-only, /tmp (bound by the TMP arguments), HOME (by the HOME
     arguments) and the hidden folders empty, what the run needs of /tmp and HOME bound again."""
     argv = [sandbox.program, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run",
-            "--unshare-all", "--die-with-parent", "--new-session", *tmp]
+            "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", *tmp]
+    for folder in PROC_READ_ONLY:
+        argv += ["--ro-bind-try", folder, folder]
     masked = [Path(PRIVATE_TMP)]
     if _hides_home(sandbox):
         argv += home
@@ -105,8 +121,13 @@ def _base(sandbox: Sandbox, tmp: Sequence[str], home: Sequence[str]) -> list[str
     return argv
 
 
-def command(sandbox: Sandbox, run: Run, argv: Sequence[str]) -> list[str]:
-    """The command line that runs ARGV in RUN's sandbox, in its working folder."""
+def _filter(seccomp_fd: int | None) -> list[str]:
+    return [] if seccomp_fd is None else ["--seccomp", str(seccomp_fd)]
+
+
+def command(sandbox: Sandbox, run: Run, argv: Sequence[str], seccomp_fd: int | None = None) -> list[str]:
+    """The command line that runs ARGV in RUN's sandbox, in its working folder; SECCOMP_FD: the descriptor bwrap
+    reads the filter from (Sandbox.seccomp, passed to it open)."""
     line = _base(sandbox, ["--bind", str(run.tmp), PRIVATE_TMP], ["--bind", str(run.home), str(sandbox.home)])
     if run.network:
         line += ["--share-net", "--ro-bind-try", _RESOLVER, _RESOLVER]
@@ -119,7 +140,7 @@ def command(sandbox: Sandbox, run: Run, argv: Sequence[str]) -> list[str]:
     if own_home:
         line += ["--setenv", "HOME", str(run.home)]
     line += ["--ro-bind", str(run.copy), str(run.source), "--chdir", str(run.workdir)]
-    return [*line, *_read_only(sandbox), "--", *argv]
+    return [*line, *_read_only(sandbox), *_filter(seccomp_fd), "--", *argv]
 
 
 def offline_nsswitch(system: str) -> str:
@@ -136,15 +157,21 @@ def _read_only(sandbox: Sandbox) -> list[str]:
     return [arg for folder in ("/run", *map(str, _outermost(sandbox.hidden))) for arg in ("--remount-ro", folder)]
 
 
-def probe(sandbox: Sandbox) -> list[str]:
-    """A command that succeeds where runs can be sandboxed as `command` does it."""
-    return [*_base(sandbox, ["--tmpfs", PRIVATE_TMP], ["--tmpfs", str(sandbox.home)]), *_read_only(sandbox), "--",
-            "true"]
+def probe(sandbox: Sandbox, check: Sequence[str], seccomp_fd: int | None = None) -> list[str]:
+    """A command that succeeds where runs can be sandboxed as `command` does it: CHECK (a command that fails
+    where what a run needs cannot be read) run in a sandbox made as a run's is."""
+    return [*_base(sandbox, ["--tmpfs", PRIVATE_TMP], ["--tmpfs", str(sandbox.home)]), *_read_only(sandbox),
+            *_filter(seccomp_fd), "--", *check]
 
 
 def gpu_devices(found: Sequence[str]) -> tuple[Path, ...]:
     """The device paths of FOUND (what GPU_DEVICES matched here), each once, in order."""
     return tuple(dict.fromkeys(Path(path) for path in found))
+
+
+def last_line(failure: str) -> str:
+    """The line of a program's FAILURE (its stderr) that says what failed: its last."""
+    return failure.strip().splitlines()[-1] if failure.strip() else "no message"
 
 
 def unavailable(program: str | None, failure: str) -> str:
@@ -155,7 +182,7 @@ def unavailable(program: str | None, failure: str) -> str:
     if program is None:
         return (f"[execute] cannot sandbox the tutorials: bubblewrap ({PROGRAM}) is not installed; install it "
                 f"(Debian and Ubuntu: `sudo apt-get install bubblewrap`), {off}")
-    reason = failure.strip().splitlines()[-1] if failure.strip() else "no message"
+    reason = last_line(failure)
     userns = re.search(r"namespace|permission|operation not permitted|setting up uid map", reason, re.IGNORECASE)
     fix = ("; this machine does not let unprivileged users make namespaces: on Ubuntu 24.04 and later allow "
            "them with `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`, on older Debian with "
