@@ -54,11 +54,12 @@ import psutil
 from ..core.errors import SiteError
 from ..core.files import LEFTOVERS
 from ..core.project import Project, Tutorial
-from ..core.runs import sandbox, seccomp
+from ..core.runs import sandbox, seccomp, shown
 from ..core.runs.isolation import tutorial_environment
 from ..core.runs.needs import Machine
 from ..core.runs.records import OPTIONS, BlockRecord, Dropped, RecordError, RunError, RunOptions, RunRecord
 from ..core.runs.runs import (
+    PAGE,
     PROGRESS,
     RESULT,
     Progress,
@@ -72,7 +73,7 @@ from ..core.runs.runs import (
 from ..core.runs.used import FOLDER as USED
 from ..core.terminal import OutputLimits, RunOutput
 from ..core.tutorial_settings import setting
-from ..sphinx_gallery_run import error_rst, output_rst, split_code_and_text_blocks
+from ..sphinx_gallery_run import split_code_and_text_blocks
 from .runner import recorded_sizes
 
 T = TypeVar("T")
@@ -139,8 +140,10 @@ def timeout_for(source: Path, default: T, label: str | None = None) -> float | T
 
 
 def machine(env: Mapping[str, str]) -> Machine:
-    """The GPUs a tutorial started with ENV would see here: one `import torch` (seconds), asked only where a
-    tutorial's needs are enforced and it needs a GPU."""
+    """The GPUs a tutorial started with ENV would see here: one `import torch` (seconds), where there is a GPU device
+    (NVIDIA's or ROCm's); none elsewhere, without importing torch."""
+    if not any(glob.glob(pattern) for pattern in sandbox.GPU_DEVICES if pattern != "/dev/dri"):
+        return Machine(0, "")
     try:
         probe = subprocess.run([sys.executable, "-c", _GPU_PROBE], env=env, cwd=tempfile.gettempdir(),
                                capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S)
@@ -231,20 +234,18 @@ def _unfinished_result(source: Path, rundir: Path, limits: OutputLimits, progres
         for k, sizes in enumerate(recorded_sizes(rundir / "out", min(progress.block + 1, len(lines)), limits)):
             text = shown.block().show_file(rundir / "out" / f"{k}.txt", *sizes)
             # Which block saved which figure is only in result.json: none are claimed here.
-            blocks.append(BlockRecord(line=lines[k], texts=(text,) if text.strip() else (), images=(),
-                                      rst=output_rst(text)))
-    return RunRecord(blocks=tuple(blocks), error=error, hardware=None, seconds=seconds)
+            blocks.append(BlockRecord(line=lines[k], texts=(text,) if text.strip() else (), images=()))
+    return RunRecord(blocks=tuple(blocks), error=error, seconds=seconds)
 
 
 def _ending_shown(result: RunRecord, error: RunError) -> RunRecord:
     """RESULT of a run that did not finish, with how it ended (ERROR's message) shown under the block that was
     running, where a block that raised shows its traceback: its page, kept, says why its output stops there."""
-    shown = error_rst(error.message)
     if not result.blocks:  # it ended before its first block: the page shows it under that one
-        return replace(result, blocks=(BlockRecord(line=error.line, texts=(error.message,), images=(), rst=shown),))
+        return replace(result, blocks=(BlockRecord(line=error.line, texts=(error.message,), images=(), failed=True),))
     last = result.blocks[-1]
     return replace(result, blocks=(*result.blocks[:-1], replace(last, texts=(*last.texts, error.message),
-                                                                 rst=last.rst + shown)))
+                                                                 failed=True)))
 
 
 class OutputRefused(SiteError):
@@ -258,6 +259,12 @@ class OutputRefused(SiteError):
 _RECORDED = re.compile(r"out/(?:0|[1-9][0-9]*)\.txt|out/dropped\.json|" + re.escape(PROGRESS) + "|" + re.escape(RESULT)
                        + "|" + re.escape(USED) + r"/[1-9][0-9]*\.jsonl")
 _INPUT = OPTIONS
+
+
+# The most a file of a run's output folder may hold besides a figure (shown.FIGURE_LIMIT): the runner's are far
+# smaller (output_guard.py cuts the blocks' output to the output limits); a larger file, or a sparse file of that
+# size, is the tutorial's own, refused, never read nor copied.
+_RECORD_LIMIT = 64 << 20
 
 
 def _recorded_files(output: Path, images: str) -> Iterator[tuple[Path, str]]:
@@ -280,33 +287,44 @@ def _recorded_files(output: Path, images: str) -> Iterator[tuple[Path, str]]:
                         info.st_mode) else "a file linked from elsewhere too"
                     raise OutputRefused(f"{relative} ({what})")
                 elif figure or _RECORDED.fullmatch(relative):
-                    if not _as_recorded(path, relative):
-                        raise OutputRefused(f"{relative} (not as the runner writes it)")
+                    problem = _as_recorded(path, relative, info.st_size, figure)
+                    if problem:
+                        raise OutputRefused(f"{relative} ({problem})")
                     yield path, relative
                 elif relative != _INPUT and not path.match(LEFTOVERS):
                     raise OutputRefused(relative)
 
 
-def _as_recorded(path: Path, relative: str) -> bool:
-    """Whether the JSON file at PATH holds what the runner and output_guard.py write there (which the build
-    reads when a run did not finish); any other file: yes."""
+def _as_recorded(path: Path, relative: str, size: int, figure: bool) -> str | None:
+    """Why the file at PATH (SIZE bytes, a sparse file's included) is not what the runner and output_guard.py write
+    there, or None: a FIGURE is an image of a format pages show (core.runs.shown), each file within its size; the
+    JSON files the build reads when a run did not finish hold what they write."""
+    limit = shown.FIGURE_LIMIT if figure else _RECORD_LIMIT
+    if size > limit:
+        return f"{size} bytes, over the {limit >> 20} MB a run may record there"
+    if figure:
+        with open(path, "rb") as file:
+            head = file.read(16)
+        return None if shown.figure_format(relative, head) else ("not a PNG, JPEG, GIF or WebP image by its bytes, "
+                                                                 "the formats a page shows")
     if relative == PROGRESS:
-        return read_progress(path) is not None
+        return None if read_progress(path) is not None else "not as the runner writes it"
     if relative != f"out/{Dropped.FILE}":
-        return True
+        return None
     try:
         dropped = Dropped.read(path)
     except RecordError:
-        return False
-    return dropped is not None and all(size >= 0 for size in dropped.blocks)
+        return "not as the runner writes it"
+    return None if dropped is not None and all(size >= 0 for size in dropped.blocks) else "not as the runner writes it"
 
 
 def take_outputs(output: Path, rundir: Path, images: str) -> RunRecord | None:
     """Copy into RUNDIR what the run that ended recorded in its OUTPUT folder (see runner.py): out/<k>.txt,
     out/dropped.json, progress.json and the figures under page/IMAGES/ (options.images), each a plain file,
-    no link followed; and return its result.json read as a RunRecord (None: none, or not one), which is
-    not copied (the caller writes RUNDIR's record). Raises OutputRefused naming anything else OUTPUT holds
-    (a link, another file), before anything is copied."""
+    no link followed; and return its result.json read as a RunRecord and validated as data (core.runs.shown; None:
+    none, or not one), which is not copied (the caller writes RUNDIR's record). Raises OutputRefused naming anything
+    else OUTPUT holds (a link, another file, a figure that is no image, a file over its size), before anything is
+    copied."""
     found = list(_recorded_files(output, images))
     record = None
     for path, relative in found:
@@ -316,7 +334,8 @@ def take_outputs(output: Path, rundir: Path, images: str) -> RunRecord | None:
             continue
         (rundir / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, rundir / relative, follow_symlinks=False)
-    return record
+    figures = frozenset(relative.removeprefix(f"{PAGE}/") for _, relative in found if relative.startswith(f"{PAGE}/"))
+    return record and shown.validated(record, figures)
 
 
 def _unprivileged_user() -> tuple[int, int] | None:
@@ -330,9 +349,9 @@ def _unprivileged_user() -> tuple[int, int] | None:
     return entry.pw_uid, entry.pw_gid
 
 
-def _as_user(user: tuple[int, int] | None) -> dict[str, object]:
-    """What subprocess.Popen is given to start bwrap as USER (None: as this process)."""
-    return {} if user is None else {"user": user[0], "group": user[1], "extra_groups": []}
+def _as_user(user: tuple[int, int] | None) -> tuple[int | None, int | None, list[int] | None]:
+    """(user, group, extra_groups) of subprocess.Popen that start bwrap as USER (None: as this process)."""
+    return (None, None, None) if user is None else (user[0], user[1], [])
 
 
 @contextlib.contextmanager
@@ -354,10 +373,12 @@ def _probe(found: sandbox.Sandbox, needed: Iterable[Path]) -> str | None:
     """Why runs cannot be sandboxed as FOUND says, or None: a sandbox made as a run's, in which Python reads the
     folders a run NEEDED."""
     check = [sys.executable, "-I", "-c", _READABLE_CHECK, *map(str, needed)]
+    user, group, groups = _as_user(found.user)
     try:
         with _filter_fd(found.seccomp) as fd:
             probe = subprocess.run(sandbox.probe(found, check, fd), capture_output=True, text=True,
-                                   timeout=_PROBE_TIMEOUT_S, pass_fds=() if fd is None else (fd,), **_as_user(found.user))
+                                   timeout=_PROBE_TIMEOUT_S, pass_fds=() if fd is None else (fd,), user=user,
+                                   group=group, extra_groups=groups)
     except (OSError, subprocess.SubprocessError) as error:
         return str(error)
     return None if probe.returncode == 0 else probe.stderr or f"exit status {probe.returncode}"
@@ -499,13 +520,16 @@ def _start_runner(run: sandbox.Run, confined: sandbox.Sandbox | None, env: dict[
     """The runner's process for RUN (in CONFINED's sandbox, else leading a session of its own), its output (its log)
     into a pipe: the run inherits no descriptor of a file of the build's, only its standard streams."""
     argv = [sys.executable, "-m", "tutorials_site.commands.runner", str(run.source), str(run.output)]
-    streams: dict[str, int] = {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
     if confined is not None:  # bwrap ends the sandbox with this thread (--die-with-parent)
+        user, group, groups = _as_user(confined.user)
         with _filter_fd(confined.seccomp) as fd:
             return subprocess.Popen(sandbox.command(confined, run, argv, fd), env=env, start_new_session=True,
-                                    pass_fds=() if fd is None else (fd,), **streams, **_as_user(confined.user))
-    return subprocess.Popen(argv, cwd=run.workdir, env=env, start_new_session=True,
-                            preexec_fn=_die_with_parent if _prctl else None, **streams)
+                                    pass_fds=() if fd is None else (fd,), stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, user=user, group=group,
+                                    extra_groups=groups)
+    return subprocess.Popen(argv, cwd=run.workdir, env=env, start_new_session=True, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            preexec_fn=_die_with_parent if _prctl else None)
 
 
 class _Log:

@@ -49,9 +49,9 @@ class _Pending:
 def _stamp(item: _Pending, outcome: execute.Outcome, present: Present, files: tuple[RunFile, ...], run_dir: Path,
            skip: Sequence[Path], machine: Callable[[], needs.Machine], log: BuildLog, sandboxed: bool) -> Stamp:
     """Stamp the run of ITEM that ended (OUTCOME), failed or not, SANDBOXED or not, sealing its FILES, with what
-    it used (SKIP: the folders builds make and the venv, none of it the project's); MACHINE: the GPUs here,
-    asked only for a run that did not finish, whose runner could not record them."""
-    stamp = stamping.run_stamp(outcome.result, hardware=outcome.result.hardware or stamping.hardware_here(machine()),
+    it used (SKIP: the folders builds make and the venv, none of it the project's); where it ran is what this
+    build sees (MACHINE: the GPUs here; torch's release), never what the run says."""
+    stamp = stamping.run_stamp(outcome.result, hardware=stamping.hardware_here(machine()),
                                raised=outcome.raised, source=item.digest, script=item.tutorial.path.name,
                                environment=present.environment,
                                outputs=runs.outputs(run_dir, outcome.result), files=files, seconds=outcome.seconds,

@@ -104,8 +104,8 @@ def _base(sandbox: Sandbox, tmp: Sequence[str], home: Sequence[str]) -> list[str
     arguments) and the hidden folders empty, what the run needs of /tmp and HOME bound again."""
     argv = [sandbox.program, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run",
             "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", *tmp]
-    for folder in PROC_READ_ONLY:
-        argv += ["--ro-bind-try", folder, folder]
+    for entry in PROC_READ_ONLY:
+        argv += ["--ro-bind-try", entry, entry]
     masked = [Path(PRIVATE_TMP)]
     if _hides_home(sandbox):
         argv += home

@@ -40,7 +40,7 @@ class SeccompUnavailable(Exception):
 def program(refused: Iterable[str] = REFUSED) -> bytes:
     """The BPF program of the filter, as bwrap's --seccomp reads it. Raises SeccompUnavailable."""
     try:
-        import pyseccomp as seccomp  # loads libseccomp.so.2 at import
+        import pyseccomp as seccomp  # type: ignore[import-untyped]  # loads libseccomp.so.2 at import
     except (ImportError, RuntimeError, OSError) as error:
         raise SeccompUnavailable(str(error)) from None
     import tempfile
