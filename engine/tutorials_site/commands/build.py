@@ -59,7 +59,7 @@ def assemble(settings: Settings, shard_builddirs: Sequence[Path]) -> None:
     if settings.shard:  # it renders what every shard ran
         raise UsageError("SHARD: `make assemble` renders the runs of every shard; leave SHARD out of it")
     site = project.current(settings.root)
-    merged = shards.merge(site, shard_builddirs, settings.tree)
+    merged = shards.merge(site, shard_builddirs, settings.tree, settings.runs_key)
     print(f"[assemble] {len(merged)} executed tutorial run(s) from {len(shard_builddirs)} shard(s)", flush=True)
     build = prepare(settings, executes_nothing=True)
     if build.without_output:
@@ -67,7 +67,7 @@ def assemble(settings: Settings, shard_builddirs: Sequence[Path]) -> None:
     else:
         render_site(build, from_shards(build), noplot=False, what=FROM_SHARDS)
     htmldir = settings.tree.html
-    problems = checks.check_stamps(site, htmldir, settings.langs) + checks.check_links(htmldir)
+    problems = checks.check_stamps(site, htmldir, settings.langs, settings.runs_key) + checks.check_links(htmldir)
     if problems:
         print("\n".join(problems))
         raise Failed(f"[assemble] the assembled site does not validate ({len(problems)} problem(s))")

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..core import project
 from ..core.errors import Failed
 from ..core.layout import BuildTree
-from ..core.runs import currency, isolation, needs, runs, shards, stamping
+from ..core.runs import currency, isolation, needs, runs, shards, signing, stamping
 from ..core.runs.fingerprint import source_digest, used_by
 from ..core.runs.records import RunFile, ShardRecord, Stamp
 from ..core.runs.sandbox import Sandbox
@@ -59,6 +59,8 @@ def _stamp(item: _Pending, outcome: execute.Outcome, present: Present, files: tu
                                origin=stamping.origin(item.tutorial.root), sandboxed=sandboxed, network=item.need.network)
     stamp = dataclasses.replace(stamp, used=used_by(run_dir, item.tutorial, skip))
     stamp.write(run_dir / runs.STAMP)
+    if present.runs_key:
+        signing.sign(present.runs_key, run_dir, item.tutorial.key)
     for line in stamping.stamped_lines(item.tutorial.label, stamp, item.need):
         log.line(line)
     return stamp
@@ -124,6 +126,9 @@ def _current(tree: BuildTree, tutorial: project.Tutorial, digest: SourceDigest, 
     unsealed = [problem for problem in problems if problem.startswith(str(tree.runs))]  # core.runs.seal's: by path
     if log and unsealed:
         log.line(f"[execute] {tutorial.label}: its run is not the one its stamp sealed, not taken: " + "; ".join(unsealed))
+    unsigned = [problem for problem in problems if "signature" in problem or "signed" in problem]
+    if log and unsigned:
+        log.line(f"[execute] {tutorial.label}: its run in {tree.runs} is not taken: " + "; ".join(unsigned))
     return not problems
 
 
@@ -165,6 +170,8 @@ def _pending(settings: Settings, site: project.Project, tutorials: Sequence[proj
             continue
         if not rerun and reuse and _usable(settings, reuse, item, present, log):
             runs.restore(reuse.runs, settings.tree.runs, tutorial.key)
+            if not present.runs_key:  # taken, but nothing here can tell who made it
+                signing.mark_unverified(settings.tree.run_dir(tutorial.key), f"REUSE={reuse.root}")
             if _usable(settings, settings.tree, item, present, log):  # the copy, as sealed too
                 taken += 1
                 continue

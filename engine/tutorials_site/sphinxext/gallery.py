@@ -36,7 +36,7 @@ from .. import sphinx_gallery_build as sg
 from .. import sphinx_gallery_run as sg_run
 from ..core import project, tutorial_settings
 from ..core.files import read_regular, write_atomically
-from ..core.runs import runs, seal, shown
+from ..core.runs import runs, seal, shown, signing
 from ..core.runs.records import BlockRecord, Record, RecordError, RunFile, RunRecord, Stamp
 from ..core.runs.stamps import page_copy, stamp_path
 from ..core.sphinx_gallery_formats import figure_files, image_path_template
@@ -198,8 +198,9 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
     """Write the page's reST and thumbnail of one tutorial from its run, with sphinx-gallery's functions; its
     FIGURES (runs.figures: the files of its figures folder) are copied where the reST wants them."""
     target = target_dir / src_file.name
+    shown_stamp = page_copy(stamp, signing.verified(run_dir)) if stamp else None
     key = hashlib.sha256(src_file.read_bytes() + b"\0" + result.to_json().encode() + b"\0"
-                         + (stamp.to_json() if stamp else "").encode()).hexdigest()
+                         + (shown_stamp.to_json() if shown_stamp else "").encode()).hexdigest()
     marker = target.with_name(f"{target.stem}{Rendered.SUFFIX}")
     if _marked(marker) == Rendered(key=key, rendered=_rendered(target)) and sg.md5_file(target).exists():
         return  # rendered from this run and this script, and untouched since
@@ -232,8 +233,8 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
     sg.write_code_objects(target, result.code_objects)
     sg.write_cost(target, seconds, memory)
     sg.write_md5(target)
-    if stamp is not None:
-        page_copy(stamp).write(stamp_path(target))
+    if shown_stamp is not None:
+        shown_stamp.write(stamp_path(target))
     else:
         stamp_path(target).unlink(missing_ok=True)
     Rendered(key=key, rendered=_rendered(target)).write(marker)

@@ -73,6 +73,8 @@ def describe(stamp: Stamp) -> list[nodes.Node]:
         parts += [nodes.Text(" · ")] + _fill(written, gpus=nodes.Text(str(needed)))
     if not stamp.sandboxed:  # SANDBOX=off: nothing kept the run from what it was not given
         parts += [nodes.Text(" · "), nodes.Text(_("run without a sandbox"))]
+    if not stamp.verified:  # taken from REUSE or a shard by a build without the runs key (core.runs.signing)
+        parts += [nodes.Text(" · "), nodes.Text(_("not verified"))]
     if stamp.network:  # its tutorials-needs line: what it downloaded may differ from one build to the next
         parts += [nodes.Text(" · "), nodes.Text(_("used the network"))]
     parts += [nodes.Text(" · torch "), nodes.literal(text=hardware.torch or "-")]

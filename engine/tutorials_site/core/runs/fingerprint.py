@@ -302,9 +302,10 @@ def source_digest(path: Path, label: str | None, root: Path) -> SourceDigest:
     return SourceDigest(digest.hexdigest(), lines)
 
 
-def present(root: Path) -> Present:
-    """The state of the project at ROOT and of the environment that runs are compared with, now."""
-    return Present(Path(root), environment_fingerprint(root))
+def present(root: Path, sandboxed: bool = True, runs_key: bytes = b"") -> Present:
+    """The state of the project at ROOT and of the environment that runs are compared with, now, by a build that runs
+    tutorials SANDBOXED (or not) and holds RUNS_KEY (b"": none, core.runs.signing)."""
+    return Present(Path(root), environment_fingerprint(root), sandboxed, runs_key)
 
 
 def used_by(run_dir: Path, tutorial: project.Tutorial, skip: Iterable[Path]) -> Used:

@@ -241,6 +241,9 @@ class Stamp(Record):
     # Its output cites the script's line numbers (a traceback, a warning) or it failed (its error has a line):
     # it stands for the script only while its code stays on those lines (core.runs.currency).
     cites_lines: bool = False
+    # In a page's copy only (core.runs.stamps.page_copy): False where its run was taken from elsewhere (REUSE, a
+    # shard) by a build without the runs key, which could not verify who made it (core.runs.signing).
+    verified: bool = True
 
 
 # A build's record beside its pages (BuildInfo): written last, by a build that succeeded.

@@ -25,10 +25,11 @@ def read_stamp(target_file: Path | str) -> Stamp | None:
         return None
 
 
-def page_copy(stamp: Stamp) -> Stamp:
+def page_copy(stamp: Stamp, verified: bool = True) -> Stamp:
     """The stamp as a page carries it: without the seal, whose digests of the run's own files (its logs, its
-    timed record) would make every page of two runs differ; `make check` holds the run beside the page to it."""
-    return dataclasses.replace(stamp, files=())
+    timed record) would make every page of two runs differ, and saying whether its run was VERIFIED; `make check`
+    holds the run beside the page to it."""
+    return dataclasses.replace(stamp, files=(), verified=verified)
 
 
 def shown_text(output: str) -> str:

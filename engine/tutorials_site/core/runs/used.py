@@ -94,6 +94,8 @@ class Present:
 
     root: Path
     environment: str  # core.runs.fingerprint.environment_fingerprint
+    sandboxed: bool = True  # the build runs tutorials in their sandbox: a run made without one is not current
+    runs_key: bytes = field(default=b"", repr=False)  # TUTORIALS_RUNS_KEY: a run is current only signed with it
     _digests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     _versions: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 

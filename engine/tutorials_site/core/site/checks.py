@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 from .. import languages, project
 from ..layout import BuildTree
-from ..runs import currency, runs, stamping
+from ..runs import currency, runs, signing, stamping
 from ..runs.fingerprint import present, source_digest
 from ..runs.records import BUILD_RECORD, BuildInfo, RecordError, RunRecord, Stamp
 from ..runs.stamps import STAMP_META, outputs_digest, page_copy
@@ -101,11 +101,14 @@ def parse(path: Path | str) -> _Page:
     return page
 
 
-def check_stamps(site: project.Project, htmldir: Path | str, langs: Sequence[languages.Language]) -> list[str]:
+def check_stamps(site: project.Project, htmldir: Path | str, langs: Sequence[languages.Language],
+                 runs_key: bytes = b"", *, sandboxed: bool = True, verified_only: bool = False) -> list[str]:
     """Problems of SITE's tutorial pages; a tutorial conf.py's filename_pattern does not execute is listed by
-    not_executed(), not here."""
+    not_executed(), not here. RUNS_KEY: each run beside the pages must be signed with it (core.runs.signing);
+    SANDBOXED: a run made without its sandbox is a problem; VERIFIED_ONLY (ci-build): so is a page whose run was
+    taken unverified."""
     problems = []
-    now = present(site.root)
+    now = present(site.root, sandboxed, runs_key)
     runs_root = BuildTree(Path(htmldir).parent).runs
     kept: dict[str, Stamp | list[str]] = {}  # each tutorial's run, read and verified once for every language
     for lang in langs:
@@ -126,6 +129,9 @@ def check_stamps(site: project.Project, htmldir: Path | str, langs: Sequence[lan
             except RecordError as error:
                 problems.append(f"{where}: {error}; build it again")
                 continue
+            if verified_only and not stamp.verified:
+                problems.append(f"{where}: its run was taken from elsewhere without the runs key to verify it "
+                                f"({signing.VARIABLE} unset): ci-build takes only runs signed by a trusted build")
             if stamp.failed and not stamping.excused(site, tutorial, stamp):
                 problems.append(f"{where}: {failure(parsed.texts)}, which conf.py does not expect: fix the tutorial, "
                                 "or list it in conf.py's expected_failing_examples")
@@ -134,7 +140,7 @@ def check_stamps(site: project.Project, htmldir: Path | str, langs: Sequence[lan
                          currency.problems(source_digest(source, tutorial.label, site.root), now, stamp=stamp, shown=shown)]
             if runs_root.is_dir():
                 if tutorial.key not in kept:
-                    kept[tutorial.key] = _sealed_run(runs_root, tutorial.key)
+                    kept[tutorial.key] = _sealed_run(runs_root, tutorial.key, runs_key)
                 run = kept[tutorial.key]
                 problems += [f"{where}: {problem}" for problem in
                              (run if isinstance(run, list) else _shown_run(runs_root, tutorial.key, run, stamp))]
@@ -148,20 +154,22 @@ def failure(texts: Sequence[str]) -> str:
     return f"its run failed ({ending}; its page shows it)" if ending else "its run failed (its page shows the error)"
 
 
-def _sealed_run(runs_root: Path, key: str) -> Stamp | list[str]:
-    """The stamp of the run KEY under RUNS_ROOT where it is the run its stamp sealed; else why not."""
+def _sealed_run(runs_root: Path, key: str, runs_key: bytes) -> Stamp | list[str]:
+    """The stamp of the run KEY under RUNS_ROOT where it is the run its stamp sealed (and, with RUNS_KEY, signed);
+    else why not."""
     try:
         stamp = Stamp.read(runs_root / key / runs.STAMP)
     except RecordError as error:
         return [f"its run cannot be read: {error}"]
     if stamp is None:
         return [f"its run is not in {runs_root / key} (a build folder holds the runs its pages show)"]
-    return runs.unsealed(runs_root, key) or stamp
+    unsigned = signing.unsigned(runs_key, runs_root / key, key) if runs_key else None
+    return runs.unsealed(runs_root, key) or ([f"its run in {runs_root / key} is {unsigned}"] if unsigned else stamp)
 
 
 def _shown_run(runs_root: Path, key: str, run: Stamp, shown: Stamp) -> list[str]:
     """Whether the page that carries the stamp SHOWN shows the run KEY, whose stamp is RUN."""
-    if page_copy(run) == shown:
+    if page_copy(run, signing.verified(runs_root / key)) == shown:
         return []
     return [f"its page shows another run than the one in {runs_root / key} (its stamp differs): build it again"]
 
