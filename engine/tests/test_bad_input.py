@@ -668,8 +668,8 @@ def test_the_values_looked_for_in_output_are_those_of_secrets_not_of_ci_or_shell
 def _printed(*texts, error=None):
     from tutorials_site.core.runs.records import BlockRecord, RunError
 
-    blocks = tuple(BlockRecord(line=10 + index, texts=(text,), images=(), rst="") for index, text in enumerate(texts))
-    return RunRecord(blocks=blocks, error=error and RunError(line=40, block_line=30, message=error), hardware=None)
+    blocks = tuple(BlockRecord(line=10 + index, texts=(text,), images=()) for index, text in enumerate(texts))
+    return RunRecord(blocks=blocks, error=error and RunError(line=40, block_line=30, message=error))
 
 
 @pytest.mark.parametrize("shown, what", [

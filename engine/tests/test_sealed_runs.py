@@ -37,8 +37,8 @@ def sealed(tmp_path):
     """(runs folder, run folder) of a run sealed in its stamp as the build seals it: result, output, a figure."""
     root = tmp_path / "runs"
     run = root / KEY
-    RunRecord(blocks=(BlockRecord(line=3, texts=("hello\n",), images=(FIGURE[5:],), rst=RST),), error=None,
-              hardware=HARDWARE, seconds=1.0).write(run / runs.RESULT)
+    RunRecord(blocks=(BlockRecord(line=3, texts=("hello\n",), images=(FIGURE[5:],)),), error=None,
+              seconds=1.0).write(run / runs.RESULT)
     (run / "out").mkdir()
     (run / "out" / "0.txt").write_text("hello\n")
     (run / FIGURE).parent.mkdir(parents=True)
@@ -50,7 +50,7 @@ def sealed(tmp_path):
 def _forge_rst(run):
     """Add a script to the reST of the run's first block, its output text and figures left as they were."""
     data = json.loads((run / runs.RESULT).read_text())
-    data["blocks"][0]["rst"] += FORGED_RST
+    data["blocks"][0]["html"] = FORGED_RST
     (run / runs.RESULT).write_text(json.dumps(data))
 
 
