@@ -68,8 +68,12 @@ def _stamp(item: _Pending, outcome: execute.Outcome, present: Present, files: tu
 
 
 def _tutorial_env(site: project.Project) -> dict[str, str]:
-    """The environment a tutorial runs in: this one, less what conf.py does not allow it (core.runs.isolation)."""
-    return isolation.tutorial_environment(os.environ, isolation.allowed(site.conf))
+    """The environment a tutorial runs in: this one, less what conf.py does not allow it (core.runs.isolation), its
+    PYTHONPATH's folders outside the project left out."""
+    env = isolation.tutorial_environment(os.environ, isolation.allowed(site.conf))
+    if "PYTHONPATH" in env:
+        env["PYTHONPATH"] = isolation.within_project(env["PYTHONPATH"], site.root)
+    return env
 
 
 def _sandbox(settings: Settings, log: BuildLog) -> Sandbox | None:

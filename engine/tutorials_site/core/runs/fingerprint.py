@@ -209,9 +209,12 @@ def declared_reads(source: Path, label: str, root: Path) -> list[Path]:
                                 f"({outside[0].resolve()}); a tutorial declares only the project's files, relative "
                                 "to its folder: copy the file into the project")
             files = [f for m in matched for f in ([m] if m.is_file() else sorted(m.rglob("*"))) if f.is_file()]
-            if any(not _inside(f, root) for f in files):
+            leading_out = next((f for f in files if not _inside(f, root)), None)
+            if leading_out is not None:
+                link = next((part for part in [leading_out, *leading_out.parents] if part.is_symlink()), leading_out)
                 raise SiteError(f"{label}:{line}: tutorials-reads: {pattern!r} holds a link that leads outside the "
-                                "project; a tutorial declares only the project's files: copy the file into the project")
+                                f"project: {os.path.relpath(link, folder)} -> {link.resolve()}; a tutorial declares "
+                                "only the project's files: copy the file into the project")
             if not files:
                 raise SiteError(f"{label}:{line}: tutorials-reads: {pattern!r} matches no file; paths are relative "
                                 "to the tutorial's folder (globs allowed): add the file or fix the line")
