@@ -22,6 +22,7 @@ import pytest
 from conftest import FIXTURES, KEPT_TUTORIAL, MAKE_SITE, VENV, append, build, executed, one_line_error, snapshot, tutorials_site
 from conftest import _stub as stub
 from tutorials_site.core import languages
+from tutorials_site.core.errors import SiteError
 from tutorials_site.core.runs import fingerprint, isolation, sandbox
 from tutorials_site.core.runs.records import RunRecord
 from tutorials_site.core.site import checks
@@ -941,3 +942,31 @@ def test_a_huge_translation_of_a_code_comment_is_shown_in_english_with_a_warning
         assert "크기크기" not in path.read_text() and english in path.read_text() and path.stat().st_size < 200_000
     strict = build(project_copy, project_copy / "_build", "--noplot", env={"LANGUAGES": "ko", "STRICT": "1"})
     assert strict.returncode != 0 and "STRICT=1 and 1 tutorial passage(s) would be shown in English" in strict.stdout
+
+
+@pytest.mark.parametrize(("shown", "what"), [("g h p _ a b c d e f g h i j 1 2 3 4", "spaced out or in another case"),
+                                             ("GHP_ABCDEFGHIJ1234", "spaced out or in another case"),
+                                             ("tuc_nopqrstuvw1234", "rot13"), ("4321jihgfedcba_phg", "reversed")])
+def test_a_withheld_secret_is_found_spaced_out_in_another_case_and_rot13d(tmp_path, shown, what):
+    secrets_ = {"GITHUB_TOKEN": "ghp_abcdefghij1234"}
+    result = _printed(f"x {shown} y")
+    assert isolation.leaks(result, secrets_) == [(10, f"GITHUB_TOKEN ({what})")]
+    result.write(tmp_path / "result.json")
+    isolation.redact(tmp_path, secrets_)
+    assert isolation.leaks(RunRecord.read(tmp_path / "result.json"), secrets_) == []
+
+
+def test_a_proxy_reaches_tutorials_without_its_password_and_its_password_is_a_secret():
+    builder = {"HTTPS_PROXY": "http://user:hunter2pass@proxy:3128", "TORCH_HUB_TOKEN": "x" * 20, "TORCH_HOME": "/t"}
+    given = isolation.tutorial_environment(builder, isolation.allowed({}))
+    assert given == {"HTTPS_PROXY": "http://proxy:3128", "TORCH_HOME": "/t"}  # a secret's name no pattern gives
+    secrets = isolation.withheld(builder, given)
+    assert secrets["HTTPS_PROXY's password"] == "hunter2pass" and "TORCH_HUB_TOKEN" in secrets
+    assert isolation.tutorial_environment(builder, isolation.allowed({"tutorials_environment": ["TORCH_HUB_TOKEN"]}))[
+        "TORCH_HUB_TOKEN"] == "x" * 20  # named whole: given as it is
+
+
+@pytest.mark.parametrize("listed", [["*"], ["GITHUB_*"], ["A B"], "PATH"])
+def test_tutorials_environment_names_variables_never_patterns(listed):
+    with pytest.raises(SiteError, match=r"^conf.py: tutorials_environment: .*never a pattern such as"):
+        isolation.allowed({"tutorials_environment": listed})
