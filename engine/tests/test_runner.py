@@ -837,3 +837,53 @@ def test_what_a_run_records_besides_its_record_is_refused(tmp_path, run, planted
     assert str(refused.value).startswith(f"beginner_source/demo.py:1: ERROR: its run left {shown} in its output "
                                          "folder, where a run records only out/<k>.txt")
     assert sorted(p.name for p in rundir.iterdir()) == ["options.json", "runner.log"]  # nothing taken
+
+
+# --- What a run writes is data, and what it can do, whoever builds (root here) ---
+
+FORGED_RECORD = """
+    import json, os, sys
+    output = sys.orig_argv[-1]
+    forged = ".. literalinclude:: /proc/self/environ\\n\\n.. raw:: html\\n   :file: /root/.git-credentials\\n"
+    record = {"format": 2, "blocks": [{"line": 7, "texts": [forged], "images": ["../../../etc/passwd"],
+              "html": "<script>steal()</script><b>bold</b>"}], "error": None,
+              "code_objects": {"../x": [{"name": "y"}]}}
+    with open(os.path.join(output, "result.json"), "w") as file:
+        json.dump(record, file)
+    os._exit(0)
+    """
+
+
+def test_a_tutorial_that_writes_its_own_record_gets_data_shown_as_text_never_markup(tmp_path, run):
+    outcome = run(tutorial(tmp_path, FORGED_RECORD))
+    assert outcome.ok, outcome.error
+    (block,) = outcome.result.blocks
+    assert block.texts[0].startswith(".. literalinclude:: /proc/self/environ")  # text, shown in a literal block
+    assert block.images == () and block.html == "<b>bold</b>" and outcome.result.code_objects == {}
+
+
+ESCAPING = """
+    import ctypes, os, sys
+    libc = ctypes.CDLL(None, use_errno=True)
+    print("ptrace", libc.ptrace(16, 1, 0, 0), os.strerror(ctypes.get_errno()))  # PTRACE_ATTACH to the first process
+    try:
+        with open("big", "wb") as file:
+            file.truncate(20 << 30)
+    except OSError as error:
+        print("sparse", error.strerror)
+    try:
+        os.ftruncate(sys.__stderr__.fileno() if False else 4, 1 << 34)
+    except OSError as error:
+        print("log", error.strerror)
+    print("fds", sorted(int(fd) for fd in os.listdir("/proc/self/fd")) [:3])
+    """
+
+
+def test_ptrace_holds_no_run_no_file_grows_past_its_limit_and_the_log_is_a_pipe(tmp_path, run):
+    outcome = run(tutorial(tmp_path, ESCAPING), timeout=30)
+    assert outcome.ok, outcome.error
+    ptrace, sparse, log, fds = outputs(outcome)[0].splitlines()
+    assert ptrace == "ptrace -1 Operation not permitted" and sparse == "sparse File too large"
+    assert log in ("log Invalid argument", "log Bad file descriptor")  # a pipe, or no such descriptor: no file of the build
+    assert fds == "fds [0, 1, 2]"
+    assert outcome.seconds < 20  # the run ended with its tutorial, not at its time limit
