@@ -67,7 +67,8 @@ def assemble(settings: Settings, shard_builddirs: Sequence[Path]) -> None:
     else:
         render_site(build, from_shards(build), noplot=False, what=FROM_SHARDS)
     htmldir = settings.tree.html
-    problems = checks.check_stamps(site, htmldir, settings.langs, settings.runs_key) + checks.check_links(htmldir)
+    problems = (checks.check_stamps(site, htmldir, settings.langs, settings.runs_key, sandboxed=settings.sandboxed,
+                                    pythonpath=settings.pythonpath) + checks.check_links(htmldir))
     if problems:
         print("\n".join(problems))
         raise Failed(f"[assemble] the assembled site does not validate ({len(problems)} problem(s))")

@@ -103,7 +103,8 @@ def _check(site: project.Project, settings: Settings, htmldir: Path, env: Mappin
             print(f"check: {error}")
         raise Failed(f"check: {whole}")
     problems = (checks.check_stamps(site, htmldir, _checked_languages(site, settings, htmldir, env), settings.runs_key,
-                                    sandboxed=settings.sandboxed, verified_only=verified_only)
+                                    sandboxed=settings.sandboxed, verified_only=verified_only,
+                                    pythonpath=settings.pythonpath)
                 + checks.check_links(htmldir))
     for problem in problems:
         print(problem)

@@ -403,9 +403,9 @@ def sandbox_here(project_root: Path | str, hidden: Iterable[Path]) -> sandbox.Sa
     # and every folder on this process's sys.path (a user's site-packages too), as written and as resolved.
     needed = [Path(project_root), _PACKAGE_PARENT, Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent,
               *(Path(folder) for folder in sys.path if folder and os.path.isdir(folder))]
-    readable = tuple(dict.fromkeys(path for folder in needed for path in (folder.absolute(), folder.resolve())))
+    readable = tuple(dict.fromkeys(path for folder in needed[1:] for path in (folder.absolute(), folder.resolve())))
     found = sandbox.Sandbox(program=program, home=Path.home().resolve(), hidden=tuple(Path(p) for p in hidden),
-                            readable=readable,
+                            readable=readable, project=Path(project_root).resolve(),
                             devices=sandbox.gpu_devices([p for g in sandbox.GPU_DEVICES for p in sorted(glob.glob(g))]),
                             seccomp=bpf, user=_unprivileged_user())
     failure = _probe(found, needed[:4])
@@ -419,11 +419,12 @@ def sandbox_here(project_root: Path | str, hidden: Iterable[Path]) -> sandbox.Sa
 def run_tutorial(source: Path | str, rundir: Path | str, workdir: Path | str, options: RunOptions, *, timeout: float,
                  label: str, confined: sandbox.Sandbox | None, network: bool = False,
                  env: Mapping[str, str] | None = None, scratch: Path | None = None,
-                 tick: Callable[[Path], None] | None = None) -> Outcome:
+                 tick: Callable[[Path], None] | None = None, visible: tuple[Path, ...] = ()) -> Outcome:
     """Run SOURCE as `python SOURCE` would, in WORKDIR, recording into RUNDIR; LABEL names it in errors.
 
     CONFINED: the sandbox it runs in (sandbox_here), None to run it without one; NETWORK: it may use the
-    network there. ENV: the tutorial's environment (default: what core.runs.isolation allows of this process's).
+    network there; VISIBLE: what of the project it sees there (core.runs.visibility), the rest of it hidden.
+    ENV: the tutorial's environment (default: what core.runs.isolation allows of this process's).
     Its temporary folder, HOME, output folder and copy of SOURCE are made in a fresh folder under SCRATCH
     (default: the system's temporary folder), removed once it ended. The caller starts no other process while
     it runs (every child this process gains meanwhile is the tutorial's), and the calling thread outlives the
@@ -438,7 +439,7 @@ def run_tutorial(source: Path | str, rundir: Path | str, workdir: Path | str, op
     options.write(rundir / OPTIONS)
     folder = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
     try:
-        run = _run_folders(folder, Path(workdir).resolve(), source, network)
+        run = replace(_run_folders(folder, Path(workdir).resolve(), source, network), visible=visible)
         shutil.copyfile(rundir / OPTIONS, run.output / OPTIONS)
         if confined is not None and confined.user is not None:  # its folders become the unprivileged user's
             for own_folder in (folder, run.workdir):

@@ -12,7 +12,7 @@ from ..core import project
 from ..core.errors import Failed
 from ..core.layout import BuildTree
 from ..core.runs import currency, isolation, needs, runs, shards, signing, stamping
-from ..core.runs.fingerprint import source_digest, used_by
+from ..core.runs.fingerprint import seen_by, tutorial_digest, used_by
 from ..core.runs.records import RunFile, ShardRecord, Stamp
 from ..core.runs.sandbox import Sandbox
 from ..core.runs.seal import SealError
@@ -22,7 +22,7 @@ from ..core.site.staging import working_folder
 from ..core.terminal import OutputLimits
 from . import execute
 from .build_log import BuildLog, Executing
-from .prepare import Build, build_failed, staging_skip
+from .prepare import Build, build_failed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,17 +47,17 @@ class _Pending:
 
 
 def _stamp(item: _Pending, outcome: execute.Outcome, present: Present, files: tuple[RunFile, ...], run_dir: Path,
-           skip: Sequence[Path], machine: Callable[[], needs.Machine], log: BuildLog, sandboxed: bool) -> Stamp:
+           site: project.Project, machine: Callable[[], needs.Machine], log: BuildLog, sandboxed: bool) -> Stamp:
     """Stamp the run of ITEM that ended (OUTCOME), failed or not, SANDBOXED or not, sealing its FILES, with what
-    it used (SKIP: the folders builds make and the venv, none of it the project's); where it ran is what this
-    build sees (MACHINE: the GPUs here; torch's release), never what the run says."""
+    it used (of SITE's project, what it could see); where it ran is what this build sees (MACHINE: the GPUs here;
+    torch's release), never what the run says."""
     stamp = stamping.run_stamp(outcome.result, hardware=stamping.hardware_here(machine()),
                                raised=outcome.raised, source=item.digest, script=item.tutorial.path.name,
                                environment=present.environment,
                                outputs=runs.outputs(run_dir, outcome.result), files=files, seconds=outcome.seconds,
                                peak_rss_bytes=outcome.peak_rss_bytes, needs_gpus=item.need.gpus,
                                origin=stamping.origin(item.tutorial.root), sandboxed=sandboxed, network=item.need.network)
-    stamp = dataclasses.replace(stamp, used=used_by(run_dir, item.tutorial, skip))
+    stamp = dataclasses.replace(stamp, used=used_by(run_dir, site, item.tutorial))
     stamp.write(run_dir / runs.STAMP)
     if present.runs_key:
         signing.sign(present.runs_key, run_dir, item.tutorial.key)
@@ -68,12 +68,8 @@ def _stamp(item: _Pending, outcome: execute.Outcome, present: Present, files: tu
 
 
 def _tutorial_env(site: project.Project) -> dict[str, str]:
-    """The environment a tutorial runs in: this one, less what conf.py does not allow it (core.runs.isolation), its
-    PYTHONPATH's folders outside the project left out."""
-    env = isolation.tutorial_environment(os.environ, isolation.allowed(site.conf))
-    if "PYTHONPATH" in env:
-        env["PYTHONPATH"] = isolation.within_project(env["PYTHONPATH"], site.root)
-    return env
+    """The environment a tutorial runs in: this one, less what conf.py does not allow it (core.runs.isolation)."""
+    return isolation.tutorial_environment(os.environ, isolation.allowed(site.conf))
 
 
 def _sandbox(settings: Settings, log: BuildLog) -> Sandbox | None:
@@ -106,7 +102,8 @@ def _run_isolated(settings: Settings, site: project.Project, item: _Pending, run
         outcome = execute.run_tutorial(tutorial.path, run_dir, working_folder(settings.tree.work, tutorial),
                                        execute.run_options(site, tutorial, settings.output_limits),
                                        timeout=timeout, label=tutorial.label, env=env, tick=tick, confined=confined,
-                                       network=item.need.network, scratch=settings.tree.work)
+                                       network=item.need.network, scratch=settings.tree.work,
+                                       visible=seen_by(site, tutorial).binds)
     except execute.OutputRefused as error:
         return str(error)
     finally:
@@ -146,10 +143,9 @@ def _usable(settings: Settings, tree: BuildTree, item: _Pending, present: Presen
             and not (settings.retry_failed and stamp.failed))
 
 
-def run_is_current(settings: Settings, tutorial: project.Tutorial, present: Present) -> bool:
+def run_is_current(settings: Settings, site: project.Project, tutorial: project.Tutorial, present: Present) -> bool:
     """Whether TUTORIAL's recorded run stands for its current source, in this environment, under these limits."""
-    return _current(settings.tree, tutorial, source_digest(tutorial.path, tutorial.label, tutorial.root), present,
-                    settings.output_limits)
+    return _current(settings.tree, tutorial, tutorial_digest(site, tutorial), present, settings.output_limits)
 
 
 def _reuse(settings: Settings, log: BuildLog) -> BuildTree | None:
@@ -168,7 +164,7 @@ def _pending(settings: Settings, site: project.Project, tutorials: Sequence[proj
     rerun = site.flag("run_stale_examples")
     pending, taken = [], 0
     for tutorial in tutorials:
-        item = _Pending(tutorial, source_digest(tutorial.path, tutorial.label, tutorial.root),
+        item = _Pending(tutorial, tutorial_digest(site, tutorial),
                         needs.of(site, tutorial))  # checked by refuse_unusable
         if not rerun and _usable(settings, settings.tree, item, present, log):
             continue
@@ -200,8 +196,8 @@ def _execute_one(settings: Settings, site: project.Project, item: _Pending, pres
     except SealError as error:
         return [f"{tutorial.label}:1: ERROR: its run cannot be sealed: {error}; the run is not stamped (the next "
                 "build runs it again)"]
-    if stamping.excused(site, tutorial, _stamp(item, outcome, present, files, run_dir, staging_skip(settings),
-                                            machine, log, confined is not None)):
+    if stamping.excused(site, tutorial, _stamp(item, outcome, present, files, run_dir, site, machine, log,
+                                            confined is not None)):
         log.line(f"[execute] {tutorial.label}: failed, as conf.py's expected_failing_examples expects")
     return stamping.unexpected_failure(run_dir, site, tutorial)
 
@@ -313,7 +309,7 @@ def unrun_keys(build: Build) -> list[str]:
     """The keys of the tutorials a TUTORIALS build shows without output: not selected and without a current
     run (one that is current is shown, as a whole build would show it)."""
     unrun = [t for t in build.site.tutorials if t.executed and t not in build.selected
-             and not run_is_current(build.settings, t, build.present)]
+             and not run_is_current(build.settings, build.site, t, build.present)]
     if unrun:
         build.log.line(f"[build] TUTORIALS: {len(unrun)} other tutorial(s) without a current run, shown without output")
     return [t.key for t in unrun]
@@ -323,7 +319,7 @@ def from_shards(build: Build) -> list[str]:
     """`make assemble`'s runs: those the shards left in this build folder, executing nothing (a tutorial without
     a current run is an error); the failures that fail the build once its pages are written (expectations)."""
     missing = [f"{t.key}: " + "; ".join(problems) for t in build.selected if t.executed
-               for problems in [currency.problems(source_digest(t.path, t.label, t.root), build.present,
+               for problems in [currency.problems(tutorial_digest(build.site, t), build.present,
                                                   run=(build.settings.tree.runs, t.key),
                                                   limits=build.settings.output_limits)]
                if problems]

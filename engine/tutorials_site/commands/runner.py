@@ -490,10 +490,8 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # inherited, ignored, by every process it starts
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))  # none of them can raise it again
     guard = _start_guard(out, limits)  # before the fork handlers: they are the tutorial's
-    # What the tutorial's processes open and import, in out/used/: not the venv and the engine (the environment's),
-    # nor its working folder and this run (the build's, where its own writes go).
-    tutorials_site_used.install(str(rundir / USED), options.root,
-                                [sys.prefix, str(Path(__file__).resolve().parents[1]), os.getcwd(), str(rundir)])
+    # What the tutorial's processes import from outside the project, in out/used/.
+    tutorials_site_used.install(str(rundir / USED), options.root)
     os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
     file_conf, blocks, tree = sg.split_code_and_text_blocks(source, return_node=True)
     namespace = _become_main(source, ast.get_docstring(tree, clean=False) if tree else None, options.sys_path)

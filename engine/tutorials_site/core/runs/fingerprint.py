@@ -13,6 +13,9 @@ The environment fingerprint (environment_fingerprint), the same for every tutori
   runs are current on the CPU machine that assembles the site from them;
 - what every Python start-up runs: each site-packages folder's `.pth` files and
   any `sitecustomize` / `usercustomize` module;
+- the modules of no distribution (loose_modules) in the folders of the builder's
+  PYTHONPATH outside the project, which tutorials get: a distribution there counts
+  by its release in the runs that import it, like any other;
 - what conf.py decides of a run (run_configuration): the sphinx_gallery_conf
   options the runner reads (RUN_OPTIONS), Sphinx's `default_role` (code links)
   and the variables tutorials get (`tutorials_environment`); not the theme,
@@ -42,6 +45,7 @@ re-run with run_stale_examples).
 """
 
 import ast
+import contextlib
 import hashlib
 import io
 import itertools
@@ -50,7 +54,6 @@ import os
 import re
 import sys
 import tokenize
-from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
 from importlib.machinery import PathFinder
@@ -63,7 +66,7 @@ from packaging.utils import canonicalize_name
 from .. import project, tutorial_settings
 from ..errors import SiteError
 from ..sphinx_gallery_formats import CONFIG_COMMENT, TEXT_BLOCK_HEADER
-from . import used
+from . import used, visibility
 from .isolation import SETTING, site_folders
 from .protocol import PROTOCOL
 from .records import Used
@@ -165,8 +168,31 @@ def run_configuration(root: Path) -> str:
     return json.dumps(chosen, sort_keys=True, default=_named)
 
 
-def environment_fingerprint(root: Path) -> str:
-    """The digest of what every run depends on (see above), for the project at ROOT."""
+def loose_modules(folder: Path) -> list[Path]:
+    """The files of the modules in FOLDER (a PYTHONPATH folder) that no distribution installed there owns (no
+    `*.dist-info` names them): top-level `.py` files and packages (folders with an `__init__.py`), whose changes no
+    release number tells."""
+    owned: set[str] = set()
+    for info in Path(folder).glob("*.dist-info"):
+        with contextlib.suppress(OSError):
+            owned.update((info / "top_level.txt").read_text(encoding="utf-8").split())
+        with contextlib.suppress(OSError):
+            owned.update(line.split("/", 1)[0].removesuffix(".py")
+                         for line in (info / "RECORD").read_text(encoding="utf-8").splitlines())
+    files: list[Path] = []
+    for entry in sorted(Path(folder).iterdir()) if Path(folder).is_dir() else []:
+        if entry.name.removesuffix(".py") in owned:
+            continue
+        if entry.suffix == ".py" and entry.is_file():
+            files.append(entry)
+        elif entry.is_dir() and (entry / "__init__.py").is_file():
+            files += sorted(p for p in entry.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return files
+
+
+def environment_fingerprint(root: Path, pythonpath: str = "") -> str:
+    """The digest of what every run depends on (see above), for the project at ROOT, tutorials started with
+    PYTHONPATH (the builder's: its folders outside the project count by their loose modules)."""
     digest = hashlib.sha256()
 
     def add(label: str, data: bytes) -> None:
@@ -179,6 +205,10 @@ def environment_fingerprint(root: Path) -> str:
     for path in startup_hooks():
         add(path.name, path.read_bytes())
     add("conf.py", run_configuration(root).encode())
+    for folder in (Path(entry) for entry in pythonpath.split(os.pathsep) if entry):
+        if not _inside(folder, root):  # the project's own files count in each run's record
+            for path in loose_modules(folder):
+                add(str(path), path.read_bytes())
     return digest.hexdigest()
 
 
@@ -305,14 +335,26 @@ def source_digest(path: Path, label: str | None, root: Path) -> SourceDigest:
     return SourceDigest(digest.hexdigest(), lines)
 
 
-def present(root: Path, sandboxed: bool = True, runs_key: bytes = b"") -> Present:
+def present(root: Path, sandboxed: bool = True, runs_key: bytes = b"", pythonpath: str = "") -> Present:
     """The state of the project at ROOT and of the environment that runs are compared with, now, by a build that runs
-    tutorials SANDBOXED (or not) and holds RUNS_KEY (b"": none, core.runs.signing)."""
-    return Present(Path(root), environment_fingerprint(root), sandboxed, runs_key)
+    tutorials SANDBOXED (or not), with PYTHONPATH, and holds RUNS_KEY (b"": none, core.runs.signing)."""
+    return Present(Path(root), environment_fingerprint(root, pythonpath), sandboxed, runs_key)
 
 
-def used_by(run_dir: Path, tutorial: project.Tutorial, skip: Iterable[Path]) -> Used:
-    """What TUTORIAL's run in RUN_DIR used (core.runs.used.record): the build folder, the venv and the engine
-    (SKIP and ENGINE) and the script itself are counted elsewhere, the accelerator runtime by its pins."""
-    return used.record(run_dir, tutorial.root, [*skip, ENGINE, tutorial.path, *site_folders()],
-                       accelerator_pins(tutorial.root))
+def seen_by(site: project.Project, tutorial: project.Tutorial) -> visibility.Visible:
+    """What of SITE's project TUTORIAL's run sees (core.runs.visibility), its declared files included."""
+    return visibility.visible(site, tutorial, declared_reads(tutorial.path, tutorial.label, tutorial.root))
+
+
+def tutorial_digest(site: project.Project, tutorial: project.Tutorial) -> SourceDigest:
+    """What TUTORIAL brings to its run: its source digest, with the names of the project's files its run sees (a file
+    added to its folder or taken away makes its run stale; an edit of one does too, by its Used record)."""
+    base = source_digest(tutorial.path, tutorial.label, tutorial.root)
+    names = "\0".join(seen_by(site, tutorial).files).encode()
+    return SourceDigest(hashlib.sha256(base.code.encode() + b"\0seen\0" + names).hexdigest(), base.lines)
+
+
+def used_by(run_dir: Path, site: project.Project, tutorial: project.Tutorial) -> Used:
+    """What TUTORIAL's run in RUN_DIR used (core.runs.used.record): every project file it could see, and the
+    distributions it imported, the accelerator runtime counted by its pins instead."""
+    return used.record(run_dir, tutorial.root, seen_by(site, tutorial).files, accelerator_pins(tutorial.root))

@@ -35,7 +35,7 @@ DEFAULT_ENVIRONMENT = (
     # the system: programs, the user, language and time zone, temporary files, native libraries
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR", "TEMP", "TMP",
     "LD_LIBRARY_PATH", "SOURCE_DATE_EPOCH",
-    # Python: its folders in the project (PYTHONPATH: within_project), a fixed hash seed
+    # Python: the folders on PYTHONPATH (the fingerprint covers what they hold: core.runs.fingerprint), a hash seed
     "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHASHSEED",
     # downloads of datasets and weights behind a proxy or a private certificate authority
     "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
@@ -94,14 +94,6 @@ def tutorial_environment(builder: Mapping[str, str], names: Iterable[str] = DEFA
     given = {key: value for key, value in builder.items()
              if key in names or (not SECRET_NAME.search(key) and any(fnmatchcase(key, name) for name in names))}
     return {key: without_credentials(value) if key.lower().endswith("_proxy") else value for key, value in given.items()}
-
-
-def within_project(pythonpath: str, root: Path) -> str:
-    """The folders of PYTHONPATH that lie in the project at ROOT, whose files a run's fingerprint covers; a folder
-    outside it (whose modules no fingerprint would see change) is not passed on."""
-    inside = [entry for entry in pythonpath.split(os.pathsep)
-              if entry and Path(entry).resolve().is_relative_to(Path(root).resolve())]
-    return os.pathsep.join(inside)
 
 
 def without_credentials(url: str) -> str:

@@ -11,6 +11,9 @@ the engine, the system's files), with, in this order:
   itself: Sandbox.readable) bound again, read-only;
 - the build folder (Sandbox.hidden) an empty, read-only folder: no other run, no
   record, no page, no staged source;
+- the project (Sandbox.project) an empty, read-only folder but for what the run sees of it
+  (Run.visible, core.runs.visibility: its folder but the other tutorials, its declared files,
+  conf.py's sys.path modules), each bound read-only at its own path;
 - the GPU devices that exist here (Sandbox.devices), shared as they are;
 - writable: its working folder and its output folder (where the runner records),
   fresh folders of the build's, each at its own path;
@@ -63,6 +66,7 @@ class Sandbox:
     user: tuple[int, int] | None = None  # (uid, gid) bwrap runs as, a root builder's runs; None: the builder's own
     # Why a root builder's runs keep root's uid (without capabilities): the unprivileged user's sandbox failed so.
     fallback: str = ""
+    project: Path | None = None  # the project: hidden but for what each run sees of it (Run.visible)
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,7 @@ class Run:
     copy: Path  # the text of SOURCE as the run started, which it sees at SOURCE
     network: bool  # it declares it needs the network
     nsswitch: Path  # without the network, what it sees as /etc/nsswitch.conf (offline_nsswitch)
+    visible: tuple[Path, ...] = ()  # what it sees of the project, bound read-only (core.runs.visibility)
 
 
 def parse_setting(value: str) -> bool:
@@ -110,8 +115,15 @@ def _base(sandbox: Sandbox, tmp: Sequence[str], home: Sequence[str]) -> list[str
     if _hides_home(sandbox):
         argv += home
         masked.append(sandbox.home)
-    # Outer folders first: a folder bound again inside another one bound again stays visible.
+    if sandbox.project is not None:
+        argv += ["--tmpfs", str(sandbox.project)]
+        masked.append(sandbox.project)
+    # Outer folders first: a folder bound again inside another one bound again stays visible. The project, or a folder
+    # holding it, is never bound again whole: a run sees of it what core.runs.visibility shows it.
+    project = sandbox.project
     for folder in sorted(sandbox.readable, key=lambda path: len(path.parts)):
+        if project is not None and project.is_relative_to(folder):
+            continue
         if any(folder.is_relative_to(mask) for mask in masked) and folder.exists():
             argv += ["--ro-bind", str(folder), str(folder)]
     for folder in _outermost(sandbox.hidden):
@@ -133,6 +145,8 @@ def command(sandbox: Sandbox, run: Run, argv: Sequence[str], seccomp_fd: int | N
         line += ["--share-net", "--ro-bind-try", _RESOLVER, _RESOLVER]
     else:
         line += ["--ro-bind", str(run.nsswitch), NSSWITCH]
+    for path in run.visible:
+        line += ["--ro-bind", str(path), str(path)]
     # Where HOME is hidden nowhere, the run's own is a folder of its own, at its own path.
     own_home = () if _hides_home(sandbox) else (run.home,)
     for folder in (run.workdir, run.output, *own_home):
@@ -154,7 +168,10 @@ def offline_nsswitch(system: str) -> str:
 
 def _read_only(sandbox: Sandbox) -> list[str]:
     """The empty folders made read-only, once every folder was bound inside them (not those: not recursive)."""
-    return [arg for folder in ("/run", *map(str, _outermost(sandbox.hidden))) for arg in ("--remount-ro", folder)]
+    hidden = ["/run", *map(str, _outermost(sandbox.hidden))]
+    if sandbox.project is not None:
+        hidden.append(str(sandbox.project))
+    return [arg for folder in hidden for arg in ("--remount-ro", folder)]
 
 
 def probe(sandbox: Sandbox, check: Sequence[str], seccomp_fd: int | None = None) -> list[str]:

@@ -102,13 +102,14 @@ def parse(path: Path | str) -> _Page:
 
 
 def check_stamps(site: project.Project, htmldir: Path | str, langs: Sequence[languages.Language],
-                 runs_key: bytes = b"", *, sandboxed: bool = True, verified_only: bool = False) -> list[str]:
+                 runs_key: bytes = b"", *, sandboxed: bool = True, verified_only: bool = False,
+                 pythonpath: str = "") -> list[str]:
     """Problems of SITE's tutorial pages; a tutorial conf.py's filename_pattern does not execute is listed by
     not_executed(), not here. RUNS_KEY: each run beside the pages must be signed with it (core.runs.signing);
     SANDBOXED: a run made without its sandbox is a problem; VERIFIED_ONLY (ci-build): so is a page whose run was
-    taken unverified."""
+    taken unverified. PYTHONPATH: the builder's, whose folders count in the fingerprint."""
     problems = []
-    now = present(site.root, sandboxed, runs_key)
+    now = present(site.root, sandboxed, runs_key, pythonpath)
     runs_root = BuildTree(Path(htmldir).parent).runs
     kept: dict[str, Stamp | list[str]] = {}  # each tutorial's run, read and verified once for every language
     for lang in langs:

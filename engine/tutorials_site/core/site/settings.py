@@ -49,6 +49,7 @@ class Settings:
     # TUTORIALS_RUNS_KEY (the environment only, never an option): the key that signs the runs this build stamps,
     # without which it takes no run it did not make (core.runs.signing); b"": none
     runs_key: bytes = field(default=b"", repr=False)
+    pythonpath: str = ""  # the builder's PYTHONPATH, which tutorials get: its folders count in their fingerprint
 
     @property
     def published(self) -> tuple[VersionEntry, ...]:
@@ -109,6 +110,7 @@ def from_environment(environ: Mapping[str, str], root: Path, builddir: Path | st
         sandboxed=sandboxed,
         progress_interval=_seconds(environ, "PROGRESS_INTERVAL", DEFAULT_PROGRESS_INTERVAL),
         runs_key=environ.get(signing.VARIABLE, "").strip().encode(),
+        pythonpath=environ.get("PYTHONPATH", ""),
     )
 
 
