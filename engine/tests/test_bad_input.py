@@ -970,3 +970,40 @@ def test_a_proxy_reaches_tutorials_without_its_password_and_its_password_is_a_se
 def test_tutorials_environment_names_variables_never_patterns(listed):
     with pytest.raises(SiteError, match=r"^conf.py: tutorials_environment: .*never a pattern such as"):
         isolation.allowed({"tutorials_environment": listed})
+
+
+FORGES_ITS_RECORD = """
+    import json, os, sys
+    output = sys.orig_argv[-1]  # the runner's output folder, as /proc/self/cmdline shows it
+    forged = (".. literalinclude:: /proc/self/environ\\n\\n.. raw:: html\\n   :file: " + os.path.expanduser("~/.git-credentials")
+              + "\\n\\n<script>steal()</script>")
+    with open(os.path.join(output, "result.json"), "w") as file:
+        json.dump({"format": 2, "blocks": [{"line": 9, "texts": [forged], "images": [], "html": forged}], "error": None,
+                   "gpu_peak_bytes": [1 << 40] * 8}, file)
+    os._exit(0)
+    """
+REFUSED_RUN = """
+    import os, sys, time
+    open(os.path.join(sys.orig_argv[-1], "planted.html"), "w").close()
+    """
+
+
+@pytest.mark.site
+def test_a_record_the_tutorial_forged_reaches_no_page_as_markup_and_a_refused_run_crashes_nothing(project_copy, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".git-credentials").write_text("https://user:gho_credentialsecret123@github.com\n")
+    with_tutorials(project_copy, {"zz_forged.py": FORGES_ITS_RECORD, "zz_refused.py": REFUSED_RUN})
+    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en", "HOME": str(home),
+                                                               "SECRET_TOKEN": "tok_0123456789abcdefXYZ"})
+    said = result.stdout + result.stderr
+    assert result.returncode != 0 and "report this error" not in said and "Traceback" not in said, said
+    assert "beginner_source/zz_refused.py:1: ERROR: its run left planted.html in its output folder" in said
+    forged = (project_copy / "_build/html/en/beginner/zz_forged.html").read_text()
+    assert "tok_0123456789abcdefXYZ" not in forged and "gho_credentialsecret123" not in forged
+    assert "<script>steal()" not in forged and "&lt;script&gt;steal()" in forged  # text in a literal block
+    assert checks.page_outputs(project_copy / "_build/html/en/beginner/zz_forged.html")[0].startswith(
+        ".. literalinclude:: /proc/self/environ")
+    assert "H100" not in forged and "Output captured on CPU (no GPU)" in forged  # where the build saw it run
+    refused = (project_copy / "_build/html/en/beginner/zz_refused.html").read_text()
+    assert "built without running the tutorial" in refused  # shown without output, its error the build's

@@ -18,7 +18,15 @@ from ..core.errors import Failed, UsageError
 from ..core.runs import shards
 from ..core.site import checks
 from ..core.site.settings import Settings
-from .execution import execute_shard, expectations, from_shards, run_tutorials, tutorials_done, unrun_keys
+from .execution import (
+    execute_shard,
+    expectations,
+    from_shards,
+    run_tutorials,
+    tutorials_done,
+    unrun_keys,
+    unstamped_keys,
+)
 from .prepare import build_failed, prepare
 from .render import render_site
 
@@ -44,7 +52,7 @@ def html(settings: Settings) -> None:
                                  build.log)
         if executed.stops:
             raise build_failed(executed.failed)
-        shown_without_output = unrun_keys(build) if settings.tutorials else []
+        shown_without_output = (unrun_keys(build) if settings.tutorials else []) + unstamped_keys(build)
         render_site(build, expectations(build, executed.failed), noplot=False, what=tutorials_done(executed),
                     unrun=shown_without_output)
 

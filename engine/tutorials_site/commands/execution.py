@@ -305,6 +305,12 @@ def execute_shard(build: Build, shard: shards.Shard) -> None:
                    "`make assemble` renders the pages")
 
 
+def unstamped_keys(build: Build) -> list[str]:
+    """The keys of the selected tutorials whose run the build refused to stamp (it left what no run records, showed
+    a withheld secret, could not be sealed): their pages show no output, their errors are the build's."""
+    return [t.key for t in build.selected if t.executed and stamping.stamp_of(build.settings.tree.run_dir(t.key)) is None]
+
+
 def unrun_keys(build: Build) -> list[str]:
     """The keys of the tutorials a TUTORIALS build shows without output: not selected and without a current
     run (one that is current is shown, as a whole build would show it)."""

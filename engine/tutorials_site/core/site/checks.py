@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlsplit
 from .. import languages, project
 from ..layout import BuildTree
 from ..runs import currency, runs, signing, stamping
-from ..runs.fingerprint import present, source_digest
+from ..runs.fingerprint import present, tutorial_digest
 from ..runs.records import BUILD_RECORD, BuildInfo, RecordError, RunRecord, Stamp
 from ..runs.stamps import STAMP_META, outputs_digest, page_copy
 from ..sphinx_gallery_formats import OUTPUT_CLASS, figure_name
@@ -138,7 +138,7 @@ def check_stamps(site: project.Project, htmldir: Path | str, langs: Sequence[lan
                                 "or list it in conf.py's expected_failing_examples")
             shown = shown_outputs(page, parsed, source.stem)
             problems += [f"{where}: {problem}" for problem in
-                         currency.problems(source_digest(source, tutorial.label, site.root), now, stamp=stamp, shown=shown)]
+                         currency.problems(tutorial_digest(site, tutorial), now, stamp=stamp, shown=shown)]
             if runs_root.is_dir():
                 if tutorial.key not in kept:
                     kept[tutorial.key] = _sealed_run(runs_root, tutorial.key, runs_key)
