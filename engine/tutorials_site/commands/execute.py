@@ -403,7 +403,10 @@ def sandbox_here(project_root: Path | str, hidden: Iterable[Path]) -> sandbox.Sa
     # and every folder on this process's sys.path (a user's site-packages too), as written and as resolved.
     needed = [Path(project_root), _PACKAGE_PARENT, Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent,
               *(Path(folder) for folder in sys.path if folder and os.path.isdir(folder))]
-    readable = tuple(dict.fromkeys(path for folder in needed[1:] for path in (folder.absolute(), folder.resolve())))
+    # Bound again where HOME or the project hides them: the engine's package itself (not the folder holding it,
+    # which may be the project), the interpreter, the venv, sys.path's folders but the project's root.
+    readable = tuple(dict.fromkeys(path for folder in [_PACKAGE_PARENT / "tutorials_site", *needed[2:]]
+                                   for path in (folder.absolute(), folder.resolve())))
     found = sandbox.Sandbox(program=program, home=Path.home().resolve(), hidden=tuple(Path(p) for p in hidden),
                             readable=readable, project=Path(project_root).resolve(),
                             devices=sandbox.gpu_devices([p for g in sandbox.GPU_DEVICES for p in sorted(glob.glob(g))]),

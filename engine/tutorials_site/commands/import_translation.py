@@ -65,11 +65,20 @@ def _checkout(site: project.Project, given: str) -> Path:
     if not folder.is_dir():
         raise SiteError(f"import-translation: {folder}: no such folder (FROM names a checkout of the translated "
                         "copy, in this site's layout)")
+    if folder.resolve().is_relative_to(site.root.resolve()):
+        what = "the project itself" if folder.resolve() == site.root.resolve() else "a folder inside the project"
+        raise SiteError(f"import-translation: FROM={given}: {what}, not a translated copy of it: FROM names another "
+                        "checkout (git worktree add ../translated, or a clone of the translation's repository)")
     folders = [g.examples_dir for g in site.galleries]
     if not any((folder / name).is_dir() for name in folders):
         raise SiteError(f"import-translation: {folder}: not a checkout of a translated copy of this site: it has none "
                         f"of the galleries' folders ({', '.join(folders)})")
     return folder
+
+
+def _within(path: Path, checkout: Path) -> bool:
+    """Whether PATH, its links resolved, lies in CHECKOUT: a link out of it (to the builder's files) is never read."""
+    return path.resolve().is_relative_to(checkout.resolve())
 
 
 def _tutorials(site: project.Project, lang: languages.Language, checkout: Path) -> tuple[list[_Planned], list[str]]:
@@ -80,6 +89,10 @@ def _tutorials(site: project.Project, lang: languages.Language, checkout: Path) 
         relative = tutorial.path.relative_to(site.root)
         translated = checkout / relative
         if not translated.is_file():
+            continue
+        if not _within(translated, checkout):
+            unread.append(f"{translated}: a link that leads out of FROM ({translated.resolve()}), never followed: not "
+                          "imported")
             continue
         try:
             copy = tutorial_text.parse(translated)
@@ -102,7 +115,7 @@ def _page_files(site: project.Project, checkout: Path, skip: Collection[Path]) -
     for path in site_tree.files(site.root, skip):
         relative = PurePosixPath(path.relative_to(site.root).as_posix())
         if (path.suffix in PAGE_SUFFIXES and not any(relative.is_relative_to(g) for g in generated)
-                and (checkout / relative).is_file()):
+                and (checkout / relative).is_file() and _within(checkout / relative, checkout)):
             found[relative] = checkout / relative
     return found
 
