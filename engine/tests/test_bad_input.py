@@ -993,17 +993,25 @@ def test_a_record_the_tutorial_forged_reaches_no_page_as_markup_and_a_refused_ru
     home = tmp_path / "home"
     home.mkdir()
     (home / ".git-credentials").write_text("https://user:gho_credentialsecret123@github.com\n")
-    with_tutorials(project_copy, {"zz_forged.py": FORGES_ITS_RECORD, "zz_refused.py": REFUSED_RUN})
-    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en", "HOME": str(home),
-                                                               "SECRET_TOKEN": "tok_0123456789abcdefXYZ"})
-    said = result.stdout + result.stderr
-    assert result.returncode != 0 and "report this error" not in said and "Traceback" not in said, said
-    assert "beginner_source/zz_refused.py:1: ERROR: its run left planted.html in its output folder" in said
+    env = {"LANGUAGES": "en", "HOME": str(home), "SECRET_TOKEN": "tok_0123456789abcdefXYZ"}
+    with_tutorials(project_copy, {"zz_forged.py": FORGES_ITS_RECORD})
+    result = build(project_copy, project_copy / "_build", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
     forged = (project_copy / "_build/html/en/beginner/zz_forged.html").read_text()
     assert "tok_0123456789abcdefXYZ" not in forged and "gho_credentialsecret123" not in forged
     assert "<script>steal()" not in forged and "&lt;script&gt;steal()" in forged  # text in a literal block
     assert checks.page_outputs(project_copy / "_build/html/en/beginner/zz_forged.html")[0].startswith(
         ".. literalinclude:: /proc/self/environ")
     assert "H100" not in forged and "Output captured on CPU (no GPU)" in forged  # where the build saw it run
+    # make check holds the page to the run's data: its texts and its HTML repr as sanitised
+    assert tutorials_site(project_copy, "check", **env).returncode == 0
+    html = project_copy / "_build/html/en/beginner/zz_forged.html"
+    html.write_text(forged.replace("steal()", "steal(1)", 1))
+    assert "the output shown is not what the run produced" in tutorials_site(project_copy, "check", **env).stdout
+    with_tutorials(project_copy, {"zz_refused.py": REFUSED_RUN})
+    result = build(project_copy, project_copy / "_build", env=env)
+    said = result.stdout + result.stderr
+    assert result.returncode != 0 and "report this error" not in said and "Traceback" not in said, said
+    assert "beginner_source/zz_refused.py:1: ERROR: its run left planted.html in its output folder" in said
     refused = (project_copy / "_build/html/en/beginner/zz_refused.html").read_text()
     assert "built without running the tutorial" in refused  # shown without output, its error the build's

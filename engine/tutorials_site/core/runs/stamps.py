@@ -41,8 +41,14 @@ def shown_text(output: str) -> str:
     return "\n".join(line.rstrip() for line in output.strip("\n").splitlines())
 
 
-def outputs_digest(outputs: Iterable[str], images: Iterable[bytes]) -> str:
-    """The digest of what a run shows: each non-empty output block's text, then each figure's bytes.
+def shown_html(html: str) -> str:
+    """An HTML repr as its page holds it: its lines without their indentation (reST indents them), none blank."""
+    return "\n".join(line.strip() for line in html.splitlines() if line.strip())
+
+
+def outputs_digest(outputs: Iterable[str], images: Iterable[bytes], htmls: Iterable[str] = ()) -> str:
+    """The digest of what a run shows: each non-empty output block's text, each figure's bytes, each HTML repr
+    (sanitised: core.runs.shown).
 
     Computed from the run when it is stamped, and again from a built page by `make check`.
     """
@@ -52,4 +58,7 @@ def outputs_digest(outputs: Iterable[str], images: Iterable[bytes]) -> str:
             digest.update(b"text\0" + text.encode() + b"\0")
     for data in images:
         digest.update(b"image\0" + hashlib.sha256(data).digest())
+    for html in (shown_html(h) for h in htmls):
+        if html:
+            digest.update(b"html\0" + html.encode() + b"\0")
     return digest.hexdigest()

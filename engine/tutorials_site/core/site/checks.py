@@ -26,7 +26,8 @@ from ..sphinx_gallery_formats import OUTPUT_CLASS, figure_name
 
 class _OutputBlocks(HTMLParser):
     """The text of each output block of a page: the <pre> of the <div class="highlight"> just inside a
-    <div class="sphx-glr-script-out …">.
+    <div class="sphx-glr-script-out …">; and the markup of each HTML repr, what is inside a
+    <div class="output_html …"> (sphinx-gallery's HTML_HEADER), as the page's source has it.
 
     That is how Sphinx's HTML writer renders the code blocks sphinx-gallery marks with
     `.. rst-class:: sphx-glr-script-out` (its output and traceback blocks); tests/test_sphinx_gallery_api.py
@@ -36,13 +37,42 @@ class _OutputBlocks(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.texts: list[str] = []
+        self.htmls: list[str] = []
         self._expected: list[tuple[str, str | None]] = []
         self._text: list[str] | None = None
+        self._source = ""
+        self._html: tuple[int, int] | None = None  # (where the repr's markup starts, <div> depth inside it)
+
+    def feed(self, data: str) -> None:
+        """Parse DATA, kept to take HTML reprs from as written."""
+        self._source += data
+        super().feed(data)
+
+    def _offset(self) -> int:
+        """Where in the source the tag being handled starts."""
+        line, column = self.getpos()
+        return sum(len(text) for text in self._source.splitlines(keepends=True)[:line - 1]) + column
+
+    def _html_tag(self, tag: str, start: bool) -> bool:
+        """Follow the <div>s of an HTML repr being read; at its end, keep its markup. Whether TAG was inside one."""
+        if self._html is None:
+            return False
+        begin, depth = self._html
+        depth += (1 if start else -1) if tag == "div" else 0
+        if depth == 0:
+            self.htmls.append(self._source[begin:self._offset()])
+            self._html = None
+        else:
+            self._html = (begin, depth)
+        return True
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if self._text is not None:
-            return  # markup inside the <pre> (highlighting spans)
+        if self._text is not None or self._html_tag(tag, start=True):
+            return  # markup inside the <pre> (highlighting spans), or inside an HTML repr
         classes = (dict(attrs).get("class") or "").split()
+        if tag == "div" and "output_html" in classes:
+            self._html = (self._offset() + len(self.get_starttag_text() or ""), 1)
+            return
         if tag == "div" and classes[:1] == [OUTPUT_CLASS]:
             self._expected = [("div", "highlight"), ("pre", None)]
         elif self._expected and tag == self._expected[0][0] and self._expected[0][1] in (None, *classes):
@@ -57,6 +87,8 @@ class _OutputBlocks(HTMLParser):
             self._text.append(data)
 
     def handle_endtag(self, tag: str) -> None:
+        if self._html_tag(tag, start=False):
+            return
         if self._text is not None and tag == "pre":
             self.texts.append("".join(self._text))
             self._text = None
@@ -242,7 +274,7 @@ def shown_outputs(page: Path | str, parsed: _Page, stem: str) -> str:
     figure = figure_name(stem, srcset=False)
     sources = [link for _, link in parsed.images if figure.fullmatch(unquote(link).rpartition("/")[2])]
     images = [(Path(page).parent / unquote(link)).read_bytes() for link in dict.fromkeys(sources)]
-    return outputs_digest(texts, images)
+    return outputs_digest(texts, images, parsed.htmls)
 
 
 def check_links(htmldir: Path | str) -> list[str]:
