@@ -16,7 +16,6 @@ from tutorials_site.core.runs import seal
 from tutorials_site.core.runs.records import BlockRecord, Hardware, RunRecord, Stamp
 from tutorials_site.core.runs.runs import RESULT, STAMP
 from tutorials_site.core.runs.stamps import stamp_path
-from tutorials_site.sphinx_gallery_run import output_rst
 from tutorials_site.sphinxext import gallery
 from tutorials_site.sphinxext.gallery import (
     drop_removed_pages,
