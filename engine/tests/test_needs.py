@@ -31,6 +31,12 @@ def test_anything_else_is_refused_saying_what_is_accepted(value):
         needs.parse(value)
 
 
+@pytest.mark.parametrize("value", ["gpus=257", "gpus=99999999999999999999999"])
+def test_a_need_for_more_gpus_than_a_machine_has_is_refused(value):
+    with pytest.raises(ValueError, match=r"asks for more GPUs than one machine has \(at most gpus=256\)"):
+        needs.parse(value)
+
+
 @pytest.mark.parametrize(("value", "declared"), [
     ("network", (None, True)), ("gpu network", (1, True)), ("network gpus = 2", (2, True)), ("cpu", (0, False)),
     (" network ", (None, True))])

@@ -408,6 +408,25 @@ def test_peak_memory_counts_the_children(tmp_path, run):
     assert large.seconds > 0.5
 
 
+def test_the_peak_memory_of_a_fork_tree_counts_each_shared_page_once(tmp_path, run):
+    path = tutorial(tmp_path, """
+        import os, time
+        data = b"x" * 200_000_000  # resident, then shared by every child of the fork
+        children = []
+        for _ in range(8):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(1.5)
+                os._exit(0)
+            children.append(pid)
+        for pid in children:
+            os.waitpid(pid, 0)
+        """)
+    outcome = run(path)
+    assert outcome.ok, outcome.error
+    assert 150_000_000 < outcome.peak_rss_bytes < 600_000_000  # not nine times the shared 200 MB
+
+
 def test_timeout_for(tmp_path):
     path = tmp_path / "demo.py"
     path.write_text('"""Doc."""\nx = 1  # tutorials-timeout: 5\n')
