@@ -161,9 +161,11 @@ def test_the_machine_is_what_torch_sees_in_the_tutorial_s_environment(tmp_path):
                                       "    device_count = staticmethod(lambda: 2)\n"
                                       "    get_device_name = staticmethod(lambda i: 'Fake GPU 80GB')\n")
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "fake")}
-    assert execute.machine(env) == needs.Machine(2, "Fake GPU 80GB")
+    gpus = ["/dev/nvidia0", "/dev/nvidia1"]  # where a GPU device exists, torch is asked
+    assert execute.machine(env, gpus) == needs.Machine(2, "Fake GPU 80GB")
+    assert execute.machine(env, []) == needs.Machine(0, "")  # no device: torch is not even imported
     (fake / "__init__.py").write_text("raise ImportError('no torch here')\n")
-    assert execute.machine(env) == needs.Machine(0, "")  # no torch: no GPU, as the runner records it
+    assert execute.machine(env, gpus) == needs.Machine(0, "")  # no torch: no GPU
     assert execute.machine({**os.environ, "CUDA_VISIBLE_DEVICES": ""}) == needs.Machine(0, "")  # this machine
 
 

@@ -44,7 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TypeVar
@@ -139,10 +139,12 @@ def timeout_for(source: Path, default: T, label: str | None = None) -> float | T
     return default if found is None else found[1]
 
 
-def machine(env: Mapping[str, str]) -> Machine:
+def machine(env: Mapping[str, str], devices: Sequence[str] | None = None) -> Machine:
     """The GPUs a tutorial started with ENV would see here: one `import torch` (seconds), where there is a GPU device
-    (NVIDIA's or ROCm's); none elsewhere, without importing torch."""
-    if not any(glob.glob(pattern) for pattern in sandbox.GPU_DEVICES if pattern != "/dev/dri"):
+    (DEVICES: NVIDIA's or ROCm's found here); none elsewhere, without importing torch."""
+    found = devices if devices is not None else [path for pattern in sandbox.GPU_DEVICES if pattern != "/dev/dri"
+                                                 for path in glob.glob(pattern)]
+    if not found:
         return Machine(0, "")
     try:
         probe = subprocess.run([sys.executable, "-c", _GPU_PROBE], env=env, cwd=tempfile.gettempdir(),
