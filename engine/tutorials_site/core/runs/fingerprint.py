@@ -323,14 +323,14 @@ def _code_text(path: Path) -> tuple[bytes, tuple[int, ...]]:
     return b"".join(f"{kind}\0{part}\0".encode() for kind, part in parts), tuple(line for line, _ in blocks)
 
 
-def source_digest(path: Path, label: str | None, root: Path) -> SourceDigest:
+def source_digest(path: Path, label: str | None, root: Path, declared: list[Path] | None = None) -> SourceDigest:
     """What a tutorial brings to its run (see above): its code and the files it declares it reads (in the project
-    at ROOT), digested, and where its code blocks start. LABEL names the script in errors. The modules and files
-    it opens are recorded by the run itself (core.runs.used)."""
+    at ROOT; DECLARED where the caller read them already), digested, and where its code blocks start. LABEL names
+    the script in errors. What else of the project it sees counts by tutorial_digest and its Used record."""
     path = Path(path)
     code, lines = _code_text(path)
     digest = hashlib.sha256(code)
-    for other in declared_reads(path, label or str(path), root):
+    for other in declared_reads(path, label or str(path), root) if declared is None else declared:
         digest.update(b"\0" + os.path.relpath(other, path.parent).encode() + b"\0" + other.read_bytes())
     return SourceDigest(digest.hexdigest(), lines)
 
@@ -349,8 +349,9 @@ def seen_by(site: project.Project, tutorial: project.Tutorial) -> visibility.Vis
 def tutorial_digest(site: project.Project, tutorial: project.Tutorial) -> SourceDigest:
     """What TUTORIAL brings to its run: its source digest, with the names of the project's files its run sees (a file
     added to its folder or taken away makes its run stale; an edit of one does too, by its Used record)."""
-    base = source_digest(tutorial.path, tutorial.label, tutorial.root)
-    names = "\0".join(seen_by(site, tutorial).files).encode()
+    declared = declared_reads(tutorial.path, tutorial.label, tutorial.root)
+    base = source_digest(tutorial.path, tutorial.label, tutorial.root, declared)
+    names = "\0".join(visibility.visible(site, tutorial, declared).files).encode()
     return SourceDigest(hashlib.sha256(base.code.encode() + b"\0seen\0" + names).hexdigest(), base.lines)
 
 
