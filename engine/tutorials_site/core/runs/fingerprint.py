@@ -171,7 +171,7 @@ def run_configuration(root: Path) -> str:
 def loose_modules(folder: Path) -> list[Path]:
     """The files of the modules in FOLDER (a PYTHONPATH folder) that no distribution installed there owns (no
     `*.dist-info` names them): top-level `.py` files and packages (folders with an `__init__.py`), whose changes no
-    release number tells."""
+    release number tells; the engine's own package left out (its runs are versioned by PROTOCOL)."""
     owned: set[str] = set()
     for info in Path(folder).glob("*.dist-info"):
         with contextlib.suppress(OSError):
@@ -181,7 +181,7 @@ def loose_modules(folder: Path) -> list[Path]:
                          for line in (info / "RECORD").read_text(encoding="utf-8").splitlines())
     files: list[Path] = []
     for entry in sorted(Path(folder).iterdir()) if Path(folder).is_dir() else []:
-        if entry.name.removesuffix(".py") in owned:
+        if entry.name.removesuffix(".py") in owned or entry.resolve() == ENGINE:  # the engine counts by PROTOCOL
             continue
         if entry.suffix == ".py" and entry.is_file():
             files.append(entry)
