@@ -603,18 +603,19 @@ def test_saves_while_a_tutorial_runs_never_fail_the_build_and_its_own_makes_its_
         import os, time
         here = os.path.dirname(__file__)
         open("started", "w").close()
-        while not os.path.exists(os.path.join(here, "saved")):  # the project as it is now, read-only
+        while open(os.path.join(here, "saved")).read() != "saved":  # a file it sees, as it is now, read-only
             time.sleep(0.05)
         print("the text it runs:", open(__file__).read().endswith("# saved" + "\\n"))
         """})
     builddir, source = project_copy / "_build", project_copy / "beginner_source/zz_save.py"
+    (project_copy / "beginner_source/saved").write_text("")  # it sees the files of its folder there when it starts
 
     def save_while_it_runs():
         while not (builddir / "work/beginner_source/started").exists():
             time.sleep(0.05)
         append(source, "# saved\n")
         append(project_copy / "index.md", "\nSaved meanwhile.\n")
-        (project_copy / "beginner_source/saved").touch()
+        (project_copy / "beginner_source/saved").write_text("saved")
 
     saver = threading.Thread(target=save_while_it_runs)
     saver.start()
