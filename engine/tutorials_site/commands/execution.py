@@ -85,9 +85,6 @@ def _sandbox(settings: Settings, log: BuildLog) -> Sandbox | None:
     found = execute.sandbox_here(settings.root, (settings.tree.root, *reused))
     if isinstance(found, str):
         raise Failed(found)
-    if found.fallback:
-        log.line(f"[execute] the tutorials run as root in their sandbox, without any capability: as nobody, it "
-                 f"failed ({found.fallback}); guides/sandbox.md says what that leaves readable")
     return found
 
 

@@ -351,7 +351,9 @@ def tutorial_digest(site: project.Project, tutorial: project.Tutorial) -> Source
     added to its folder or taken away makes its run stale; an edit of one does too, by its Used record)."""
     declared = declared_reads(tutorial.path, tutorial.label, tutorial.root)
     base = source_digest(tutorial.path, tutorial.label, tutorial.root, declared)
-    names = "\0".join(visibility.visible(site, tutorial, declared).files).encode()
+    # Of its folder and its declared files (conf.py's sys.path modules count by the Used record's digests alone: the
+    # provenance directive, in Sphinx's process, computes this digest too, without the build's sys.path).
+    names = "\0".join(visibility.visible(site, tutorial, declared, modules=False).files).encode()
     return SourceDigest(hashlib.sha256(base.code.encode() + b"\0seen\0" + names).hexdigest(), base.lines)
 
 

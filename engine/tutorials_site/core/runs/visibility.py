@@ -86,12 +86,13 @@ def _module_files(folder: Path, hidden: frozenset[Path]) -> Iterator[Path]:
             yield from ([entry] if _whole(entry, hidden) else _shown(entry, hidden))
 
 
-def visible(site: project.Project, tutorial: project.Tutorial, declared: list[Path]) -> Visible:
-    """What TUTORIAL's run sees of SITE's project (see above), with the files it DECLARED it reads."""
+def visible(site: project.Project, tutorial: project.Tutorial, declared: list[Path], modules: bool = True) -> Visible:
+    """What TUTORIAL's run sees of SITE's project (see above), with the files it DECLARED it reads; MODULES: with
+    conf.py's sys.path modules (what Sphinx's process, which knows no sys.path of the build's, leaves out)."""
     root = site.root.resolve()
     hidden = frozenset(t.path.resolve() for t in site.tutorials)  # its own is bound apart: the text the build read
     binds = list(_shown(tutorial.path.parent, hidden))
-    for folder in map(Path, site.sys_path):
+    for folder in map(Path, site.sys_path if modules else ()):
         if folder.resolve().is_relative_to(root):
             binds += _module_files(folder, hidden)
     binds += [path for path in declared if path.resolve() not in hidden]
