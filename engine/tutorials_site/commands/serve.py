@@ -27,10 +27,6 @@ from .prepare import staging_skip
 
 HOST = "127.0.0.1"  # the author's own machine only: a preview is nobody else's to reach
 DEFAULT_PORT = 8000
-# Files an editor or a run writes beside what it saves, which change no page: hidden files (Emacs' `.#x` lock,
-# Vim's `.x.swp`), backups (`x~`), Emacs' `#x#`, Vim's write test `4913`, temporary files (`x.tmp`, JetBrains'
-# `x___jb_tmp___`), compiled Python.
-_NOT_INPUTS = re.compile(r"(^\.|~$|^#.*#$|\.sw[a-p]$|\.py[cod]$|^4913$|\.tmp$|___jb_\w+___$)")
 
 
 def port_of(environ: Mapping[str, str]) -> int:
@@ -51,7 +47,7 @@ def watched(site: project.Project, skip: Sequence[Path] = ()) -> list[Path]:
 def is_input(path: str | Path) -> bool:
     """Whether a changed path is a file a build reads (not __pycache__, an editor's swap or backup file)."""
     path = Path(path)
-    return "__pycache__" not in path.parts and not _NOT_INPUTS.search(path.name)
+    return "__pycache__" not in path.parts and not site_tree.NOT_INPUTS.search(path.name)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ own filter refuses and which no C library call escapes less). A run sees, of the
 - the modules of the folders conf.py puts on sys.path (their `.py` files and packages, conf.py and the
   tutorials excepted), which a stock build's examples can import;
 - regular files and folders only: a socket, a FIFO or a device file of the project is never shown (a unix
-  socket in the project cannot be connected to).
+  socket in the project cannot be connected to); nor a hidden file or an editor's swap or backup file, which
+  appear and go as files are edited (site_tree.NOT_INPUTS).
 
 Everything else of the project (other galleries, `_static/`, the site's tests) is hidden: reading it fails with
 `No such file or directory`, as for a file that does not exist; the run declares what it needs.
@@ -52,7 +53,7 @@ def _whole(folder: Path, hidden: frozenset[Path]) -> bool:
     for parent, folders, files in os.walk(folder):
         for name in files:
             path = Path(parent, name)
-            if path.resolve() in hidden or _kind(path) != "file":
+            if path.resolve() in hidden or _kind(path) != "file" or site_tree.NOT_INPUTS.search(name):
                 return False
         for name in folders:
             if name in site_tree.NOT_SOURCES or site_tree.made_by_builds(Path(parent, name)):
@@ -69,6 +70,8 @@ def _shown(folder: Path, hidden: frozenset[Path]) -> Iterator[Path]:
     """What of FOLDER a run sees, as few binds as may be: a folder holding nothing hidden is bound whole."""
     for entry in sorted(folder.iterdir()):
         kind = _kind(entry)
+        if site_tree.NOT_INPUTS.search(entry.name):
+            continue  # an editor's swap or backup file, a hidden file: saved meanwhile, it makes no run stale
         if kind == "file" and entry.resolve() not in hidden:
             yield entry
         elif kind == "dir" and entry.name not in site_tree.NOT_SOURCES and not site_tree.made_by_builds(entry):
