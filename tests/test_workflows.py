@@ -148,8 +148,9 @@ def _evaluate(expression, matrix=None, inputs=None, **github):
     python = python.replace("&&", " and ").replace("||", " or ").replace("!=", " != ")
     python = re.sub(r"\b(github|matrix)\.(\w+)", r"\1['\2']", python)
     python = re.sub(r"\binputs\.([\w-]+)", r"inputs['\1']", python)
+    python = re.sub(r"\bsecrets\.([\w-]+)", r"secrets['\1']", python)
     return eval(python, {"fromJSON": json.loads, "startsWith": str.startswith, "github": github,
-                         "matrix": matrix or {}, "inputs": inputs or _inputs()})
+                         "matrix": matrix or {}, "inputs": inputs or _inputs(), "secrets": {"runs-key": "k3y"}})
 
 
 EVENTS = {  # event, ref -> trusted: runs on the GPU runners and publishes
@@ -183,6 +184,12 @@ def test_only_trusted_refs_reach_the_gpu_runners_and_publish(workflow, event, re
     assert _evaluate(step["env"]["NEEDS"], event_name=event, ref=ref) == ("strict" if trusted else "lenient")
     assert _evaluate(step["env"]["NEEDS"], None, _inputs(needs="lenient"), event_name=event, ref=ref) == "lenient"
     assert bool(_evaluate(jobs["stage"]["if"], event_name=event, ref=ref)) is trusted
+    # The key that signs runs reaches trusted refs' jobs only: a pull request's runs are never signed, never reused.
+    for name in ("execute", "assemble"):
+        [keyed] = [step for step in jobs[name]["steps"] if "TUTORIALS_RUNS_KEY" in step.get("env", {})]
+        key = _evaluate(keyed["env"]["TUTORIALS_RUNS_KEY"], event_name=event, ref=ref)
+        assert key == ("k3y" if trusted else ""), (name, event, ref)
+        assert jobs["stage"]["if"] in keyed["env"]["TUTORIALS_RUNS_KEY"]
     for name, job in jobs.items():  # every other job is on a hosted runner, whatever the event
         assert name == "execute" or job["runs-on"] == "ubuntu-latest", name
     assert bool(_evaluate(jobs["audit"]["if"])) and not _evaluate(jobs["audit"]["if"], inputs=_inputs(audit=False))

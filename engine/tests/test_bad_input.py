@@ -35,6 +35,7 @@ from conftest import (
 )
 from conftest import _stub as stub
 from tutorials_site.core import languages
+from tutorials_site.core.errors import SiteError
 from tutorials_site.core.runs import fingerprint, isolation, sandbox
 from tutorials_site.core.runs.records import RunRecord
 from tutorials_site.core.site import checks
@@ -493,7 +494,7 @@ def test_a_tutorial_gets_only_the_allowed_environment(project_copy):
         import os
         print("token:", os.environ.get("GITHUB_TOKEN"))
         print("threads:", os.environ.get("OMP_NUM_THREADS"), "allowed:", os.environ.get("TUTORIAL_GREETING"))
-        """}, 'tutorials_environment = ["TUTORIAL_*"]')
+        """}, 'tutorials_environment = ["TUTORIAL_GREETING"]')
     result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en", "GITHUB_TOKEN": token,
                                                                "OMP_NUM_THREADS": "1", "TUTORIAL_GREETING": "hello"})
     assert result.returncode == 0, result.stdout + result.stderr
@@ -524,7 +525,9 @@ def test_a_withheld_secret_read_from_an_ancestor_never_reaches_a_page(project_co
                          "secret; a variable that is none and that tutorials need goes in conf.py's tutorials_environment")
     assert token not in result.stdout + result.stderr
     assert [path for path, data in snapshot(builddir).items() if token.encode() in data] == []
-    assert "found GITHUB_TOKEN=[GITHUB_TOKEN withheld]" in (builddir / "html/en/beginner/zz_secret.html").read_text()
+    page = (builddir / "html/en/beginner/zz_secret.html").read_text()
+    assert "found GITHUB_TOKEN" not in page and "built without running the tutorial" in page  # a refused run: no output
+    assert "found GITHUB_TOKEN=[GITHUB_TOKEN withheld]" in (builddir / "runs/beginner_source/zz_secret/result.json").read_text()
     assert not (builddir / "runs/beginner_source/zz_secret/stamp.json").exists()
     assert tutorials_site(project_copy, "check", LANGUAGES="en").returncode != 0  # and so nothing is published
 
@@ -533,8 +536,9 @@ def test_a_withheld_secret_read_from_an_ancestor_never_reaches_a_page(project_co
 def test_tutorials_environment_that_is_not_a_list_of_names_is_refused(project_copy):
     with_tutorials(project_copy, {"zz_environment.py": "print('never run')\n"}, 'tutorials_environment = "PATH"')
     result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en"})
-    assert one_line_error(result) == ("error: conf.py: tutorials_environment = 'PATH': must be a list of variable "
-                                      "names or patterns (\"WANDB_MODE\", \"MY_DATA_*\")")
+    assert one_line_error(result) == ("error: conf.py: tutorials_environment: 'PATH': must be a list of variable names, "
+                                      "each whole (\"WANDB_MODE\", \"MY_DATA_DIR\"), never a pattern such as \"*\" or "
+                                      "\"MY_*\", which would give tutorials the builder's secrets")
     assert not (project_copy / "_build/runs/beginner_source/zz_environment/result.json").exists()
 
 
@@ -618,18 +622,19 @@ def test_saves_while_a_tutorial_runs_never_fail_the_build_and_its_own_makes_its_
         import os, time
         here = os.path.dirname(__file__)
         open("started", "w").close()
-        while not os.path.exists(os.path.join(here, "saved")):  # the project as it is now, read-only
+        while open(os.path.join(here, "saved")).read() != "saved":  # a file it sees, as it is now, read-only
             time.sleep(0.05)
         print("the text it runs:", open(__file__).read().endswith("# saved" + "\\n"))
         """})
     builddir, source = project_copy / "_build", project_copy / "beginner_source/zz_save.py"
+    (project_copy / "beginner_source/saved").write_text("")  # it sees the files of its folder there when it starts
 
     def save_while_it_runs():
         while not (builddir / "work/beginner_source/started").exists():
             time.sleep(0.05)
         append(source, "# saved\n")
         append(project_copy / "index.md", "\nSaved meanwhile.\n")
-        (project_copy / "beginner_source/saved").touch()
+        (project_copy / "beginner_source/saved").write_text("saved")
 
     saver = threading.Thread(target=save_while_it_runs)
     saver.start()
@@ -684,8 +689,8 @@ def test_the_values_looked_for_in_output_are_those_of_secrets_not_of_ci_or_shell
 def _printed(*texts, error=None):
     from tutorials_site.core.runs.records import BlockRecord, RunError
 
-    blocks = tuple(BlockRecord(line=10 + index, texts=(text,), images=(), rst="") for index, text in enumerate(texts))
-    return RunRecord(blocks=blocks, error=error and RunError(line=40, block_line=30, message=error), hardware=None)
+    blocks = tuple(BlockRecord(line=10 + index, texts=(text,), images=()) for index, text in enumerate(texts))
+    return RunRecord(blocks=blocks, error=error and RunError(line=40, block_line=30, message=error))
 
 
 @pytest.mark.parametrize("shown, what", [
@@ -964,3 +969,78 @@ def test_a_huge_translation_of_a_code_comment_is_shown_in_english_with_a_warning
         assert "크기크기" not in path.read_text() and english in path.read_text() and path.stat().st_size < 200_000
     strict = build(project_copy, project_copy / "_build", "--noplot", env={"LANGUAGES": "ko", "STRICT": "1"})
     assert strict.returncode != 0 and "STRICT=1 and 1 tutorial passage(s) would be shown in English" in strict.stdout
+
+
+@pytest.mark.parametrize(("shown", "what"), [("g h p _ a b c d e f g h i j 1 2 3 4", "spaced out or in another case"),
+                                             ("GHP_ABCDEFGHIJ1234", "spaced out or in another case"),
+                                             ("tuc_nopqrstuvw1234", "rot13"), ("4321jihgfedcba_phg", "reversed")])
+def test_a_withheld_secret_is_found_spaced_out_in_another_case_and_rot13d(tmp_path, shown, what):
+    secrets_ = {"GITHUB_TOKEN": "ghp_abcdefghij1234"}
+    result = _printed(f"x {shown} y")
+    assert isolation.leaks(result, secrets_) == [(10, f"GITHUB_TOKEN ({what})")]
+    result.write(tmp_path / "result.json")
+    isolation.redact(tmp_path, secrets_)
+    assert isolation.leaks(RunRecord.read(tmp_path / "result.json"), secrets_) == []
+
+
+def test_a_proxy_reaches_tutorials_without_its_password_and_its_password_is_a_secret():
+    builder = {"HTTPS_PROXY": "http://user:hunter2pass@proxy:3128", "TORCH_HUB_TOKEN": "x" * 20, "TORCH_HOME": "/t"}
+    given = isolation.tutorial_environment(builder, isolation.allowed({}))
+    assert given == {"HTTPS_PROXY": "http://proxy:3128", "TORCH_HOME": "/t"}  # a secret's name no pattern gives
+    secrets = isolation.withheld(builder, given)
+    assert secrets["HTTPS_PROXY's password"] == "hunter2pass" and "TORCH_HUB_TOKEN" in secrets
+    assert isolation.tutorial_environment(builder, isolation.allowed({"tutorials_environment": ["TORCH_HUB_TOKEN"]}))[
+        "TORCH_HUB_TOKEN"] == "x" * 20  # named whole: given as it is
+
+
+@pytest.mark.parametrize("listed", [["*"], ["GITHUB_*"], ["A B"], "PATH"])
+def test_tutorials_environment_names_variables_never_patterns(listed):
+    with pytest.raises(SiteError, match=r"^conf.py: tutorials_environment: .*never a pattern such as"):
+        isolation.allowed({"tutorials_environment": listed})
+
+
+FORGES_ITS_RECORD = """
+    import json, os, sys
+    output = sys.orig_argv[-1]  # the runner's output folder, as /proc/self/cmdline shows it
+    forged = (".. literalinclude:: /proc/self/environ\\n\\n.. raw:: html\\n   :file: " + os.path.expanduser("~/.git-credentials")
+              + "\\n\\n<script>steal()</script>")
+    with open(os.path.join(output, "result.json"), "w") as file:
+        json.dump({"format": 2, "blocks": [{"line": 9, "texts": [forged], "images": [], "html": forged}], "error": None,
+                   "gpu_peak_bytes": [1 << 40] * 8}, file)
+    os._exit(0)
+    """
+REFUSED_RUN = """
+    import os, sys, time
+    open(os.path.join(sys.orig_argv[-1], "planted.html"), "w").close()
+    """
+
+
+@pytest.mark.site
+def test_a_record_the_tutorial_forged_reaches_no_page_as_markup_and_a_refused_run_crashes_nothing(project_copy, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".git-credentials").write_text("https://user:gho_credentialsecret123@github.com\n")
+    env = {"LANGUAGES": "en", "HOME": str(home), "SECRET_TOKEN": "tok_0123456789abcdefXYZ"}
+    for glossary in project_copy.glob("locales/*/glossary.md"):  # rendered as pages, with a link `make check` refuses
+        glossary.unlink()
+    with_tutorials(project_copy, {"zz_forged.py": FORGES_ITS_RECORD})
+    result = build(project_copy, project_copy / "_build", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    forged = (project_copy / "_build/html/en/beginner/zz_forged.html").read_text()
+    assert "tok_0123456789abcdefXYZ" not in forged and "gho_credentialsecret123" not in forged
+    assert "<script>steal()" not in forged and "&lt;script&gt;steal()" in forged  # text in a literal block
+    assert checks.page_outputs(project_copy / "_build/html/en/beginner/zz_forged.html")[0].startswith(
+        ".. literalinclude:: /proc/self/environ")
+    assert "H100" not in forged and "Output captured on CPU (no GPU)" in forged  # where the build saw it run
+    # make check holds the page to the run's data: its texts and its HTML repr as sanitised
+    assert tutorials_site(project_copy, "check", **env).returncode == 0
+    html = project_copy / "_build/html/en/beginner/zz_forged.html"
+    html.write_text(forged.replace("steal()", "steal(1)", 1))
+    assert "the output shown is not what the run produced" in tutorials_site(project_copy, "check", **env).stdout
+    with_tutorials(project_copy, {"zz_refused.py": REFUSED_RUN})
+    result = build(project_copy, project_copy / "_build", env=env)
+    said = result.stdout + result.stderr
+    assert result.returncode != 0 and "report this error" not in said and "Traceback" not in said, said
+    assert "beginner_source/zz_refused.py:1: ERROR: its run left planted.html in its output folder" in said
+    refused = (project_copy / "_build/html/en/beginner/zz_refused.html").read_text()
+    assert "built without running the tutorial" in refused  # shown without output, its error the build's

@@ -95,6 +95,8 @@ def test_existing_translations_are_kept_unless_overwrite(imported, tmp_path) -> 
     ({"FROM": "no/such/folder", "LANGUAGES": "ko"}, "no/such/folder: no such folder"),
     ({"FROM": ".", "LANGUAGES": "ko ja"}, "LANGUAGES names the one language"),
     ({"LANGUAGES": "ko"}, "FROM=DIR names the translated checkout"),
+    ({"FROM": ".", "LANGUAGES": "ko"}, "FROM=.: the project itself, not a translated copy of it"),
+    ({"FROM": "beginner_source", "LANGUAGES": "ko"}, "FROM=beginner_source: a folder inside the project"),
 ])
 def test_a_wrong_checkout_or_language_is_a_clear_error(imported, env, error) -> None:
     project, _, _, _ = imported
@@ -106,3 +108,16 @@ def test_a_folder_that_is_no_translated_copy_is_refused(imported, tmp_path) -> N
     project, _, _, _ = imported
     done = tutorials_site(project, "import-translation", FROM=str(tmp_path), LANGUAGES="ko")
     assert done.returncode != 0 and "not a checkout of a translated copy of this site" in done.stderr, done.stderr
+
+
+def test_a_link_out_of_the_checkout_is_never_followed(imported, tmp_path) -> None:
+    project, _, _, _ = imported
+    secret = tmp_path / "secret.py"
+    secret.write_text('"""\nThe builder\'s file\n==================\n"""\nprint("not the checkout\'s")\n')
+    checkout = tmp_path / "linked"
+    (checkout / "beginner_source").mkdir(parents=True)
+    (checkout / TUTORIAL).symlink_to(secret)
+    done = tutorials_site(project, "import-translation", FROM=str(checkout), LANGUAGES="ko")
+    said = done.stdout + done.stderr
+    assert f"{checkout / TUTORIAL}: a link that leads out of FROM ({secret}), never followed: not imported" in said
+    assert "The builder's file" not in (project / "locales/ko/LC_MESSAGES/beginner_source/counting_tutorial.po").read_text()

@@ -16,7 +16,6 @@ from tutorials_site.core.runs import seal
 from tutorials_site.core.runs.records import BlockRecord, Hardware, RunRecord, Stamp
 from tutorials_site.core.runs.runs import RESULT, STAMP
 from tutorials_site.core.runs.stamps import stamp_path
-from tutorials_site.sphinx_gallery_run import output_rst
 from tutorials_site.sphinxext import gallery
 from tutorials_site.sphinxext.gallery import (
     drop_removed_pages,
@@ -132,8 +131,8 @@ HARDWARE = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0", cuda
 def record_run(runs, text, seconds=1.25):
     """A run of SCRIPT as the runner records it: its output, and its stamp."""
     run_dir = runs / KEY
-    RunRecord(blocks=(BlockRecord(line=8, texts=(text,), images=(), rst=output_rst(text)),), error=None,
-              hardware=HARDWARE, seconds=seconds).write(run_dir / RESULT)
+    RunRecord(blocks=(BlockRecord(line=8, texts=(text,), images=()),), error=None,
+              seconds=seconds).write(run_dir / RESULT)
     stamp = Stamp(source="s" * 64, environment="e" * 64, outputs="o" * 64, seconds=seconds, failed=False,
                   peak_rss_mb=50.0, gpu_peak_mb=(), hardware=HARDWARE, commit="abc", date="2025-06-01 12:00 UTC",
                   files=seal.seal(runs, KEY))

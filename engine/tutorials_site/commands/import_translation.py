@@ -65,6 +65,10 @@ def _checkout(site: project.Project, given: str) -> Path:
     if not folder.is_dir():
         raise SiteError(f"import-translation: {folder}: no such folder (FROM names a checkout of the translated "
                         "copy, in this site's layout)")
+    if folder.resolve().is_relative_to(site.root.resolve()):
+        what = "the project itself" if folder.resolve() == site.root.resolve() else "a folder inside the project"
+        raise SiteError(f"import-translation: FROM={given}: {what}, not a translated copy of it: FROM names another "
+                        "checkout (git worktree add ../translated, or a clone of the translation's repository)")
     folders = [g.examples_dir for g in site.galleries]
     if not any((folder / name).is_dir() for name in folders):
         raise SiteError(f"import-translation: {folder}: not a checkout of a translated copy of this site: it has none "
@@ -87,6 +91,11 @@ def _script(path: Path, lang: languages.Language) -> list[Piece] | str:
         return _unreadable(path, error)
 
 
+def _within(path: Path, checkout: Path) -> bool:
+    """Whether PATH, its links resolved, lies in CHECKOUT: a link out of it (to the builder's files) is never read."""
+    return path.resolve().is_relative_to(checkout.resolve())
+
+
 def pair_script(english: Path, translated: Path, shown: str, lang: languages.Language,
                 allowed: Mapping[str, set[str]]) -> importing.Result:
     """What the script TRANSLATED gives the English script ENGLISH (SHOWN: the English as the report names it;
@@ -107,10 +116,16 @@ def _tutorials(site: project.Project, lang: languages.Language, checkout: Path) 
     for tutorial in site.tutorials:
         relative = tutorial.path.relative_to(site.root)
         translated = checkout / relative
-        if translated.is_file():
+        if not translated.is_file():
+            continue
+        if _within(translated, checkout):
             result = pair_script(tutorial.path, translated, relative.as_posix(), lang, allowed)
-            planned.append(_Planned(str(translated), result, catalogs.tutorial_po(site, lang, tutorial),
-                                    catalogs.tutorial_template(tutorial.path, site.root)))
+        else:
+            result = importing.skipped(importing.script_pieces(tutorial_text.parse(tutorial.path)),
+                                       f"{translated}: a link that leads out of FROM ({translated.resolve()}), "
+                                       "never followed")
+        planned.append(_Planned(str(translated), result, catalogs.tutorial_po(site, lang, tutorial),
+                                catalogs.tutorial_template(tutorial.path, site.root)))
     return planned
 
 
@@ -121,7 +136,7 @@ def _page_files(site: project.Project, checkout: Path, skip: Collection[Path]) -
     for path in site_tree.files(site.root, skip):
         relative = PurePosixPath(path.relative_to(site.root).as_posix())
         if (path.suffix in PAGE_SUFFIXES and not any(relative.is_relative_to(g) for g in generated)
-                and (checkout / relative).is_file()):
+                and (checkout / relative).is_file() and _within(checkout / relative, checkout)):
             found[relative] = checkout / relative
     return found
 

@@ -56,7 +56,8 @@ def prepare(settings: Settings, executes_nothing: bool) -> Build:
     refuse_unusable(site)
     for lang in settings.langs:
         translate.check_labels(site, lang)
-    return Build(settings, log, site, selected, present(site.root))
+    return Build(settings, log, site, selected, present(site.root, settings.sandboxed, settings.runs_key,
+                                                             settings.pythonpath))
 
 
 def _selection(settings: Settings, site: project.Project, executes_nothing: bool,

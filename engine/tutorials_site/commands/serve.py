@@ -8,6 +8,7 @@ rendered): that is what each change runs, with the make variables serve was give
 so only what changed is executed again (the runs' stamps decide) and rendered again.
 """
 
+import contextlib
 import errno
 import re
 import socket
@@ -16,6 +17,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..core import assets, project, site_tree
 from ..core.errors import Failed, UsageError
@@ -25,10 +27,6 @@ from .prepare import staging_skip
 
 HOST = "127.0.0.1"  # the author's own machine only: a preview is nobody else's to reach
 DEFAULT_PORT = 8000
-# Files an editor or a run writes beside what it saves, which change no page: hidden files (Emacs' `.#x` lock,
-# Vim's `.x.swp`), backups (`x~`), Emacs' `#x#`, Vim's write test `4913`, temporary files (`x.tmp`, JetBrains'
-# `x___jb_tmp___`), compiled Python.
-_NOT_INPUTS = re.compile(r"(^\.|~$|^#.*#$|\.sw[a-p]$|\.py[cod]$|^4913$|\.tmp$|___jb_\w+___$)")
 
 
 def port_of(environ: Mapping[str, str]) -> int:
@@ -49,7 +47,7 @@ def watched(site: project.Project, skip: Sequence[Path] = ()) -> list[Path]:
 def is_input(path: str | Path) -> bool:
     """Whether a changed path is a file a build reads (not __pycache__, an editor's swap or backup file)."""
     path = Path(path)
-    return "__pycache__" not in path.parts and not _NOT_INPUTS.search(path.name)
+    return "__pycache__" not in path.parts and not site_tree.NOT_INPUTS.search(path.name)
 
 
 @dataclass(frozen=True)
@@ -72,6 +70,44 @@ class Rebuild:
                   flush=True)
         else:
             print("[serve] built; the open pages reload", flush=True)
+
+
+def own_outputs() -> frozenset[Path]:
+    """The files this process's standard output and error go to (`make serve > serve.log` in the project): a build
+    writes there, which is no save, and watched it would rebuild without end."""
+    found = set()
+    for fd in (1, 2):
+        target = Path(f"/proc/self/fd/{fd}")
+        with contextlib.suppress(OSError):
+            if target.resolve().is_file():
+                found.add(target.resolve())
+    return frozenset(found)
+
+
+class LocalOnly:
+    """ASGI middleware: only requests for this server by its own names (Host 127.0.0.1:PORT or localhost:PORT),
+    and on the reload websocket only pages it served (Origin the same): a page of another site, or a name that
+    resolves to 127.0.0.1 (DNS rebinding), reaches nothing."""
+
+    def __init__(self, app: Any, port: int) -> None:
+        self.app, self.hosts = app, {f"{HOST}:{port}", f"localhost:{port}"}
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Refuse a request of another Host, a websocket of another Origin (403, or the websocket closed)."""
+        if scope["type"] in ("http", "websocket"):
+            headers = {key.decode("latin-1"): value.decode("latin-1") for key, value in scope.get("headers", [])}
+            origin = headers.get("origin")
+            allowed = headers.get("host") in self.hosts and (
+                scope["type"] == "http" or (origin is not None and origin.removeprefix("http://") in self.hosts))
+            if not allowed:
+                if scope["type"] == "websocket":
+                    await send({"type": "websocket.close", "code": 1008})
+                else:
+                    await send({"type": "http.response.start", "status": 403,
+                                "headers": [(b"content-type", b"text/plain")]})
+                    await send({"type": "http.response.body", "body": b"this server answers 127.0.0.1 only\n"})
+                return
+        await self.app(scope, receive, send)
 
 
 def _refuse_taken(port: int) -> None:
@@ -105,12 +141,13 @@ def serve(site: project.Project, settings: Settings, environ: Mapping[str, str])
     rebuild()  # the first build, before anything is served
     htmldir = settings.tree.html
     htmldir.mkdir(parents=True, exist_ok=True)  # where even the first build failed early: served empty
-    watcher = RebuildServer(watched(site, staging_skip(settings)), lambda path: not is_input(path),
-                            change_callback=rebuild)
+    outputs = own_outputs()
+    watcher = RebuildServer(watched(site, staging_skip(settings)),
+                            lambda path: not is_input(path) or Path(path).resolve() in outputs, change_callback=rebuild)
     app = Starlette(
         routes=[WebSocketRoute("/websocket-reload", watcher, name="reload"),
                 Mount("/", app=StaticFiles(directory=htmldir, html=True), name="static")],
-        middleware=[Middleware(JavascriptInjectorMiddleware, ws_url=f"{HOST}:{port}")],
+        middleware=[Middleware(LocalOnly, port=port), Middleware(JavascriptInjectorMiddleware, ws_url=f"{HOST}:{port}")],
         lifespan=watcher.lifespan,
     )
     print(f"[serve] http://{HOST}:{port}/ serves {htmldir}; saving a tutorial, catalog, template, static file "

@@ -36,8 +36,8 @@ from .. import sphinx_gallery_build as sg
 from .. import sphinx_gallery_run as sg_run
 from ..core import project, tutorial_settings
 from ..core.files import read_regular, write_atomically
-from ..core.runs import runs, seal
-from ..core.runs.records import Record, RecordError, RunFile, RunRecord, Stamp
+from ..core.runs import runs, seal, shown, signing
+from ..core.runs.records import BlockRecord, Record, RecordError, RunFile, RunRecord, Stamp
 from ..core.runs.stamps import page_copy, stamp_path
 from ..core.sphinx_gallery_formats import figure_files, image_path_template
 from ..core.text import notebook_text, tutorial_text
@@ -126,7 +126,9 @@ def _read_run(runs_root: Path, tutorial: project.Tutorial) -> tuple[RunRecord, S
         raise ExtensionError(f"{tutorial.label}: {error}; {again}") from None
     if problems:
         raise ExtensionError(f"{tutorial.label}: its run is not the one its stamp sealed: {'; '.join(problems)}; {again}")
-    return result, stamp, runs.figures(files, tutorial)
+    figures = runs.figures(files, tutorial)
+    names = frozenset(PurePosixPath(figure.path).relative_to(runs.PAGE).as_posix() for figure in figures)
+    return shown.validated(result, names), stamp, figures
 
 
 def _without_lines(block: Any, lines: set[int]) -> Any:
@@ -138,13 +140,30 @@ def _without_lines(block: Any, lines: set[int]) -> Any:
     return sg_run.Block(block.type, "".join(kept), block.lineno)
 
 
+def _output_rst(record: BlockRecord | None, block: Any, file_conf: Mapping[str, Any], conf: Mapping[str, Any]) -> str:
+    """The reST under a code block BLOCK of the script, written here from its run's RECORD (data validated by
+    core.runs.shown; none: it did not run): its figures, its texts in literal blocks, its error as a traceback,
+    its HTML repr sanitised; as sphinx-gallery lays them out."""
+    if record is None:
+        return ""
+    if record.failed and record.texts:
+        *printed, error = record.texts
+        return (sg_run.output_rst(printed[0]) if printed else "") + sg_run.error_rst(error)
+    multi = sg_run.extract_file_config(block.content).get("multi_image_block", file_conf.get("multi_image")) != "single"
+    figures = sg.figures_rst([Path(conf["src_dir"], image) for image in record.images], record.alts,
+                             Path(conf["src_dir"]), conf.get("image_srcset") or (), multi)
+    return sg_run.output_rst(record.texts[0] if record.texts else "", figures,
+                             "_repr_html_" if record.html else None, record.html)
+
+
 def _shown_blocks(src_file: Path, conf: Mapping[str, Any],
                   result: RunRecord | None) -> tuple[dict[str, Any], list[Any], list[str]]:
     """(file_conf, blocks, outputs) of what the page and the notebook show of a script and its run, as
     sphinx-gallery cleans it, the run's own setting comments removed with sphinx-gallery's config comments."""
     file_conf, blocks = sg_run.split_code_and_text_blocks(str(src_file))
     records = iter(result.blocks if result else ())
-    outputs = [getattr(next(records, None), "rst", "") if block.type == "code" else "" for block in blocks]
+    outputs = [_output_rst(next(records, None), block, file_conf, conf) if block.type == "code" else ""
+               for block in blocks]
     if conf["remove_config_comments"]:
         text = src_file.read_text(encoding="utf-8")
         setting_lines = {line for name in tutorial_settings.SETTINGS for line, _ in tutorial_settings.setting_comments(text, name)}
@@ -179,8 +198,9 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
     """Write the page's reST and thumbnail of one tutorial from its run, with sphinx-gallery's functions; its
     FIGURES (runs.figures: the files of its figures folder) are copied where the reST wants them."""
     target = target_dir / src_file.name
+    shown_stamp = page_copy(stamp, signing.verified(run_dir)) if stamp else None
     key = hashlib.sha256(src_file.read_bytes() + b"\0" + result.to_json().encode() + b"\0"
-                         + (stamp.to_json() if stamp else "").encode()).hexdigest()
+                         + (shown_stamp.to_json() if shown_stamp else "").encode()).hexdigest()
     marker = target.with_name(f"{target.stem}{Rendered.SUFFIX}")
     if _marked(marker) == Rendered(key=key, rendered=_rendered(target)) and sg.md5_file(target).exists():
         return  # rendered from this run and this script, and untouched since
@@ -213,8 +233,8 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
     sg.write_code_objects(target, result.code_objects)
     sg.write_cost(target, seconds, memory)
     sg.write_md5(target)
-    if stamp is not None:
-        page_copy(stamp).write(stamp_path(target))
+    if shown_stamp is not None:
+        shown_stamp.write(stamp_path(target))
     else:
         stamp_path(target).unlink(missing_ok=True)
     Rendered(key=key, rendered=_rendered(target)).write(marker)

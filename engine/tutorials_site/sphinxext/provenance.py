@@ -22,7 +22,7 @@ from sphinx.util.typing import ExtensionMetadata
 from .. import __version__
 from ..core.project import Tutorial
 from ..core.runs import currency
-from ..core.runs.fingerprint import source_digest
+from ..core.runs.fingerprint import tutorial_digest
 from ..core.runs.records import Stamp
 from ..core.runs.stamping import excused
 from ..core.runs.stamps import STAMP_META, read_stamp, stamp_path
@@ -73,6 +73,8 @@ def describe(stamp: Stamp) -> list[nodes.Node]:
         parts += [nodes.Text(" · ")] + _fill(written, gpus=nodes.Text(str(needed)))
     if not stamp.sandboxed:  # SANDBOX=off: nothing kept the run from what it was not given
         parts += [nodes.Text(" · "), nodes.Text(_("run without a sandbox"))]
+    if not stamp.verified:  # taken from REUSE or a shard by a build without the runs key (core.runs.signing)
+        parts += [nodes.Text(" · "), nodes.Text(_("not verified"))]
     if stamp.network:  # its tutorials-needs line: what it downloaded may differ from one build to the next
         parts += [nodes.Text(" · "), nodes.Text(_("used the network"))]
     parts += [nodes.Text(" · torch "), nodes.literal(text=hardware.torch or "-")]
@@ -119,8 +121,7 @@ class ProvenanceDirective(SphinxDirective):
         # Every language's page shows the run of the repository's English script.
         tutorial = example_of(self.config, self.env.docname)
         if (stamp and tutorial is not None
-                and not currency.problems(source_digest(tutorial.path, tutorial.label, tutorial.root), None,
-                                          stamp=stamp)):
+                and not currency.problems(tutorial_digest(site_project(self.config), tutorial), None, stamp=stamp)):
             self.env.metadata[self.env.docname][STAMP_META] = stamp.to_json()
             line = nodes.container(classes=["tutorial-provenance"])
             line += nodes.paragraph("", "", *describe(stamp))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..terminal import OutputLimits
-from . import runs, seal
+from . import runs, seal, signing
 from .records import OPTIONS, RecordError, RunOptions, RunRecord, Stamp
 from .used import Present, SourceDigest
 
@@ -53,6 +53,10 @@ def problems(source: SourceDigest, present: Present | None, *, run: tuple[Path, 
         found.insert(0, "the output shown is not what the run produced (edited after the run?)")
     if present is not None:
         found += _of_environment(seen.stamp, present)
+        if present.sandboxed and not seen.stamp.sandboxed:
+            found.append("made without its sandbox (SANDBOX=off): never current for a sandboxed build")
+        if present.runs_key and run is not None:
+            found += [why for why in [signing.unsigned(present.runs_key, Path(*run), run[1])] if why]
     if not seen.stamp.seconds > 0:
         found.append("zero-time run")
     if limits is not None and seen.limits != limits:

@@ -116,9 +116,10 @@ def read_progress(path: Path | str) -> Progress | None:
 
 
 def outputs(run_dir: Path, result: RunRecord) -> str:
-    """The outputs digest of a run: its blocks' text and its figures' bytes, in order."""
+    """The outputs digest of a run: its blocks' text, its figures' bytes and its HTML reprs, in order."""
     images = [Path(run_dir, PAGE, name).read_bytes() for block in result.blocks for name in block.images]
-    return outputs_digest([text for block in result.blocks for text in block.texts], images)
+    return outputs_digest([text for block in result.blocks for text in block.texts], images,
+                          [block.html for block in result.blocks if block.html])
 
 
 def figures_folder(tutorial: Tutorial) -> PurePosixPath:
