@@ -1,10 +1,8 @@
 """sphinxext.gallery: every tutorial's page rendered from its one run, and sphinx-gallery kept from executing."""
 
 import dataclasses
-import gc
 import hashlib
 import json
-import weakref
 import zipfile
 from pathlib import Path
 from types import SimpleNamespace
@@ -37,20 +35,26 @@ def test_refuse_own_execution_names_what_sphinx_gallery_ran(fake_app):
     refuse_own_execution(app)
 
 
-def test_the_project_is_discovered_once_per_configuration_and_forgotten_with_it(fake_app):
+def test_the_project_is_discovered_once_per_configuration_and_kept_on_it_never_pickled(fake_app):
     app, other = fake_app(), fake_app()
     project = site_project(app.config)
     assert site_project(app.config) is project
     assert site_project(other.config) is not project  # another configuration, even with equal values
     app.config.sphinx_gallery_conf = dict(app.config.sphinx_gallery_conf)
     assert site_project(app.config) is not project  # sphinx_gallery_conf replaced: discovered from the new one
-    gc.collect()  # earlier tests' configurations: gone before counting
-    config, remembered = weakref.ref(app.config), len(gallery._projects)
-    del app
-    gc.collect()
-    assert config() is None
-    assert len(gallery._projects) == remembered - 1  # no entry left that a later configuration could be taken for
-    assert other.config in gallery._projects
+    # On the configuration itself, under a name Sphinx's Config leaves out of the pickled environment.
+    assert gallery.STATE.startswith("_") and vars(app.config)[gallery.STATE].project is site_project(app.config)
+
+
+def test_no_part_of_the_extension_keeps_a_build_s_state_in_its_module():
+    import weakref
+
+    from tutorials_site import sphinxext
+
+    for part in sphinxext.PARTS:
+        state = [name for name, value in vars(part).items() if not name.startswith("__") and not name.isupper()
+                 and isinstance(value, (dict, list, set, weakref.WeakKeyDictionary, weakref.WeakValueDictionary))]
+        assert not state, f"{part.__name__}: {state}"
 
 
 # --- conf.py's options ---------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..core import project
 from ..core.errors import Failed, SiteError, UsageError
+from ..core.files import shown
 from ..core.runs import needs
 from ..core.runs.fingerprint import declared_reads, present
 from ..core.runs.used import Present
@@ -35,9 +36,15 @@ class Build:
         return "plot_gallery" in self.site.options and not self.site.flag("plot_gallery")
 
 
-def build_failed(errors: Sequence[str]) -> Failed:
-    """The error that fails a build, each of ERRORS on a line of its own."""
-    return Failed("[build] failed: " + "\n  ".join(errors))
+def build_failed(errors: Sequence[str], log: BuildLog | None = None) -> Failed:
+    """The error that fails a build, each of ERRORS on a line of its own, but those LOG summed up as the last
+    build's (BuildLog.tell), counted in one line that names where they are."""
+    summed = log.summed_up if log is not None else {}
+    new = [error for error in errors if error not in summed]
+    files = sorted({shown(summed[error]) for error in errors if error in summed})
+    repeated = len(errors) - len(new)
+    return Failed("[build] failed: " + "\n  ".join(
+        new + ([f"{repeated} error(s) as the last build told them ({', '.join(files)})"] if repeated else [])))
 
 
 def prepare(settings: Settings, executes_nothing: bool) -> Build:
