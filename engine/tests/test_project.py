@@ -104,11 +104,10 @@ def test_the_mirror_links_the_whole_site_copies_conf_py_and_leaves_builds_and_to
     assert (folder / "made_by_a_build.txt").read_text() == "kept"
 
 
-def test_a_gallery_folder_with_two_headers_is_reported(tmp_path):
-    root = site(tmp_path, "", **{"src/GALLERY_HEADER.rst": "Other\n=====\n"})
+def test_a_gallery_folder_with_two_headers_is_reported_without_guessing_why(tmp_path):
+    root = site(tmp_path, "", **{"src/README.md": "Read me on GitHub\n"})
     assert project.Project.read(root).merged_headers == (
-        "src/: 2 gallery headers, README.txt and GALLERY_HEADER.rst; sphinx-gallery shows README.txt only (were two "
-        "folders copied onto one?): keep one",)
+        "src/: 2 gallery headers, README.txt and README.md; sphinx-gallery shows README.txt and ignores README.md",)
 
 
 def test_conf_py_is_read_once_however_the_root_is_named_and_its_warnings_are_at_its_lines(tmp_path, monkeypatch):

@@ -434,16 +434,17 @@ class Project:
 
     @cached_property
     def merged_headers(self) -> tuple[str, ...]:
-        """A line for each gallery folder or section with two headers or more (two galleries copied onto one
-        folder, typically): sphinx-gallery uses the first in its order and ignores the others without a word."""
+        """A line for each gallery folder or section with two headers or more: sphinx-gallery uses the first in its
+        order and ignores the others without a word (a site may mean it: a README.md for GitHub beside the
+        header, as PyTorch Korea's tutorials have)."""
         found = []
         for gallery in self.galleries:
             for folder in self.sections(gallery):
                 names = [name for name in HEADER_NAMES if (folder / name).is_file()]
                 if len(names) > 1:
                     found.append(f"{folder.relative_to(self.root).as_posix()}/: {len(names)} gallery headers, "
-                                 f"{' and '.join(names)}; sphinx-gallery shows {names[0]} only (were two folders "
-                                 "copied onto one?): keep one")
+                                 f"{' and '.join(names)}; sphinx-gallery shows {names[0]} and ignores "
+                                 f"{' and '.join(names[1:])}")
         return tuple(found)
 
     @cached_property
