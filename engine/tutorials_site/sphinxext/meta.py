@@ -7,6 +7,7 @@ that need an absolute URL (og:url, og:image) are left out where the site's
 address (`tutorials_site_url`) is not set.
 """
 
+import re
 from typing import Any
 
 from docutils import nodes
@@ -17,7 +18,7 @@ from sphinx.util.typing import ExtensionMetadata
 from .. import __version__
 from .. import sphinx_gallery_build as sg
 from ..core.site.summaries import plain_text, site_description, summary
-from ..core.site.versions import canonical_url, folder_url
+from ..core.site.versions import folder_url, published_url
 from ..core.sphinx_gallery_formats import thumbnail_path
 from .gallery import example_of
 from .head import add_to_head, meta, page_language
@@ -28,6 +29,8 @@ OPEN_GRAPH_EXTENSION = "sphinxext.opengraph"  # a site using it gets its Open Gr
 OG_LOCALES = {"en": "en_US", "ko": "ko_KR", "ja": "ja_JP", "zh_CN": "zh_CN"}
 # Pages whose title their template sets (Sphinx's genindex.html, search.html), after this runs.
 TEMPLATE_TITLES = {"genindex.html": "Index", "search.html": "Search"}
+# A description already in a page's head: one a page is given by `.. meta::` or by another extension.
+DESCRIBED = re.compile(r"""<meta\b[^>]*\bname=["']description["']""", re.I)
 
 
 def first_paragraph(doctree: nodes.document) -> str | None:
@@ -73,7 +76,7 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
              for other in site_languages(app) if other is not lang]
     site_url = app.config.tutorials_site_url
     if site_url:
-        tags.append(("property", "og:url", canonical_url(site_url, lang.seg, f"{pagename}.html")))
+        tags.append(("property", "og:url", published_url(site_url, app.config.version, lang.seg, f"{pagename}.html")))
         image = thumbnail(app, pagename, doctree)
         if image:
             # In this version's own folder, where the file surely is.
@@ -81,6 +84,8 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
                                                               f"{app.builder.imagedir}/{image}")))
     if OPEN_GRAPH_EXTENSION in getattr(app, "extensions", {}):
         tags = [tag for tag in tags if not tag[1].startswith("og:")]  # the site's own extension writes those
+    if DESCRIBED.search(context.get("metatags", "")):
+        tags = [tag for tag in tags if tag[1] != "description"]  # the page's own (`.. meta::`, an extension's)
     add_to_head(context, *(meta(kind, name, value) for kind, name, value in tags))
 
 
