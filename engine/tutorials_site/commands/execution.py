@@ -191,9 +191,11 @@ def _execute_one(settings: Settings, site: project.Project, item: _Pending, pres
     except SealError as error:
         return [f"{tutorial.label}:1: ERROR: its run cannot be sealed: {error}; the run is not stamped (the next "
                 "build runs it again)"]
-    if stamping.excused(site, tutorial, _stamp(item, outcome, present, files, run_dir, staging_skip(settings),
-                                            machine, log, confined is not None)):
+    stamp = _stamp(item, outcome, present, files, run_dir, staging_skip(settings), machine, log, confined is not None)
+    if stamping.expected(site, tutorial, stamp):
         log.line(f"[execute] {tutorial.label}: failed, as conf.py's expected_failing_examples expects")
+    elif stamping.excused(site, tutorial, stamp):
+        log.line(f"[execute] {tutorial.label}: failed, which conf.py's tutorials_allowed_failures allows")
     return stamping.unexpected_failure(run_dir, site, tutorial)
 
 

@@ -498,6 +498,13 @@ class Project:
         listed = self.options.get("expected_failing_examples", ())
         return any((self.root / p).resolve() == tutorial.path.resolve() for p in listed)
 
+    def allowed_to_fail(self, tutorial: Tutorial) -> bool:
+        """Matched by a pattern of conf.py's tutorials_allowed_failures (paths from the project root, `*` across
+        folders too, as TUTORIALS): a tutorial that may fail where the site is built (a GPU, a download, a package
+        it needs may be missing) without failing the build or `check`, and may pass too."""
+        patterns = self.conf.get("tutorials_allowed_failures") or ()
+        return any(fnmatch.fnmatchcase(tutorial.label, PurePosixPath(os.path.normpath(p)).as_posix()) for p in patterns)
+
     def flag(self, name: str, default: bool = False) -> bool:
         """A yes/no option of sphinx_gallery_conf; a string counts as yes when it is `true` or `1`."""
         value = self.options.get(name, default)
