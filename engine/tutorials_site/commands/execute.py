@@ -69,6 +69,7 @@ from ..core.runs.runs import (
     unfinished_reason,
 )
 from ..core.runs.used import FOLDER as USED
+from ..core.sphinx_gallery_formats import GALLERY_OPTIONS, option
 from ..core.terminal import OutputLimits, RunOutput
 from ..core.tutorial_settings import setting
 from ..sphinx_gallery_run import error_rst, output_rst, split_code_and_text_blocks
@@ -96,16 +97,17 @@ _prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else
 def run_options(project: Project, tutorial: Tutorial, output_limits: OutputLimits) -> RunOptions:
     """What the runner needs of PROJECT's sphinx_gallery_conf to run TUTORIAL."""
     options = project.options
-    capture = options.get("capture_repr", ("_repr_html_", "__repr__"))
-    own = (tuple(options.get("image_scrapers", ("matplotlib",))) != ("matplotlib",)
+    capture = option(options, "capture_repr")
+    own = (tuple(option(options, "image_scrapers")) != GALLERY_OPTIONS["image_scrapers"].default
            or "reset_argv" in options
-           or any(not isinstance(m, str) or m not in ("matplotlib", "seaborn")
-                  for m in options.get("reset_modules", ())))
+           or any(not isinstance(m, str) or m not in GALLERY_OPTIONS["reset_modules"].default
+                  for m in option(options, "reset_modules")))
     images = figures_folder(tutorial).as_posix()  # the one folder of page/ a page takes files from
     return RunOptions(root=str(project.root), images=images,
                       capture_repr=(capture,) if isinstance(capture, str) else tuple(capture),
-                      ignore_repr_types=options.get("ignore_repr_types", ""), own_callables=own,
-                      inspect_global_variables=project.flag("inspect_global_variables", True),
+                      ignore_repr_types=option(options, "ignore_repr_types"), own_callables=own,
+                      inspect_global_variables=project.flag("inspect_global_variables",
+                                                            GALLERY_OPTIONS["inspect_global_variables"].default),
                       default_role=project.conf.get("default_role") or "", output_limits=output_limits,
                       gallery_conf=base64.b64encode(project.gallery_conf_pickle).decode(), sys_path=project.sys_path)
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from . import conf_checks, config_values, languages, site_tree
 from .errors import SiteError, UsageError, closest, did_you_mean
-from .sphinx_gallery_formats import DEFAULT_FILENAME_PATTERN, DEFAULT_IGNORE_PATTERN, HEADER_NAMES, page_label
+from .sphinx_gallery_formats import GALLERY_OPTIONS, HEADER_NAMES, page_label
 
 # Options whose effect is ours to give, since sphinx-gallery executes nothing here (see guides/building.md):
 # every other option of sphinx-gallery's configuration reference reaches it unchanged.
@@ -375,12 +375,12 @@ class Project:
     @cached_property
     def filename_pattern(self) -> re.Pattern[str]:
         """What a script's path matches to be executed."""
-        return self._pattern("filename_pattern", DEFAULT_FILENAME_PATTERN, str)
+        return self._pattern("filename_pattern", GALLERY_OPTIONS["filename_pattern"].default, str)
 
     @cached_property
     def ignore_pattern(self) -> re.Pattern[str]:
         """What a script's file name matches to be no tutorial (a helper module)."""
-        return self._pattern("ignore_pattern", DEFAULT_IGNORE_PATTERN, lambda path: path.name)
+        return self._pattern("ignore_pattern", GALLERY_OPTIONS["ignore_pattern"].default, lambda path: path.name)
 
     def _pattern(self, name: str, default: str, text: Callable[[Path], str]) -> re.Pattern[str]:
         """conf.py's pattern NAME, compiled and timed while it matches TEXT of every script of the galleries."""

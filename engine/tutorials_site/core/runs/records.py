@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 from ..errors import SiteError
 from ..files import read_regular, write_atomically
+from ..sphinx_gallery_formats import GALLERY_OPTIONS
 from ..terminal import DEFAULT_LIMITS, OutputLimits
 
 if TYPE_CHECKING:
@@ -320,5 +321,7 @@ class RunOptions(Record):
     @classmethod
     def defaults(cls, root: Path | str, images: str, output_limits: OutputLimits = DEFAULT_LIMITS) -> Self:
         """sphinx-gallery's defaults, for a script outside any project's galleries (tests, benchmarks)."""
-        return cls(root=str(root), images=images, capture_repr=("_repr_html_", "__repr__"), ignore_repr_types="",
-                   own_callables=False, inspect_global_variables=True, default_role="", output_limits=output_limits)
+        return cls(root=str(root), images=images, capture_repr=GALLERY_OPTIONS["capture_repr"].default,
+                   ignore_repr_types=GALLERY_OPTIONS["ignore_repr_types"].default, own_callables=False,
+                   inspect_global_variables=GALLERY_OPTIONS["inspect_global_variables"].default, default_role="",
+                   output_limits=output_limits)
