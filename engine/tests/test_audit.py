@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tutorials_site.commands import audit as command
 from conftest import FIXTURES
+from tutorials_site.commands import audit as command
 from tutorials_site.commands import cli
-from tutorials_site.core.project import Project
 from tutorials_site.core.errors import SiteError
+from tutorials_site.core.project import Project
 from tutorials_site.core.site import audit
 
 TUTORIAL = "stable/ja/beginner/ddp_tutorial.html"
@@ -204,7 +204,8 @@ def test_the_pages_measured_and_the_pages_checked(tmp_path):
     assert audit.html_pages(tree, ["en"]) == [
         "stable/en/beginner/a_tutorial.html", "stable/en/beginner/b_tutorial.html", "stable/en/beginner/index.html",
         "stable/en/index.html", "stable/en/search.html"]
-    assert [audit.is_tutorial(p, GALLERY_DIRS) for p in audit.lighthouse_pages(tree, ["en"], GALLERY_DIRS)] == [False, False, True, True]
+    pages = audit.lighthouse_pages(tree, ["en"], GALLERY_DIRS)
+    assert [audit.is_tutorial(p, GALLERY_DIRS) for p in pages] == [False, False, True, True]
 
 
 def test_a_tree_without_stable_is_refused(tmp_path, monkeypatch):

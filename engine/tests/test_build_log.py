@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, build, copy_project
-from tutorials_site.core.project import Project
 from tutorials_site.commands.build_log import clock, expected_in_all, running
 from tutorials_site.core.errors import UsageError
 from tutorials_site.core.layout import BuildTree
+from tutorials_site.core.project import Project
 from tutorials_site.core.runs import runs, shards
 from tutorials_site.core.runs.records import Hardware, Stamp
 from tutorials_site.core.runs.runs import Progress

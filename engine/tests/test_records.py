@@ -6,8 +6,8 @@ import json
 import pytest
 
 from conftest import FIXTURES
-from tutorials_site.core.project import Project
 from tutorials_site.core.errors import UsageError
+from tutorials_site.core.project import Project
 from tutorials_site.core.runs import currency, runs, seal, shards
 from tutorials_site.core.runs.records import (
     BlockRecord,

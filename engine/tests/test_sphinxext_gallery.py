@@ -244,3 +244,24 @@ def test_a_zip_holds_the_script_as_it_is_where_the_notebook_did_not_change(sphin
     # The page sphinx-gallery writes again each build: its zip is ours again, normalized.
     with zipfile.ZipFile(app.srcdir / "beginner" / "ddp_tutorial.zip") as archive:
         assert {info.date_time for info in archive.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+
+
+def test_each_code_block_shows_the_output_the_run_recorded_of_that_block_wherever_prose_moved_it():
+    from tutorials_site.sphinx_gallery_run import Block
+
+    def record(line, rst):
+        return BlockRecord(line=line, texts=(rst,), images=(), rst=rst)
+
+    # The script that ran: code blocks at lines 5 and 12 (the second's code from line 13, after a blank line).
+    result = RunRecord(blocks=(record(5, "first"), record(13, "second")), error=None, hardware=HARDWARE)
+    stamp = Stamp(source="s" * 64, environment="e" * 64, outputs="o" * 64, seconds=1.0, failed=False, peak_rss_mb=1.0,
+                  gpu_peak_mb=(), hardware=HARDWARE, commit="abc", date="2025-06-01 12:00 UTC", files=(),
+                  code_lines=(5, 12))
+    # A prose edit since: three more lines of text above the second block.
+    blocks = [Block("text", "Title\n", 1), Block("code", "a = 1\n", 5), Block("text", "Prose\n", 7),
+              Block("code", "\nb = 2\n", 15)]
+    assert gallery._outputs(blocks, result, stamp) == ["", "first", "", "second"]
+    # A run that failed in its first block recorded nothing of the second: shown without output, never shifted.
+    failed = RunRecord(blocks=(record(5, "first"),), error=None, hardware=HARDWARE)
+    assert gallery._outputs(blocks[:2] + [Block("code", "c = 3\n", 6)] + blocks[2:], failed,
+                            dataclasses.replace(stamp, code_lines=(5, 6, 12))) == ["", "first", "", "", ""]

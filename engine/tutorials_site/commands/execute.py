@@ -53,7 +53,7 @@ import psutil
 from ..core.errors import SiteError
 from ..core.files import LEFTOVERS
 from ..core.project import Project, Tutorial
-from ..core.runs import sandbox
+from ..core.runs import run_folder, sandbox
 from ..core.runs.isolation import tutorial_environment
 from ..core.runs.needs import Machine
 from ..core.runs.records import OPTIONS, BlockRecord, Dropped, RecordError, RunError, RunOptions, RunRecord
@@ -216,8 +216,8 @@ def _unfinished_result(source: Path, rundir: Path, limits: OutputLimits, progres
         lines = [first_code_line(block) for block in split_code_and_text_blocks(str(source))[1] if block.type == "code"]
         shown = RunOutput(limits)
         # A progress.json the tutorial wrote may name a block past the last.
-        for k, sizes in enumerate(recorded_sizes(rundir / "out", min(progress.block + 1, len(lines)), limits)):
-            text = shown.block().show_file(rundir / "out" / f"{k}.txt", *sizes)
+        for k, sizes in enumerate(recorded_sizes(rundir / run_folder.OUT, min(progress.block + 1, len(lines)), limits)):
+            text = shown.block().show_file(run_folder.output_file(rundir / run_folder.OUT, k), *sizes)
             # Which block saved which figure is only in result.json: none are claimed here.
             blocks.append(BlockRecord(line=lines[k], texts=(text,) if text.strip() else (), images=(),
                                       rst=output_rst(text)))
@@ -261,7 +261,7 @@ def _recorded_files(output: Path, images: str) -> Iterator[tuple[Path, str]]:
                 info = entry.stat(follow_symlinks=False)
                 figure = relative.startswith(f"page/{images}/")
                 if stat.S_ISDIR(info.st_mode) and (figure or f"page/{images}/".startswith(relative + "/")
-                                                   or relative in ("out", USED)):
+                                                   or relative in (run_folder.OUT, USED)):
                     pending.append(path)
                 elif stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
                     what = "a link" if stat.S_ISLNK(info.st_mode) else "not a file" if not stat.S_ISREG(
@@ -363,14 +363,14 @@ def run_tutorial(source: Path | str, rundir: Path | str, workdir: Path | str, op
 
 def _run_folders(folder: Path, workdir: Path, source: Path, network: bool) -> sandbox.Run:
     """A run's fresh folders in FOLDER, and the copy of SOURCE it runs: the text as it is now."""
-    for name in ("out", "tmp", "home", "in"):
+    for name in (run_folder.OUT, "tmp", "home", "in"):
         (folder / name).mkdir()
     shutil.copyfile(source, folder / "in" / source.name)
     system = Path(sandbox.NSSWITCH)
     (folder / "in" / "nsswitch.conf").write_text(
         sandbox.offline_nsswitch(system.read_text(encoding="utf-8", errors="replace") if system.is_file() else ""),
         encoding="utf-8")
-    return sandbox.Run(workdir=workdir, output=folder / "out", tmp=folder / "tmp", home=folder / "home",
+    return sandbox.Run(workdir=workdir, output=folder / run_folder.OUT, tmp=folder / "tmp", home=folder / "home",
                        source=source, copy=folder / "in" / source.name, network=network,
                        nsswitch=folder / "in" / "nsswitch.conf")
 

@@ -22,9 +22,9 @@ from ..core.site.staging import working_folder
 from ..core.terminal import OutputLimits
 from . import execute
 from .build_log import BuildLog, Executing
+from .prepare import Build, build_failed, staging_skip
 
 FAILURES = "failures"  # <builddir>/logs/failures.log: every failure a build found (BuildLog.tell)
-from .prepare import Build, build_failed, staging_skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -202,8 +202,8 @@ def _execute_one(settings: Settings, site: project.Project, item: _Pending, pres
 def _execute_pending(settings: Settings, site: project.Project, pending: Sequence[_Pending], present: Present,
                      log: BuildLog) -> tuple[list[str], list[str], list[str]]:
     """Run each of PENDING in turn: the keys of those that ran, the reports of those that failed (told here, the
-    error line first), and the errors of the tutorials NEEDS=strict kept from running on this machine. abort_on_example_error stops at the first
-    unexpected failure."""
+    error line first), and the errors of the tutorials NEEDS=strict kept from running on this machine.
+    abort_on_example_error stops at the first unexpected failure."""
     expected = shards.expected_seconds(site, settings.tree, [item.tutorial.key for item in pending])
     # The GPUs tutorials see here, asked once, when first needed.
     machine = functools.cache(lambda: execute.machine(_tutorial_env(site)))
@@ -247,7 +247,8 @@ def run_tutorials(settings: Settings, site: project.Project, tutorials: Sequence
     A run not current here but current in REUSE's build folder is copied from there instead of run.
     A failed run is stamped and kept like a successful one (its page shows the traceback): it runs again
     when its source or the environment changes, or with RETRY_FAILED, and until then every build tells its
-    failure again (counted in one line where the last build told it as it is: kept_failures). One listed in conf.py's expected_failing_examples is no error; `abort_on_example_error`
+    failure again (counted in one line where the last build told it as it is: kept_failures). One listed in
+    conf.py's expected_failing_examples is no error; `abort_on_example_error`
     stops at the first unexpected one, a kept one before anything runs. Under NEEDS=strict, a tutorial
     this machine has too few GPUs for is not run, and the build stops once the others ran (Executed.stops).
     """

@@ -17,8 +17,7 @@ from .. import __version__
 from ..core import config_values
 from ..core.runs.records import RecordError
 from ..core.site import build_values
-from . import (assets, cards, colab, color_scheme, gallery, i18n, kept_warnings, meta, page, provenance, search, units,
-               versions)
+from . import assets, cards, colab, color_scheme, gallery, i18n, kept_warnings, meta, page, provenance, search, units, versions
 
 # In this order: the handlers of one event run in the order they were connected (the page's tags follow it).
 PARTS = (assets, cards, colab, color_scheme, gallery, i18n, meta, page, search, provenance, versions, units, kept_warnings)

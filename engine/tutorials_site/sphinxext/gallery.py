@@ -35,7 +35,7 @@ from .. import sphinx_gallery_build as sg
 from .. import sphinx_gallery_run as sg_run
 from ..core import project, tutorial_settings
 from ..core.files import read_regular, write_atomically
-from ..core.runs import runs, seal
+from ..core.runs import currency, runs, seal
 from ..core.runs.records import Record, RecordError, RunFile, RunRecord, Stamp
 from ..core.runs.stamps import page_copy, stamp_path
 from ..core.sphinx_gallery_formats import figure_files, image_path_template
@@ -155,13 +155,25 @@ def _without_lines(block: Any, lines: set[int]) -> Any:
     return sg_run.Block(block.type, "".join(kept), block.lineno)
 
 
-def _shown_blocks(src_file: Path, conf: Mapping[str, Any],
-                  result: RunRecord | None) -> tuple[dict[str, Any], list[Any], list[str]]:
-    """(file_conf, blocks, outputs) of what the page and the notebook show of a script and its run, as
+def _outputs(blocks: Sequence[Any], result: RunRecord | None, stamp: Stamp | None) -> list[str]:
+    """The reST of each of BLOCKS' output (a text block's: none), each code block paired with the run's record of
+    the same block by its identity: where its code started in the script that ran (BlockRecord.line). A current
+    run's code is this script's, block for block, on the lines its stamp records (a prose edit may have moved
+    them since); a block the run did not reach (it failed before) shows none."""
+    recorded = {record.line: record.rst for record in (result.blocks if result else ())}
+    code = [block for block in blocks if block.type == "code"]
+    ran_at = currency.lines_ran_at(stamp, [block.lineno for block in code])
+    moved = {id(block): start - block.lineno for block, start in zip(code, ran_at)}
+    return [recorded.get(runs.first_code_line(block) + moved[id(block)], "") if block.type == "code" else ""
+            for block in blocks]
+
+
+def _shown_blocks(src_file: Path, conf: Mapping[str, Any], result: RunRecord | None,
+                  stamp: Stamp | None = None) -> tuple[dict[str, Any], list[Any], list[str]]:
+    """(file_conf, blocks, outputs) of what the page and the notebook show of a script and its run (_outputs), as
     sphinx-gallery cleans it, the run's own setting comments removed with sphinx-gallery's config comments."""
     file_conf, blocks = sg_run.split_code_and_text_blocks(str(src_file))
-    records = iter(result.blocks if result else ())
-    outputs = [getattr(next(records, None), "rst", "") if block.type == "code" else "" for block in blocks]
+    outputs = _outputs(blocks, result, stamp)
     if conf["remove_config_comments"]:
         text = src_file.read_text(encoding="utf-8")
         setting_lines = {line for name in tutorial_settings.SETTINGS for line, _ in tutorial_settings.setting_comments(text, name)}
@@ -211,7 +223,7 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
         write_atomically(destination, read_regular(run_dir / figure.path))
     shutil.copyfile(src_file, target)
 
-    file_conf, blocks, outputs = _shown_blocks(src_file, conf, result)
+    file_conf, blocks, outputs = _shown_blocks(src_file, conf, result, stamp)
 
     seconds = result.seconds
     memory = stamp.peak_rss_mb if stamp else 0.0

@@ -7,7 +7,6 @@ that need an absolute URL (og:url, og:image) are left out where the site's
 address (`tutorials_site_url`) is not set.
 """
 
-import re
 from typing import Any
 
 from docutils import nodes
@@ -21,7 +20,7 @@ from ..core.site.summaries import plain_text, site_description, summary
 from ..core.site.versions import folder_url, published_url
 from ..core.sphinx_gallery_formats import thumbnail_path
 from .gallery import example_of
-from .head import add_to_head, meta, page_language
+from .head import add_to_head, has_meta, meta, page_language
 from .i18n import site_languages
 
 _ = get_translation("sphinx")
@@ -29,8 +28,6 @@ OPEN_GRAPH_EXTENSION = "sphinxext.opengraph"  # a site using it gets its Open Gr
 OG_LOCALES = {"en": "en_US", "ko": "ko_KR", "ja": "ja_JP", "zh_CN": "zh_CN"}
 # Pages whose title their template sets (Sphinx's genindex.html, search.html), after this runs.
 TEMPLATE_TITLES = {"genindex.html": "Index", "search.html": "Search"}
-# A description already in a page's head: one a page is given by `.. meta::` or by another extension.
-DESCRIBED = re.compile(r"""<meta\b[^>]*\bname=["']description["']""", re.I)
 
 
 def first_paragraph(doctree: nodes.document) -> str | None:
@@ -84,7 +81,7 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
                                                               f"{app.builder.imagedir}/{image}")))
     if OPEN_GRAPH_EXTENSION in getattr(app, "extensions", {}):
         tags = [tag for tag in tags if not tag[1].startswith("og:")]  # the site's own extension writes those
-    if DESCRIBED.search(context.get("metatags", "")):
+    if has_meta(context, "description"):
         tags = [tag for tag in tags if tag[1] != "description"]  # the page's own (`.. meta::`, an extension's)
     add_to_head(context, *(meta(kind, name, value) for kind, name, value in tags))
 

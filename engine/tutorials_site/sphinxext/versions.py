@@ -10,10 +10,9 @@ from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
+from sphinx.config import Config
 from sphinx.locale import get_translation
 from sphinx.util.typing import ExtensionMetadata
-
-from sphinx.config import Config
 
 from .. import __version__
 from ..core.site.versions import as_built, is_release, published_url

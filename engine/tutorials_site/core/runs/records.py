@@ -28,6 +28,7 @@ from ..errors import SiteError
 from ..files import read_regular, write_atomically
 from ..sphinx_gallery_formats import GALLERY_OPTIONS
 from ..terminal import DEFAULT_LIMITS, OutputLimits
+from . import run_folder
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance  # what dataclasses.fields() takes: a dataclass
@@ -291,12 +292,12 @@ class Dropped(Record):
 
     FORMAT: ClassVar[int] = 1
     NAME: ClassVar[str] = "output cut (dropped.json)"
-    FILE: ClassVar[str] = "dropped.json"  # in a run's out/
+    FILE: ClassVar[str] = run_folder.DROPPED  # in a run's out/
 
     blocks: tuple[int, ...]
 
 
-OPTIONS = "options.json"  # in a run folder, and in the runner's output folder: the RunOptions it reads
+OPTIONS = run_folder.OPTIONS  # in a run folder, and in the runner's output folder: the RunOptions it reads
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -19,7 +19,8 @@ from ..files import open_regular
 from .records import RunFile
 
 # The one file of a run its seal leaves out: the stamp that holds the seal.
-STAMP = "stamp.json"
+from .run_folder import STAMP as STAMP  # seal.STAMP: the file it seals beside
+
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK = 1 << 20
 

@@ -175,9 +175,9 @@ def _sealed_run(runs_root: Path, key: str) -> Stamp | list[str]:
     return runs.unsealed(runs_root, key) or stamp
 
 
-def _shown_run(runs_root: Path, key: str, run: Stamp, shown: Stamp) -> list[str]:
-    """Whether the page that carries the stamp SHOWN shows the run KEY, whose stamp is RUN."""
-    if page_copy(run) == shown:
+def _shown_run(runs_root: Path, key: str, run: Stamp, on_page: Stamp) -> list[str]:
+    """Whether the page that carries the stamp ON_PAGE shows the run KEY, whose stamp is RUN."""
+    if page_copy(run) == on_page:
         return []
     return [f"its page shows another run than the one in {shown(runs_root / key)} (its stamp differs): build it again"]
 
