@@ -49,10 +49,27 @@ def engine_build(site: Path, langs: str = "") -> tuple[float, dict[str, int]]:
     return seconds, {lang: count for lang, count in read_by_language(site).items() if lang in ran}
 
 
-def plain_build(site: Path, out: Path) -> tuple[float, int]:
-    """(seconds, documents read) of plain sphinx-build of the sources' language into OUT."""
-    seconds, output = timed([sys.executable, "-m", "sphinx", "-b", "html", "--keep-going", "-D", "plot_gallery=0",
-                             "-d", str(out / "doctrees"), ".", str(out / "html")], site)
+def plain_build(site: Path, plain: Path) -> tuple[float, int]:
+    """(seconds, documents read) of plain sphinx-build of the sources' language: the staged tree the engine
+    builds, with the same arguments (render.sphinx_args), into a doctrees and an output folder of its own under
+    PLAIN (made from the engine's last build of that language the first time, so that both start current)."""
+    import os
+    import shutil
+
+    from tutorials_site.commands.render import sphinx_args
+    from tutorials_site.core import project
+    from tutorials_site.core.site.settings import from_environment
+
+    found = project.Project.read(site)
+    lang = found.languages.source
+    settings = from_environment({**os.environ, "LANGUAGES": lang.seg}, site, site / "_build", found.languages)
+    if not (plain / "html").is_dir():
+        shutil.copytree(settings.tree.doctrees(lang), plain / "doctrees")
+        shutil.copytree(settings.tree.html / lang.seg, plain / "html")
+    command = sphinx_args(settings, found, lang, settings.tree.src(lang), noplot=True)
+    command[command.index("-d") + 1] = str(plain / "doctrees")
+    command[-1] = str(plain / "html")
+    seconds, output = timed([sys.executable, "-m", "sphinx", *command], settings.tree.src(lang))
     return seconds, len(READ.findall(output))
 
 
@@ -77,9 +94,6 @@ def main(site: Path) -> None:
     page = next(p for p in sorted(site.glob("*.rst")) if p.name != "index.rst" and "\n\n" in p.read_text())
     plain = site.parent / f"{site.name}-plain-build"
     print(f"{site}: {len(found.tutorials)} tutorials, languages {' '.join(lang.seg for lang in found.languages.all)}")
-    if not (plain / "html").is_dir():
-        seconds, read = plain_build(site, plain)
-        print(f"plain sphinx-build, first build ({found.languages.source.seg}): {seconds:.1f} s, {read} documents read")
     engine_build(site)  # current before measuring
     rows = []
     seconds, read = engine_build(site)
@@ -94,13 +108,11 @@ def main(site: Path) -> None:
             plain_s, plain_read = plain_build(site, plain)
             rows.append((f"{what}: {found.languages.source.seg} first", first_s, first_read, plain_s, plain_read))
             rows.append((f"{what}: then the others", rest_s, rest_read, None, None))
-            path.write_text(original, encoding="utf-8")
-            back_s, back_read = engine_build(site)
-            rows.append((f"{what} undone: every language at once", back_s, back_read, None, None))
         finally:
             path.write_text(original, encoding="utf-8")
-    engine_build(site)
-    plain_build(site, plain)
+        back_s, back_read = engine_build(site)
+        plain_build(site, plain)
+        rows.append((f"{what} undone: every language at once", back_s, back_read, None, None))
     print(f"{'build (2 shared cores)':<62} {'engine':>8}  documents read      {'plain sphinx-build':>18}")
     for what, seconds, read, plain_s, plain_read in rows:
         plain_text = f"{plain_s:6.1f} s, {plain_read} read" if plain_s is not None else ""
