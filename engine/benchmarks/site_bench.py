@@ -81,24 +81,36 @@ def edited(path: Path, old: str, new: str) -> str:
     return text
 
 
+_PROSE = re.compile(r"^(?:# ?%%|#{20,}).*\n(?:#.*\n)*?(# \S.*[.다])$", re.M)
+
+
 def prose_line(text: str) -> str:
     """A line of a tutorial's prose (a comment line of a text block ending a sentence)."""
-    return re.search(r"^(?:# ?%%|#{20,}).*\n(?:#.*\n)*?(# \S.*[.다])$", text, re.M)[1]
+    found = _PROSE.search(text)
+    assert found is not None
+    return found[1]
+
+
+def _row(what: str, seconds: float, read: dict[str, int], plain_s: float | None = None,
+         plain_read: int | None = None) -> None:
+    plain_text = f"{plain_s:6.1f} s, {plain_read} read" if plain_s is not None else ""
+    read_text = " ".join(f"{lang} {count}" for lang, count in read.items()) or "no Sphinx run"
+    print(f"{what:<62} {seconds:6.1f} s  {read_text:<20} {plain_text:>18}", flush=True)
 
 
 def main(site: Path) -> None:
     from tutorials_site.core import project
 
     found = project.Project.read(site)
-    tutorial = next(t.path for t in found.tutorials if re.search(r"^(?:# ?%%|#{20,})", t.path.read_text(), re.M))
+    tutorial = next(t.path for t in found.tutorials if _PROSE.search(t.path.read_text()))
     page = next(p for p in sorted(site.glob("*.rst")) if p.name != "index.rst" and "\n\n" in p.read_text())
     plain = site.parent / f"{site.name}-plain-build"
     print(f"{site}: {len(found.tutorials)} tutorials, languages {' '.join(lang.seg for lang in found.languages.all)}")
     engine_build(site)  # current before measuring
-    rows = []
+    print(f"{'build (2 shared cores)':<62} {'engine':>8}  documents read      {'plain sphinx-build':>18}", flush=True)
     seconds, read = engine_build(site)
     plain_s, plain_read = plain_build(site, plain)
-    rows.append(("no-op", seconds, read, plain_s, plain_read))
+    _row("no-op", seconds, read, plain_s, plain_read)
     for what, path, old in (("one sentence of a tutorial's prose", tutorial, prose_line(tutorial.read_text())),
                             ("one sentence of a hand-written page", page, page.read_text().split("\n\n")[1].split("\n")[0])):
         original = edited(path, old, old + " Edited for the benchmark.")
@@ -106,19 +118,10 @@ def main(site: Path) -> None:
             first_s, first_read = engine_build(site, found.languages.source.seg)
             rest_s, rest_read = engine_build(site)
             plain_s, plain_read = plain_build(site, plain)
-            rows.append((f"{what}: {found.languages.source.seg} first", first_s, first_read, plain_s, plain_read))
-            rows.append((f"{what}: then the others", rest_s, rest_read, None, None))
+            _row(f"{what}: {found.languages.source.seg} first", first_s, first_read, plain_s, plain_read)
+            _row(f"{what}: then the others", rest_s, rest_read, None, None)
         finally:
             path.write_text(original, encoding="utf-8")
         back_s, back_read = engine_build(site)
         plain_build(site, plain)
-        rows.append((f"{what} undone: every language at once", back_s, back_read, None, None))
-    print(f"{'build (2 shared cores)':<62} {'engine':>8}  documents read      {'plain sphinx-build':>18}")
-    for what, seconds, read, plain_s, plain_read in rows:
-        plain_text = f"{plain_s:6.1f} s, {plain_read} read" if plain_s is not None else ""
-        read_text = " ".join(f"{lang} {count}" for lang, count in read.items()) or "no Sphinx run"
-        print(f"{what:<62} {seconds:6.1f} s  {read_text:<20} {plain_text:>18}")
-
-
-if __name__ == "__main__":
-    main(Path(sys.argv[1]).resolve())
+        _row(f"{what} undone: every language at once", back_s, back_read, None, None)
