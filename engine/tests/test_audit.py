@@ -204,8 +204,8 @@ def test_the_pages_measured_and_the_pages_checked(tmp_path):
     assert audit.html_pages(tree, ["en"]) == [
         "stable/en/beginner/a_tutorial.html", "stable/en/beginner/b_tutorial.html", "stable/en/beginner/index.html",
         "stable/en/index.html", "stable/en/search.html"]
-    pages = audit.lighthouse_pages(tree, ["en"], GALLERY_DIRS)
-    assert [audit.is_tutorial(p, GALLERY_DIRS) for p in pages] == [False, False, True, True]
+    measured = audit.lighthouse_pages(tree, ["en"], GALLERY_DIRS)
+    assert [audit.is_tutorial(p, GALLERY_DIRS) for p in measured] == [False, False, True, True]
 
 
 def test_a_tree_without_stable_is_refused(tmp_path, monkeypatch):

@@ -19,7 +19,20 @@ from concurrent.futures import ThreadPoolExecutor
 import psutil
 import pytest
 
-from conftest import FIXTURES, KEPT_TUTORIAL, MAKE_SITE, VENV, append, build, executed, one_line_error, snapshot, tutorials_site
+from conftest import (
+    FIXTURES,
+    KEPT_TUTORIAL,
+    MAKE_SITE,
+    VENV,
+    append,
+    build,
+    copy_engine,
+    executed,
+    one_line_error,
+    snapshot,
+    tutorials_site,
+    with_engine,
+)
 from conftest import _stub as stub
 from tutorials_site.core import languages
 from tutorials_site.core.runs import fingerprint, isolation, sandbox
@@ -72,7 +85,7 @@ def test_concurrent_publishes_into_one_tree_both_complete_and_are_listed(publish
 def test_publish_refuses_the_repository_and_folders_inside_it(published, target):
     before = snapshot(published / "locales")
     result = publish(published, published / "_build" / "html", published / target, VERSION="locales")
-    assert "inside the repository" in one_line_error(result) and "PAGES=" in one_line_error(result)
+    assert "inside the project" in one_line_error(result) and "PAGES=" in one_line_error(result)
     assert snapshot(published / "locales") == before
 
 
@@ -96,15 +109,18 @@ def test_a_translation_changing_a_role_target_fails_the_build_naming_catalog_and
     before = snapshot(built / "_build" / "html")
     result = build(built, built / "_build", env=EN_KO)
     error = one_line_error(result)
-    assert error.startswith(f"error: {KO_PO}:{line}: ") and "changes a role target" in error
+    assert error.startswith(f"error: {KO_PO}:{line}: ") and "the translation refers to" in error
     assert role in error and ":class:`torch.optim.SGD`" in error
     assert snapshot(built / "_build" / "html") == before
 
 
 @pytest.mark.parametrize(("english", "translated", "changed"), [
-    ("Use ``model.to(device)`` here.", "여기서 ``model.to(cpu)`` 를 씁니다.", "inline literal"),
-    ("Read `the docs <https://pytorch.org/docs>`_.", "`문서 <https://example.com/>`_ 를 읽으세요.", "link target"),
-    ("See :func:`torch.manual_seed`.", ":func:`torch.seed` 를 보세요.", "role target"),
+    ("Use ``model.to(device)`` here.", "여기서 ``model.to(cpu)`` 를 씁니다.",
+     "the translation has the inline code ``model.to(cpu)`` where the English has the inline code ``model.to(device)``"),
+    ("Read `the docs <https://pytorch.org/docs>`_.", "`문서 <https://example.com/>`_ 를 읽으세요.",
+     "the translation links to https://example.com/ where the English links to https://pytorch.org/docs"),
+    ("See :func:`torch.manual_seed`.", ":func:`torch.seed` 를 보세요.",
+     "the translation refers to :func:`torch.seed` where the English refers to :func:`torch.manual_seed`"),
     ("A ``x`` and :class:`Y`.", ":class:`Y` 와 ``x``.", None),  # moved within the sentence: fine
 ])
 def test_translations_keep_role_targets_literals_and_links(english, translated, changed):
@@ -117,7 +133,7 @@ def test_a_language_may_allow_its_own_translation_of_a_linked_page(project_copy)
     english = "Read `the docs <https://pytorch.org/docs>`_."
     translated = "`문서 <https://pytorch.kr/docs>`_ 를 읽으세요."
     unit = tutorial_text.Unit("paragraph", english, [0])
-    assert "link target" in translate.references_changed(unit, translated)
+    assert "the translation links to https://pytorch.kr/docs" in translate.references_changed(unit, translated)
     allowed = {"https://pytorch.org/docs": {"https://pytorch.kr/docs"}}
     assert translate.references_changed(unit, translated, allowed) is None
 
@@ -226,14 +242,14 @@ TICKS = '''"""
 Ticks
 =====
 
-Prints a line every two seconds.
+Prints a line every six seconds: long enough for five commands to start, a machine under load too.
 """
 
 import time
 
 for tick in range(1, 4):
     print(f"tick {tick}")
-    time.sleep(2)
+    time.sleep(6)
 '''
 ENGLISH = {"LANGUAGES": "en"}
 
@@ -711,14 +727,14 @@ PAYLOADS = (
 # would take it as markup.
 EVERYWHERE = ('ラベル" tabindex="0" autofocus onfocus="document.body.dataset.x=1" data-x="</style></script>'
               '<img src=x onerror="document.body.dataset.x=2"><img src=y onerror=document.body.dataset.x=3// ')
-JA_LABELS = "tutorials_site/locale/ja/LC_MESSAGES/sphinx.po"  # the engine's labels
+JA_LABELS = "tutorials_site/locale/ja/LC_MESSAGES/sphinx.po"  # the engine's labels, in a copy of it (copy_engine)
 JA = {"LANGUAGES": "ja"}
 
 
-def site_messages(root=None, with_catalog=False):
+def site_messages(root=None, with_catalog=False, engine=None):
     """(language, domain, message) of every translated language's page catalogs and sphinx.po, and of the engine's
     label catalog (domain sphinx: labels too), with the catalog's file WITH_CATALOG, in the project at ROOT
-    (default: the tests' site, FIXTURES)."""
+    (default: the tests' site, FIXTURES) and the engine copied at ENGINE (default: this one)."""
     from tutorials_site.core import assets, project
     from tutorials_site.core.text import catalogs
 
@@ -726,7 +742,10 @@ def site_messages(root=None, with_catalog=False):
         site = project.current(FIXTURES)
         found = [(translate.domain_of(name), po) for name, po in catalogs.site_catalogs(site, lang).items()]
         for domain, po in [*found, ("sphinx", assets.label_po(lang))]:
-            po = po if root is None or not po.is_relative_to(FIXTURES) else root / po.relative_to(FIXTURES)
+            if root is not None and po.is_relative_to(FIXTURES):
+                po = root / po.relative_to(FIXTURES)
+            elif engine is not None and po.is_relative_to(assets.PACKAGE):
+                po = engine / "tutorials_site" / po.relative_to(assets.PACKAGE)
             if not po.exists():
                 continue  # a copy (copy_project) holds the tests' own pages, not the project's sections
             for message in catalogs.load(po):
@@ -771,15 +790,17 @@ def test_every_label_refuses_the_payloads_and_page_messages_take_them_as_text_on
 
 
 @pytest.mark.site
-def test_a_label_that_is_not_plain_text_stops_the_build_before_anything_changes(project_copy):
-    assert build(project_copy, project_copy / "_build", "--noplot", env=JA).returncode == 0
+def test_a_label_that_is_not_plain_text_stops_the_build_before_anything_changes(project_copy, tmp_path):
+    engine = copy_engine(tmp_path / "engine")
+    env = with_engine(engine, JA)
+    assert build(project_copy, project_copy / "_build", "--noplot", env=env).returncode == 0
     before = snapshot(project_copy / "_build")
-    po = project_copy / JA_LABELS
+    po = engine / JA_LABELS
     set_translations(po, {"Versions": "バージョン" + PAYLOADS[0], "Color scheme": "配色" + PAYLOADS[1],
                           "Copy to clipboard": PAYLOADS[2]})
-    result = build(project_copy, project_copy / "_build", "--noplot", env=JA)
+    result = build(project_copy, project_copy / "_build", "--noplot", env=env)
     error = one_line_error(result)
-    assert error == (f"error: {JA_LABELS}:{entry_line(po, 'Versions')}: msgid 'Versions': not plain text: it has "
+    assert error == (f"error: {po}:{entry_line(po, 'Versions')}: msgid 'Versions': not plain text: it has "
                      "'\"', which HTML reads as markup; write it without < > & \" ' ` (typographic quotes and "
                      "apostrophes such as “ ” ’ 「 」 are fine) (and 2 more label(s) in this catalog)")
     assert snapshot(project_copy / "_build") == before
@@ -787,12 +808,12 @@ def test_a_label_that_is_not_plain_text_stops_the_build_before_anything_changes(
 
 # Labels our own templates print, and those labels.js sets: escaped there, whatever the catalog says. (The
 # theme's templates print labels as they are: check_label_translation is what keeps those plain text.)
-def our_labels(root):
+def our_labels(root, engine):
     from tutorials_site.sphinxext.i18n import SCRIPT_LABELS
 
     scripts = {label for value in SCRIPT_LABELS.values()
                for label in (value.values() if isinstance(value, dict) else [value])}
-    return {message.id for lang, domain, message in site_messages(root)
+    return {message.id for lang, domain, message in site_messages(root, engine=engine)
             if lang.seg == "ja" and domain == "sphinx" and not translate.TAG.search(message.id)
             and (message.id in scripts or any(path.startswith("tutorials_site/templates/") for path, _ in message.locations))}
 
@@ -804,19 +825,20 @@ def hostile_site(builds_site, tmp_path_factory):
     from conftest import copy_project
 
     project = copy_project(tmp_path_factory.mktemp("hostile") / "project")
+    engine = copy_engine(tmp_path_factory.mktemp("hostile-engine"))
     pages = {}
     for lang, domain, message, po in site_messages(project, with_catalog=True):
         if lang.seg == "ja" and domain == "site":
             pages.setdefault(po, {})[message.id] = (message.string or message.id) + PAYLOADS[0]
     for po, translations in pages.items():
         set_translations(po, translations)
-    labels = our_labels(project)
-    set_translations(project / JA_LABELS, dict.fromkeys(labels, EVERYWHERE))
+    labels = our_labels(project, engine)
+    set_translations(engine / JA_LABELS, dict.fromkeys(labels, EVERYWHERE))
     unchecked = ("import sys; from tutorials_site.core.text import translate; "
                  "translate.SITE_CHECKS['sphinx'] = lambda message, msgstr: None; "
                  "from tutorials_site.commands.cli import main; main(sys.argv[1:])")
     result = subprocess.run([sys.executable, "-c", unchecked, "html-noplot", "--builddir", str(project / "_build")],
-                            cwd=project, capture_output=True, text=True, env={**os.environ, **JA})
+                            cwd=project, capture_output=True, text=True, env=with_engine(engine, {**os.environ, **JA}))
     assert result.returncode == 0 and "warning" not in result.stdout, result.stdout + result.stderr
     return project / "_build" / "html", labels
 
@@ -877,12 +899,13 @@ def test_the_hostile_build_put_a_payload_in_every_label_it_meant_to(hostile_site
 # A changed label translation: Sphinx does not count the label catalog among a page's sources.
 
 @pytest.mark.site
-def test_a_changed_label_reaches_every_page_and_a_reverted_one_goes_back(project_copy):
-    po = project_copy / JA_LABELS
+def test_a_changed_label_reaches_every_page_and_a_reverted_one_goes_back(project_copy, tmp_path):
+    engine = copy_engine(tmp_path / "engine")
+    po = engine / JA_LABELS
     original = po.read_bytes()
     pages = [project_copy / "_build" / "html" / "ja" / page for page in ("index.html", "beginner/data_parallel_tutorial.html")]
     not_run = "This page was built without running the tutorial: its output is missing or out of date."
-    old = {message.id: message.string for lang, domain, message in site_messages(project_copy)
+    old = {message.id: message.string for lang, domain, message in site_messages(project_copy, engine=engine)
            if lang.seg == "ja" and domain == "sphinx" and message.id in ("Languages", not_run)}
     new = {"Languages": "ことば", not_run: "実行せずにビルドしたページです。"}  # a template's label, and one added while reading
     for translations, gone in ((None, new), (new, old), (None, new)):
@@ -890,7 +913,7 @@ def test_a_changed_label_reaches_every_page_and_a_reverted_one_goes_back(project
             po.write_bytes(original)
         else:
             set_translations(po, translations)
-        result = build(project_copy, project_copy / "_build", "--noplot", env=JA)
+        result = build(project_copy, project_copy / "_build", "--noplot", env=with_engine(engine, JA))
         assert result.returncode == 0, result.stdout + result.stderr
         shown = translations or old
         assert f"<dt>{shown['Languages']}</dt>" in pages[0].read_text()

@@ -48,15 +48,18 @@ def test_the_checkout_becomes_the_catalog_and_the_report_names_the_added_paragra
     assert catalog["Counting each word"].string == "단어마다 세기"
     assert catalog["Cut the sentence into words."].string == "문장을 단어로 자릅니다."
     assert not catalog["Words that were never seen start at zero, thanks to ``dict.get``."].string
-    assert f"{checkout / TUTORIAL}:24: not imported: a paragraph with no English counterpart" in done.stdout
-    assert f"import-translation: {checkout / TUTORIAL}: 8 imported, 1 fuzzy, 1 left in English (of 10)" in done.stdout
+    assert (f"{checkout / TUTORIAL}:24: not imported: a paragraph that matches none of the English units between the "
+            "same lines of code") in done.stdout
+    assert f"import-translation: {checkout / TUTORIAL}: 9 imported, 0 fuzzy, 1 left in English (of 10)" in done.stdout
 
 
-def test_a_file_that_cannot_be_read_is_reported_and_the_others_imported(imported) -> None:
+def test_a_file_that_cannot_be_read_is_reported_counted_and_the_others_imported(imported) -> None:
     _, checkout, _, done = imported
+    broken = checkout / "beginner_source/ddp_tutorial.py"
     assert done.returncode == 0
-    assert (f"{checkout / 'beginner_source/ddp_tutorial.py'}:1: invalid syntax: not imported: the translated file "
-            "cannot be read as a tutorial") in done.stdout
+    assert f"{broken}:1: invalid syntax: not imported: the file cannot be read as a tutorial" in done.stdout
+    assert f"import-translation: {broken}: skipped (it cannot be read as a tutorial): 0 imported" in done.stdout
+    assert "file(s) into ko (1 skipped):" in done.stdout
 
 
 def test_a_page_is_imported_too(imported) -> None:
