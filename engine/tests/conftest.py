@@ -256,8 +256,11 @@ class FakeEnv:
 
 
 class FakeConfig:
-    """What sphinxext's handlers read of Sphinx's configuration: its values as attributes. Like Sphinx's
-    Config, hashable and weakly referable (gallery remembers the project per configuration)."""
+    """What sphinxext's handlers read of Sphinx's configuration: its values as attributes, `name in config` for
+    a value it has. Like Sphinx's Config, it takes attributes of other names (gallery keeps its state on it)."""
+
+    def __contains__(self, name):
+        return not name.startswith("_") and name in vars(self)
 
 
 class FakeApp:

@@ -496,7 +496,7 @@ def test_published_pages_have_absolute_alternates_and_tags_in_their_language(pag
                 meta.setdefault(name, []).append(content)
             assert re.search(IN_LANGUAGE[seg], meta["description"][0]) and meta["og:description"] == meta["description"]
             assert meta["og:title"] == [page.title().split(" — ")[0]] and meta["og:type"] == ["article"]
-            assert meta["og:url"] == [f"{site}stable/{seg}/{PAGE}"]
+            assert meta["og:url"] == [f"{site}{folder}/{seg}/{PAGE}"]  # the page's canonical address, as its alternates
             # The thumbnail, in the page's own version folder: there in the published tree.
             image = meta["og:image"][0]
             assert image.startswith(f"{site}{'1.0' if folder == 'stable' else 'main'}/{seg}/_images/")

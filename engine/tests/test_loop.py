@@ -260,3 +260,15 @@ def test_serve_refuses_a_port_it_cannot_use_before_building(project_copy, port, 
 def test_serve_rebuilds_for_inputs_not_for_an_editor_s_files(path, rebuilds, fixture_site):
     assert serve.is_input(fixture_site.root / path) is rebuilds
     assert any((fixture_site.root / path).is_relative_to(folder) for folder in serve.watched(fixture_site))
+
+
+def test_serve_builds_a_save_in_the_language_it_was_made_in_first(fixture_site):
+    from tutorials_site.commands.serve import first_languages
+
+    source, locales = fixture_site.root / DATA_PARALLEL, fixture_site.locales
+    ko_catalog = locales / "ko" / "LC_MESSAGES" / "beginner_source" / "data_parallel_tutorial.po"
+    assert first_languages(fixture_site, [source], ()) == ("en",)  # the sources' language, then the others
+    assert first_languages(fixture_site, [ko_catalog], ()) == ("ko",)
+    assert first_languages(fixture_site, [ko_catalog, source], ()) == ("en", "ko")
+    assert first_languages(fixture_site, [ko_catalog], ("ko",)) == ()  # serve builds ko alone anyway
+    assert first_languages(fixture_site, [ko_catalog], ("en", "ja")) == ()  # nor one serve does not build

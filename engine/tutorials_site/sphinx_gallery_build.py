@@ -446,3 +446,23 @@ def label_title(env: Any, label: str) -> str | None:
     label -> (document, anchor, title))."""
     labels = env.get_domain("std").labels
     return labels[label][2] if label in labels else None
+
+
+def node_location(node: nodes.Node) -> str | None:
+    """Where a node was written, as Sphinx's warnings name it ("path:line", "path:", "<unknown>:line").
+
+    Sphinx internal: `sphinx.util.logging.get_node_location`, what its warning handler turns a node location into.
+    """
+    from sphinx.util.logging import get_node_location
+
+    return get_node_location(node)
+
+
+def page_being_read(env: Any) -> str | None:
+    """The page Sphinx is reading, or resolving for writing; None between pages. `env.docname` is documented;
+    Sphinx 7 keeps it in `temp_data`, which has no entry between pages (Sphinx internal)."""
+    try:
+        docname = env.docname
+    except KeyError:
+        return None
+    return str(docname) if docname else None

@@ -51,7 +51,7 @@ def html(settings: Settings) -> None:
         executed = run_tutorials(settings, build.site, [t for t in build.selected if t.executed], build.present,
                                  build.log)
         if executed.stops:
-            raise build_failed(executed.failed)
+            raise build_failed(executed.failed, build.log)
         shown_without_output = (unrun_keys(build) if settings.tutorials else []) + unstamped_keys(build)
         render_site(build, expectations(build, executed.failed), noplot=False, what=tutorials_done(executed),
                     unrun=shown_without_output)

@@ -54,7 +54,7 @@ import psutil
 from ..core.errors import SiteError
 from ..core.files import LEFTOVERS
 from ..core.project import Project, Tutorial
-from ..core.runs import sandbox, seccomp, shown
+from ..core.runs import run_folder, sandbox, seccomp, shown
 from ..core.runs.isolation import tutorial_environment
 from ..core.runs.needs import Machine
 from ..core.runs.records import OPTIONS, BlockRecord, Dropped, RecordError, RunError, RunOptions, RunRecord
@@ -71,6 +71,7 @@ from ..core.runs.runs import (
     unfinished_reason,
 )
 from ..core.runs.used import FOLDER as USED
+from ..core.sphinx_gallery_formats import GALLERY_OPTIONS, option
 from ..core.terminal import OutputLimits, RunOutput
 from ..core.tutorial_settings import setting
 from ..sphinx_gallery_run import split_code_and_text_blocks
@@ -104,16 +105,17 @@ _prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else
 def run_options(project: Project, tutorial: Tutorial, output_limits: OutputLimits) -> RunOptions:
     """What the runner needs of PROJECT's sphinx_gallery_conf to run TUTORIAL."""
     options = project.options
-    capture = options.get("capture_repr", ("_repr_html_", "__repr__"))
-    own = (tuple(options.get("image_scrapers", ("matplotlib",))) != ("matplotlib",)
+    capture = option(options, "capture_repr")
+    own = (tuple(option(options, "image_scrapers")) != GALLERY_OPTIONS["image_scrapers"].default
            or "reset_argv" in options
-           or any(not isinstance(m, str) or m not in ("matplotlib", "seaborn")
-                  for m in options.get("reset_modules", ())))
+           or any(not isinstance(m, str) or m not in GALLERY_OPTIONS["reset_modules"].default
+                  for m in option(options, "reset_modules")))
     images = figures_folder(tutorial).as_posix()  # the one folder of page/ a page takes files from
     return RunOptions(root=str(project.root), images=images,
                       capture_repr=(capture,) if isinstance(capture, str) else tuple(capture),
-                      ignore_repr_types=options.get("ignore_repr_types", ""), own_callables=own,
-                      inspect_global_variables=project.flag("inspect_global_variables", True),
+                      ignore_repr_types=option(options, "ignore_repr_types"), own_callables=own,
+                      inspect_global_variables=project.flag("inspect_global_variables",
+                                                            GALLERY_OPTIONS["inspect_global_variables"].default),
                       default_role=project.conf.get("default_role") or "", output_limits=output_limits,
                       gallery_conf=base64.b64encode(project.gallery_conf_pickle).decode(), sys_path=project.sys_path)
 
@@ -233,8 +235,8 @@ def _unfinished_result(source: Path, rundir: Path, limits: OutputLimits, progres
         lines = [first_code_line(block) for block in split_code_and_text_blocks(str(source))[1] if block.type == "code"]
         shown = RunOutput(limits)
         # A progress.json the tutorial wrote may name a block past the last.
-        for k, sizes in enumerate(recorded_sizes(rundir / "out", min(progress.block + 1, len(lines)), limits)):
-            text = shown.block().show_file(rundir / "out" / f"{k}.txt", *sizes)
+        for k, sizes in enumerate(recorded_sizes(rundir / run_folder.OUT, min(progress.block + 1, len(lines)), limits)):
+            text = shown.block().show_file(run_folder.output_file(rundir / run_folder.OUT, k), *sizes)
             # Which block saved which figure is only in result.json: none are claimed here.
             blocks.append(BlockRecord(line=lines[k], texts=(text,) if text.strip() else (), images=()))
     return RunRecord(blocks=tuple(blocks), error=error, seconds=seconds)
@@ -282,7 +284,7 @@ def _recorded_files(output: Path, images: str) -> Iterator[tuple[Path, str]]:
                 info = entry.stat(follow_symlinks=False)
                 figure = relative.startswith(f"page/{images}/")
                 if stat.S_ISDIR(info.st_mode) and (figure or f"page/{images}/".startswith(relative + "/")
-                                                   or relative in ("out", USED)):
+                                                   or relative in (run_folder.OUT, USED)):
                     pending.append(path)
                 elif stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
                     what = "a link" if stat.S_ISLNK(info.st_mode) else "not a file" if not stat.S_ISREG(
@@ -460,14 +462,14 @@ def run_tutorial(source: Path | str, rundir: Path | str, workdir: Path | str, op
 
 def _run_folders(folder: Path, workdir: Path, source: Path, network: bool) -> sandbox.Run:
     """A run's fresh folders in FOLDER, and the copy of SOURCE it runs: the text as it is now."""
-    for name in ("out", "tmp", "home", "in"):
+    for name in (run_folder.OUT, "tmp", "home", "in"):
         (folder / name).mkdir()
     shutil.copyfile(source, folder / "in" / source.name)
     system = Path(sandbox.NSSWITCH)
     (folder / "in" / "nsswitch.conf").write_text(
         sandbox.offline_nsswitch(system.read_text(encoding="utf-8", errors="replace") if system.is_file() else ""),
         encoding="utf-8")
-    return sandbox.Run(workdir=workdir, output=folder / "out", tmp=folder / "tmp", home=folder / "home",
+    return sandbox.Run(workdir=workdir, output=folder / run_folder.OUT, tmp=folder / "tmp", home=folder / "home",
                        source=source, copy=folder / "in" / source.name, network=network,
                        nsswitch=folder / "in" / "nsswitch.conf")
 

@@ -24,6 +24,8 @@ from . import execute
 from .build_log import BuildLog, Executing
 from .prepare import Build, build_failed
 
+FAILURES = "failures"  # <builddir>/logs/failures.log: every failure a build found (BuildLog.tell)
+
 
 @dataclasses.dataclass(frozen=True)
 class Executed:
@@ -196,17 +198,19 @@ def _execute_one(settings: Settings, site: project.Project, item: _Pending, pres
     except SealError as error:
         return [f"{tutorial.label}:1: ERROR: its run cannot be sealed: {error}; the run is not stamped (the next "
                 "build runs it again)"]
-    if stamping.excused(site, tutorial, _stamp(item, outcome, present, files, run_dir, site, machine, log,
-                                            confined is not None)):
+    stamp = _stamp(item, outcome, present, files, run_dir, site, machine, log, confined is not None)
+    if stamping.expected(site, tutorial, stamp):
         log.line(f"[execute] {tutorial.label}: failed, as conf.py's expected_failing_examples expects")
+    elif stamping.excused(site, tutorial, stamp):
+        log.line(f"[execute] {tutorial.label}: failed, which conf.py's tutorials_allowed_failures allows")
     return stamping.unexpected_failure(run_dir, site, tutorial)
 
 
 def _execute_pending(settings: Settings, site: project.Project, pending: Sequence[_Pending], present: Present,
                      log: BuildLog) -> tuple[list[str], list[str], list[str]]:
-    """Run each of PENDING in turn: the keys of those that ran, the errors of those that failed, and those of
-    the tutorials NEEDS=strict kept from running on this machine. abort_on_example_error stops at the first
-    unexpected failure."""
+    """Run each of PENDING in turn: the keys of those that ran, the reports of those that failed (told here, the
+    error line first), and the errors of the tutorials NEEDS=strict kept from running on this machine.
+    abort_on_example_error stops at the first unexpected failure."""
     expected = shards.expected_seconds(site, settings.tree, [item.tutorial.key for item in pending])
     # The GPUs tutorials see here, asked once, when first needed.
     machine = functools.cache(lambda: execute.machine(_tutorial_env(site)))
@@ -224,23 +228,23 @@ def _execute_pending(settings: Settings, site: project.Project, pending: Sequenc
             ran.append(item.tutorial.key)
             if report:
                 log.line("\n".join(report))
-                failed.append(report[0])
+                failed.append("\n".join(report))
                 if site.flag("abort_on_example_error"):
                     log.line("[execute] abort_on_example_error: the remaining tutorials are not executed")
                     break
     return ran, failed, unmet
 
 
-def kept_failures(tree: BuildTree, site: project.Project, tutorials: Sequence[project.Tutorial], log: BuildLog) -> list[str]:
+def kept_failures(tree: BuildTree, site: project.Project, tutorials: Sequence[project.Tutorial], log: BuildLog,
+                  told: Sequence[str] = ()) -> tuple[list[str], int]:
     """Tell again each failure conf.py does not expect among the current runs of TUTORIALS (kept, not run
-    again), as when it ran: their error lines."""
-    errors = []
-    for tutorial in tutorials:
-        report = stamping.unexpected_failure(tree.run_dir(tutorial.key), site, tutorial)
-        if report:
-            log.line("\n".join(report))
-            errors.append(report[0])
-    return errors
+    again), as when it ran, but those the last build told as they are, which are summed up (BuildLog.tell;
+    TOLD: the failures this build told already, as they ran). Returns their error lines and how many were
+    summed up."""
+    reports = [report for tutorial in tutorials
+               if (report := stamping.unexpected_failure(tree.run_dir(tutorial.key), site, tutorial))]
+    untold = log.tell(["\n".join(report) for report in reports], tree.logs / FAILURES, told)
+    return [report[0] for report in reports], untold
 
 
 def run_tutorials(settings: Settings, site: project.Project, tutorials: Sequence[project.Tutorial], present: Present,
@@ -250,23 +254,27 @@ def run_tutorials(settings: Settings, site: project.Project, tutorials: Sequence
     A run not current here but current in REUSE's build folder is copied from there instead of run.
     A failed run is stamped and kept like a successful one (its page shows the traceback): it runs again
     when its source or the environment changes, or with RETRY_FAILED, and until then every build tells its
-    failure again. One listed in conf.py's expected_failing_examples is no error; `abort_on_example_error`
+    failure again (counted in one line where the last build told it as it is: kept_failures). One listed in
+    conf.py's expected_failing_examples is no error; `abort_on_example_error`
     stops at the first unexpected one, a kept one before anything runs. Under NEEDS=strict, a tutorial
     this machine has too few GPUs for is not run, and the build stops once the others ran (Executed.stops).
     """
     reuse = _reuse(settings, log)
     pending, taken = _pending(settings, site, tutorials, present, reuse, log)
     waiting = {item.tutorial.key for item in pending}
-    kept = kept_failures(settings.tree, site, [t for t in tutorials if t.key not in waiting], log)
+    kept_runs = [t for t in tutorials if t.key not in waiting]
     abort = site.flag("abort_on_example_error")
-    if kept and abort:
+    if abort and any(stamping.unexpected_failure(settings.tree.run_dir(t.key), site, t) for t in kept_runs):
         log.line("[execute] abort_on_example_error: a tutorial's kept run failed; no tutorial is executed")
-    ran, failed, unmet = _execute_pending(settings, site, [] if kept and abort else pending, present, log)
+        pending = []
+    ran, reports, unmet = _execute_pending(settings, site, pending, present, log)
+    kept, untold = kept_failures(settings.tree, site, kept_runs, log, reports)
     log.line(f"[execute] executed {len(ran)} of {len(tutorials)} tutorial(s)"
              + (f"; took {taken} current run(s) from REUSE={reuse.root}" if reuse else "")
              + (f"; {len(kept)} failed in a run kept from before, not executed again (RETRY_FAILED=1 runs them)"
-                if kept else ""))
-    failed = kept + failed
+                if kept else "")
+             + (f"; {log.summed(untold, settings.tree.logs / FAILURES)}" if untold else ""))
+    failed = kept + [report.split("\n", 1)[0] for report in reports]
     # Never run here (unmet), or abort_on_example_error: no page to render, the build stops (the runs are kept).
     return Executed(ran=tuple(ran), failed=tuple(failed + unmet), taken=taken,
                     current=len(tutorials) - len(pending) - taken, stops=bool(unmet) or (bool(failed) and abort))
@@ -300,7 +308,7 @@ def execute_shard(build: Build, shard: shards.Shard) -> None:
     ShardRecord(shard=str(shard), tutorials=tuple(t.key for t in tutorials),
                 executed=executed.ran).write(build.settings.tree.shard_record)
     if executed.failed:
-        raise build_failed(executed.failed)
+        raise build_failed(executed.failed, build.log)
     build.log.line(f"[build] shard {shard}: done in {build.log.elapsed():.1f} s ({tutorials_done(executed)}); "
                    "`make assemble` renders the pages")
 
@@ -332,5 +340,8 @@ def from_shards(build: Build) -> list[str]:
     if missing:
         raise Failed("[assemble] refusing to execute anything here; no current shard output for:\n  "
                      + "\n  ".join(missing))
-    failed = kept_failures(build.settings.tree, build.site, [t for t in build.selected if t.executed], build.log)
+    failed, untold = kept_failures(build.settings.tree, build.site, [t for t in build.selected if t.executed], build.log)
+    if untold:
+        build.log.line(f"[assemble] {len(failed)} tutorial(s) failed in the shards' runs; "
+                       + build.log.summed(untold, build.settings.tree.logs / FAILURES))
     return expectations(build, failed)

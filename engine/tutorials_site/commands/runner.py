@@ -63,6 +63,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from .. import sphinx_gallery_run as sg
+from ..core.runs import run_folder
 from ..core.runs.records import OPTIONS, BlockRecord, Dropped, RecordError, RunError, RunOptions, RunRecord
 from ..core.runs.runs import PROGRESS, CodeBlock, Progress, first_code_line
 from ..core.runs.used import FOLDER as USED
@@ -250,7 +251,7 @@ class _Gallery:
                  file_conf: dict[str, Any]) -> None:
         self.options = options
         self.conf: dict[str, Any] | None = None
-        page_root = rundir / "page"
+        page_root = rundir / run_folder.PAGE
         images = page_root / options.images
         images.mkdir(parents=True, exist_ok=True)
         iterator = sg.image_path_iterator(image_path_template(images, Path(source).stem))
@@ -421,7 +422,7 @@ def _run_blocks(code_blocks: Iterable[CodeBlock], source: str, rundir: Path, opt
     for k, block in enumerate(code_blocks):
         line = first_code_line(block)
         Progress(block=k, line=line).write(rundir / PROGRESS)
-        _redirect_output(rundir / "out" / f"{k}.txt")
+        _redirect_output(run_folder.output_file(rundir / run_folder.OUT, k))
         block_conf = sg.extract_file_config(block.content)
         record: _Ran = {"line": line, "images": [], "images_rst": "", "repr": [None, None], "traceback": None}
         ran.append(record)
@@ -483,7 +484,7 @@ def main(argv: list[str]) -> None:
     if options is None:
         raise SystemExit(f"{rundir / OPTIONS}: missing; the build writes it before it starts the runner")
     limits = options.output_limits
-    out = rundir / "out"
+    out = rundir / run_folder.OUT
     out.mkdir(parents=True, exist_ok=True)
 
     signal.signal(signal.SIGTERM, _kill_own_group)
@@ -510,7 +511,7 @@ def main(argv: list[str]) -> None:
     tutorials_site_used.finish()
     RunRecord(blocks=_block_records(ran, out, limits), error=error, gpu_peak_bytes=tuple(_gpu_peaks()),
               code_objects=_code_objects(options, blocks, tree, namespace),
-              images_total=len(gallery.vars["image_path_iterator"])).write(rundir / "result.json")
+              images_total=len(gallery.vars["image_path_iterator"])).write(rundir / run_folder.RESULT)
     _flush()
     # Skip interpreter shutdown: it would wait for non-daemon children the tutorial left running
     # (or crash in an extension's teardown) after the result is already complete.

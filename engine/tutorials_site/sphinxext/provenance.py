@@ -24,7 +24,7 @@ from ..core.project import Tutorial
 from ..core.runs import currency
 from ..core.runs.fingerprint import tutorial_digest
 from ..core.runs.records import Stamp
-from ..core.runs.stamping import excused
+from ..core.runs.stamping import expected
 from ..core.runs.stamps import STAMP_META, read_stamp, stamp_path
 from ..core.sphinx_gallery_formats import intro_end
 from ..core.text.gallery_strings import split_template
@@ -136,7 +136,7 @@ class ProvenanceDirective(SphinxDirective):
         """The banner of a failed run (none for one that passed)."""
         if not stamp.failed:
             return []
-        return [failure_banner(stamp, excused(site_project(self.config), tutorial, stamp))]
+        return [failure_banner(stamp, expected(site_project(self.config), tutorial, stamp))]
 
 
 def add_stamp_meta(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],

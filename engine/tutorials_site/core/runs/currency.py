@@ -10,6 +10,7 @@ hooks, the accelerator pins, conf.py's run settings), and every file and distrib
 like one that passed: its page shows its failure (RETRY_FAILED is the build's choice, not staleness).
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,6 +85,13 @@ def _read(runs_root: Path, key: str) -> _Seen | list[str]:
         return [f"its record cannot be used ({error})"]
     except OSError:
         return ["the run's record is damaged (a figure is missing)"]
+
+
+def lines_ran_at(stamp: Stamp | None, lines: Sequence[int]) -> list[int]:
+    """Where each code block of the current script, starting at LINES, started in the script whose run STAMP vouches
+    for (its code is this script's, block for block, where the run is current; a prose edit may have moved it):
+    LINES themselves without a stamp, or one of another script."""
+    return list(stamp.code_lines) if stamp is not None and len(stamp.code_lines) == len(lines) else list(lines)
 
 
 def _of_source(stamp: Stamp, source: SourceDigest) -> list[str]:

@@ -65,7 +65,7 @@ from packaging.utils import canonicalize_name
 
 from .. import project, tutorial_settings
 from ..errors import SiteError
-from ..sphinx_gallery_formats import CONFIG_COMMENT, TEXT_BLOCK_HEADER
+from ..sphinx_gallery_formats import CONFIG_COMMENT, RUN_OPTIONS, TEXT_BLOCK_HEADER
 from . import used, visibility
 from .isolation import SETTING, site_folders
 from .protocol import PROTOCOL
@@ -74,10 +74,6 @@ from .used import Present, SourceDigest, release
 
 ENGINE = Path(__file__).resolve().parents[2]  # the engine's package: its runs are versioned by PROTOCOL
 
-# sphinx_gallery_conf's options that change what a run records (commands/execute.py's RunOptions and,
-# with callables of conf.py's own, sphinx-gallery's scrapers and module resets in the runner).
-RUN_OPTIONS = ("capture_repr", "ignore_repr_types", "image_scrapers", "reset_argv", "reset_modules",
-               "reset_modules_order", "inspect_global_variables", "image_srcset", "matplotlib_animations")
 # The two torch builds' locks: what only the CUDA one installs is the accelerator runtime.
 TORCH_LOCKS = ("requirements-cpu.lock", "requirements-cuda.lock")
 _WILDCARD = re.compile(r"[*?[]")  # what makes a part of a glob pattern match more than its own name

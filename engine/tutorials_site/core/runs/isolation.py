@@ -27,6 +27,7 @@ from pathlib import Path
 from urllib.parse import quote, quote_plus
 
 from ..errors import SiteError
+from . import run_folder
 from .records import RunRecord
 
 # conf.py's list of further variables (names, or fnmatch patterns such as "WANDB_*") tutorials get.
@@ -202,7 +203,7 @@ def redact(run_dir: Path, secrets: Mapping[str, str]) -> None:
     The figures (page/) are left: a value drawn into pixels cannot be found.
     """
     for path in Path(run_dir).rglob("*"):
-        if not path.is_file() or path.is_symlink() or "page" in path.relative_to(run_dir).parts[:1]:
+        if not path.is_file() or path.is_symlink() or run_folder.PAGE in path.relative_to(run_dir).parts[:1]:
             continue
         data = original = path.read_bytes()
         for name, value in secrets.items():

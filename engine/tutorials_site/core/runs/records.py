@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 from ..errors import SiteError
 from ..files import read_regular, write_atomically
+from ..sphinx_gallery_formats import GALLERY_OPTIONS
 from ..terminal import DEFAULT_LIMITS, OutputLimits
+from . import run_folder
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance  # what dataclasses.fields() takes: a dataclass
@@ -297,12 +299,12 @@ class Dropped(Record):
 
     FORMAT: ClassVar[int] = 1
     NAME: ClassVar[str] = "output cut (dropped.json)"
-    FILE: ClassVar[str] = "dropped.json"  # in a run's out/
+    FILE: ClassVar[str] = run_folder.DROPPED  # in a run's out/
 
     blocks: tuple[int, ...]
 
 
-OPTIONS = "options.json"  # in a run folder, and in the runner's output folder: the RunOptions it reads
+OPTIONS = run_folder.OPTIONS  # in a run folder, and in the runner's output folder: the RunOptions it reads
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -327,5 +329,7 @@ class RunOptions(Record):
     @classmethod
     def defaults(cls, root: Path | str, images: str, output_limits: OutputLimits = DEFAULT_LIMITS) -> Self:
         """sphinx-gallery's defaults, for a script outside any project's galleries (tests, benchmarks)."""
-        return cls(root=str(root), images=images, capture_repr=("_repr_html_", "__repr__"), ignore_repr_types="",
-                   own_callables=False, inspect_global_variables=True, default_role="", output_limits=output_limits)
+        return cls(root=str(root), images=images, capture_repr=GALLERY_OPTIONS["capture_repr"].default,
+                   ignore_repr_types=GALLERY_OPTIONS["ignore_repr_types"].default, own_callables=False,
+                   inspect_global_variables=GALLERY_OPTIONS["inspect_global_variables"].default, default_role="",
+                   output_limits=output_limits)

@@ -20,9 +20,10 @@ from .records import RunFile
 
 # The files of a run its seal leaves out: the stamp that holds the seal, its signature (core.runs.signing), and the
 # mark of a copy taken without the key to verify it.
-STAMP = "stamp.json"
-SIGNATURE = "stamp.sig"
-UNVERIFIED = "unverified.txt"
+from .run_folder import SIGNATURE as SIGNATURE
+from .run_folder import STAMP as STAMP
+from .run_folder import UNVERIFIED as UNVERIFIED
+
 _UNSEALED = (STAMP, SIGNATURE, UNVERIFIED)
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK = 1 << 20

@@ -53,10 +53,16 @@ def run_stamp(result: RunRecord, *, hardware: Hardware, raised: bool, source: So
                  sandboxed=sandboxed, network=network)
 
 
-def excused(project: Project, tutorial: Tutorial, stamp: Stamp) -> bool:
+def expected(project: Project, tutorial: Tutorial, stamp: Stamp) -> bool:
     """Whether STAMP's failed run raised, as conf.py's expected_failing_examples expects of TUTORIAL (a run that
     timed out or died is never what it expects)."""
     return stamp.failed and not stamp.unfinished and project.expected_to_fail(tutorial)
+
+
+def excused(project: Project, tutorial: Tutorial, stamp: Stamp) -> bool:
+    """Whether STAMP's failed run fails neither the build nor `check`: conf.py expects it (expected), or allows
+    TUTORIAL to fail however it does (tutorials_allowed_failures)."""
+    return stamp.failed and (expected(project, tutorial, stamp) or project.allowed_to_fail(tutorial))
 
 
 def own_frames(traceback: str, label: str) -> list[str]:

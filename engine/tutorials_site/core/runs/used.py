@@ -17,9 +17,10 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from . import run_folder
 from .records import Used, UsedDistribution, UsedFile
 
-FOLDER = "out/used"  # in a run folder: one file per process of the run
+FOLDER = run_folder.USED  # in a run folder: one file per process of the run
 ABSENT = "absent"  # the digest of a file the run tried to open that does not exist
 
 

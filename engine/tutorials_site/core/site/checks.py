@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from .. import languages, project
+from ..files import shown
 from ..layout import BuildTree
 from ..runs import currency, runs, signing, stamping
 from ..runs.fingerprint import present, tutorial_digest
@@ -148,7 +149,7 @@ def check_stamps(site: project.Project, htmldir: Path | str, langs: Sequence[lan
         for tutorial in (t for t in site.tutorials if t.executed):
             source = tutorial.path
             page = Path(htmldir, lang.seg, tutorial.page + ".html")
-            where = f"{page}: {tutorial.label} ({lang.seg})"
+            where = f"{_from(site, page)}: {tutorial.label} ({lang.seg})"
             if not page.exists():
                 problems.append(f"{where}: page missing")
                 continue
@@ -167,10 +168,11 @@ def check_stamps(site: project.Project, htmldir: Path | str, langs: Sequence[lan
                                 f"({signing.VARIABLE} unset): ci-build takes only runs signed by a trusted build")
             if stamp.failed and not stamping.excused(site, tutorial, stamp):
                 problems.append(f"{where}: {failure(parsed.texts)}, which conf.py does not expect: fix the tutorial, "
-                                "or list it in conf.py's expected_failing_examples")
-            shown = shown_outputs(page, parsed, source.stem)
+                                "or list it in conf.py's expected_failing_examples (it must fail) or "
+                                "tutorials_allowed_failures (it may)")
+            outputs = shown_outputs(page, parsed, source.stem)
             problems += [f"{where}: {problem}" for problem in
-                         currency.problems(tutorial_digest(site, tutorial), now, stamp=stamp, shown=shown)]
+                         currency.problems(tutorial_digest(site, tutorial), now, stamp=stamp, shown=outputs)]
             if runs_root.is_dir():
                 if tutorial.key not in kept:
                     kept[tutorial.key] = _sealed_run(runs_root, tutorial.key, runs_key)
@@ -178,6 +180,20 @@ def check_stamps(site: project.Project, htmldir: Path | str, langs: Sequence[lan
                 problems += [f"{where}: {problem}" for problem in
                              (run if isinstance(run, list) else _shown_run(runs_root, tutorial.key, run, stamp))]
     return problems
+
+
+def _from(site: project.Project, path: Path) -> str:
+    """PATH as messages name it: from the project's root where it is inside it."""
+    resolved = path.resolve()
+    return resolved.relative_to(site.root.resolve()).as_posix() if resolved.is_relative_to(site.root.resolve()) else str(path)
+
+
+def failed_as_allowed(site: project.Project, htmldir: Path | str) -> list[str]:
+    """The tutorials whose run in the build folder of HTMLDIR failed as conf.py expects or allows: what check
+    counts, where it passes."""
+    tree = BuildTree(Path(htmldir).parent)
+    return [t.label for t in site.tutorials
+            if (stamp := stamping.stamp_of(tree.run_dir(t.key))) is not None and stamping.excused(site, t, stamp)]
 
 
 def failure(texts: Sequence[str]) -> str:
@@ -195,24 +211,24 @@ def _sealed_run(runs_root: Path, key: str, runs_key: bytes) -> Stamp | list[str]
     except RecordError as error:
         return [f"its run cannot be read: {error}"]
     if stamp is None:
-        return [f"its run is not in {runs_root / key} (a build folder holds the runs its pages show)"]
+        return [f"its run is not in {shown(runs_root / key)} (a build folder holds the runs its pages show)"]
     unsigned = signing.unsigned(runs_key, runs_root / key, key) if runs_key else None
-    return runs.unsealed(runs_root, key) or ([f"its run in {runs_root / key} is {unsigned}"] if unsigned else stamp)
+    return runs.unsealed(runs_root, key) or ([f"its run in {shown(runs_root / key)} is {unsigned}"] if unsigned else stamp)
 
 
-def _shown_run(runs_root: Path, key: str, run: Stamp, shown: Stamp) -> list[str]:
-    """Whether the page that carries the stamp SHOWN shows the run KEY, whose stamp is RUN."""
-    if page_copy(run, signing.verified(runs_root / key)) == shown:
+def _shown_run(runs_root: Path, key: str, run: Stamp, on_page: Stamp) -> list[str]:
+    """Whether the page that carries the stamp ON_PAGE shows the run KEY, whose stamp is RUN."""
+    if page_copy(run, signing.verified(runs_root / key)) == on_page:
         return []
-    return [f"its page shows another run than the one in {runs_root / key} (its stamp differs): build it again"]
+    return [f"its page shows another run than the one in {shown(runs_root / key)} (its stamp differs): build it again"]
 
 
 def missing_build(htmldir: Path | str) -> str:
     """What check and publish say of a folder of pages without its build record: a folder with no page of any
     language is one nothing was built into yet."""
     if not any(Path(htmldir).glob("*/index.html")):
-        return f"{htmldir}: nothing built there yet: run `make html` first"
-    return (f"{htmldir}: no {BUILD_RECORD}: its last build failed or did not finish (a build writes it last, once "
+        return f"{shown(htmldir)}: nothing built there yet: run `make html` first"
+    return (f"{shown(htmldir)}: no {BUILD_RECORD}: its last build failed or did not finish (a build writes it last, once "
             "every language succeeded, so that pages of two builds are never taken for one); build it with `make html`")
 
 
@@ -228,7 +244,7 @@ def whole_build(htmldir: Path | str) -> BuildInfo | str:
         return missing_build(htmldir)
     if not info.partial:
         return info
-    return (f"{htmldir}: built with TUTORIALS={info.partial}, the other tutorials not executed; "
+    return (f"{shown(htmldir)}: built with TUTORIALS={info.partial}, the other tutorials not executed; "
             "build the whole site with `make html` (no TUTORIALS), then check or publish it")
 
 

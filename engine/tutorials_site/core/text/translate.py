@@ -209,10 +209,13 @@ def refusal(unit: tutorial_text.Unit, msgstr: str, allowed_links: Mapping[str, s
     return Refusal(changed, stops_build=True) if changed else None
 
 
+LINK_TARGETS = "link-targets.txt"  # in <the site's locales>/<code>/
+
+
 def link_targets(site: project.Project, lang: languages.Language) -> dict[str, set[str]]:
     """The localized link targets a language allows, from <the site's locales>/<code>/link-targets.txt:
     one `<English target> <localized target>` pair per line, `#` for comments."""
-    path = site.locales / lang.code / "link-targets.txt"
+    path = site.locales / lang.code / LINK_TARGETS
     allowed: collections.defaultdict[str, set[str]] = collections.defaultdict(set)
     if path.exists():
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
