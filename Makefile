@@ -44,7 +44,7 @@ TORCH_CPU_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
 export LANGUAGES VERSION STRICT BUILDDIR PAGES SHARD SHARDS NEEDS CLASS_SHARDS REUSE RETRY_FAILED TUTORIALS PORT FROM \
   TUTORIAL_TIMEOUT TUTORIAL_OUTPUT_LIMIT SANDBOX VERBOSE PROGRESS_INTERVAL OVERWRITE CHROMIUM PYTHON VENV PY TORCH_CPU_WHEELS
 
-.PHONY: help venv test-tools sandbox html html-noplot serve check ci-build assemble shard-matrix durations lint docs publish \
+.PHONY: help venv test-tools sandbox device-bundle device-check html html-noplot serve check ci-build assemble shard-matrix durations lint docs publish \
   update-po import-translation i18n-status audit test test-fast bench clean lock
 
 html: $(DEPS) sandbox  ## build every language, executing the tutorials whose runs are not current
@@ -108,6 +108,14 @@ bench: $(DEPS)  ## build timings and memory on this machine (engine/benchmarks/b
 venv: $(DEPS)  ## the virtual environment alone (VENV), from the lock file of this machine's torch build
 
 test-tools: $(VENV)/.test-deps  ## the test and audit tools too (requirements-test.lock, the npm tools)
+
+# The GPU check (.ci/device_check.py): bundle on a machine that reaches the package registries, check on a GPU machine
+# without network (a copy of the repository with _device/; its own Python with torch).
+device-bundle:  ## what device-check needs carried (pure-Python wheels, bubblewrap) into _device/, at most 60 MB
+	"$$PYTHON" .ci/device_check.py bundle
+
+device-check:  ## on a GPU machine: build the tutorials its GPUs fit; pages, log and summary in _device/result/
+	"$$PYTHON" .ci/device_check.py check
 
 help:  ## this list: every target and variable, from the Makefile's own comments
 	@PYTHONPATH=engine "$$PYTHON" -m tutorials_site.commands.make_help Makefile

@@ -47,7 +47,7 @@ html_favicon = "_static/favicon.svg"
 # guides for contributors, the engine (engine/: its own README and guides), the tests, CI files, the catalogs
 # folder (its glossaries are Markdown), the builds and the published tree.
 exclude_patterns = [*sphinx_gallery_conf["examples_dirs"], "README.md", "CONTRIBUTING.md", "TRANSLATING.md",
-                    "engine", "tests", ".github", ".ci", "locales", "_build", "docs", ".venv"]
+                    "engine", "tests", ".github", ".ci", "locales", "_build", "_device", "docs", ".venv"]
 copybutton_exclude = ".linenos, .gp, .go"
 # Code colours meeting WCAG AA (accessible-pygments); the dark scheme's: tutorials_site/sphinxext/color_scheme.py.
 pygments_style = "a11y-light"

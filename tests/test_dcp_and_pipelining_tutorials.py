@@ -1,7 +1,8 @@
 """The distributed-checkpoint and pipeline-parallel tutorials of the parallel track, each run through the runner
 (in this machine's sandbox) from a copy in a temporary folder: their CPU path on a machine without a GPU (two
 ranks over gloo), a rank per GPU where there are GPUs. What their ranks print, tagged and in rank order, what they
-check, and the pipeline's timeline figure."""
+check (a resumed run repeats the losses of one that never stopped; the pipeline's gradients are the uncut model's),
+and what they measure (the bubble drawn from the recorded order, against the formula)."""
 
 import re
 import shutil
@@ -55,35 +56,71 @@ def ranks_in_order(text, world):
     assert order == sorted(order) and set(order) == set(range(world)), text
 
 
-def test_dcp_saves_from_every_rank_and_loads_equal_in_one_process_and_resharded(ran, world):
-    saved, listing, alone, resharded = [text for text in outputs(ran("3_dcp_tutorial")[0]) if text]
-    for block in (saved, resharded):
+def started(text, world):
+    """The tutorial's first line: how many ranks, over which backend, with how many threads each."""
+    assert re.fullmatch(rf"{world} processes over (gloo on the CPU \(\d+ cores\)|nccl on {world} GPUs), "
+                        r"\d+ thread\(s\) each\n?", text), text
+
+
+def test_dcp_saves_from_every_rank_resumes_resharded_and_loads_for_inference(ran, world):
+    start, saved, listing, resumed, alone, partial = [text for text in outputs(ran("4_dcp_tutorial")[0]) if text]
+    started(start, world)
+    for block in (saved, resumed):
         ranks_in_order(block, world)
+    number = r"(\d+\.\d+)"
+    after = rf"3: {number}, 4: {number}, 5: {number}"
+    uninterrupted = None
     for rank in range(world):
-        assert re.search(rf"^\[rank {rank}\] saved my shards in \d+ ms$", saved, re.M), saved
         assert re.search(rf"^\[rank {rank}\]   0\.weight   whole \[32, 16\]\s+here \[\d+, 16\]$", saved, re.M)
-        assert f"[rank {rank}] every piece equal to the saved one: True" in resharded
-        assert re.search(rf"^\[rank {rank}\]   2\.weight   Shard\(dim=1\)\s+here \[4, \d+\]$", resharded, re.M)
+        losses = re.search(rf"^\[rank {rank}\] saved after step 2; losses of the steps after it, {after}$", saved, re.M)
+        assert losses and uninterrupted in (None, losses.groups()), saved  # every rank saw the same losses
+        uninterrupted = losses.groups()
+        assert re.search(rf"^\[rank {rank}\]   2\.weight   whole \[4, 32\]\s+here \[4, \d+\]$", resumed, re.M), resumed
+        both = re.search(rf"^\[rank {rank}\] model and optimizer: losses {after}; largest difference from the run "
+                         rf"that never stopped: (\S+)$", resumed, re.M)
+        model = re.search(rf"^\[rank {rank}\] model alone: losses {after}; largest difference from the run that "
+                          rf"never stopped: (\S+)$", resumed, re.M)
+        assert both and model, resumed
+        assert float(both[4]) < 1e-5 < float(model[4])  # resumed exactly with Adam's state, not without
+        assert model[1] == uninterrupted[0]  # the same weights: the first step after the checkpoint is the same
     files = re.findall(r"^(\S+)\s+(\d+) bytes$", listing, re.M)
     assert sorted(name for name, _ in files) == sorted([".metadata", *(f"__{rank}_0.distcp" for rank in range(world))])
     assert all(int(size) > 0 for _, size in files)
-    assert alone.strip() == "one process: 4 tensors loaded, all equal to the saved ones: True"
+    inference = re.findall(rf"loss {number}", alone)
+    assert len(inference) == 3 and set(inference) == {uninterrupted[0]}, alone
+    assert "'model', 'optim'" in alone
+    assert partial.splitlines()[0] == ("without allow_partial_load: RuntimeError: Missing key in checkpoint "
+                                       "state_dict: app.model.3.weight.")
+    assert partial.splitlines()[1] == (f"with allow_partial_load: first layers loaded, loss {uninterrupted[0]}; "
+                                       "new layer left as initialized: True")
 
 
-def test_pipelining_matches_the_uncut_model_with_both_schedules_and_draws_their_timeline(ran, world):
-    outcome, run = ran("4_pipelining_tutorial")
-    (printed,) = [text for text in outputs(outcome) if text]
-    steps = re.split(r"(?m)^(?=\[rank 0\] Schedule)", printed)
-    assert steps[0] == "" and len(steps) == 3, printed
-    for schedule, step in zip(("ScheduleGPipe", "Schedule1F1B"), steps[1:]):
-        ranks_in_order(step, world)
+def test_pipelining_builds_each_stage_alone_matches_the_uncut_model_and_draws_the_schedules(ran, world):
+    outcome, run = ran("5_pipelining_tutorial")
+    start, stages, checks, bubbles = [text for text in outputs(outcome) if text]
+    started(start, world)
+    lines = stages.splitlines()
+    for said in range(0, len(lines), world):  # one `say` per schedule: every rank's line, in rank order
+        ranks_in_order("\n".join(lines[said:said + world]), world)
+    for schedule in ("ScheduleGPipe", "Schedule1F1B", "ScheduleInterleaved1F1B"):
         for rank in range(world):
-            assert f"[rank {rank}] {schedule}: stage {rank} of {world}," in step
-            assert f"[rank {rank}] gradients of my layers equal the uncut model's: True" in step
-        last = world - 1
-        pipeline = float(re.search(rf"^\[rank {last}\] mean loss of the \d+ micro-batches: (\d+\.\d+)$", step, re.M)[1])
-        uncut = float(re.search(rf"^\[rank {last}\] loss of the uncut model:\s+(\d+\.\d+)$", step, re.M)[1])
-        assert abs(pipeline - uncut) < 1e-5, step
+            held = re.search(rf"^\[rank {rank}\] {schedule}: stages .* (\d+) of the model's (\d+) parameters$",
+                             stages, re.M)
+            assert held and int(held[1]) < int(held[2]), stages  # built only its own layers
+        check = re.search(rf"^{schedule}\s+mean loss of \d+ micro-batches (\S+), uncut (\S+); every gradient equal: "
+                          r"True$", checks, re.M)
+        assert check and abs(float(check[1]) - float(check[2])) < 1e-5, checks
+    rows = {name: (bubble, formula, kept) for name, bubble, formula, kept in
+            re.findall(r"^(\S+)\s+(\d+\.\d)%\s+(\d+\.\d)%\s+(\[[\d, ]+\])$", bubbles, re.M)}
+    assert sorted(rows) == ["Schedule1F1B", "ScheduleGPipe", "ScheduleInterleaved1F1B"], bubbles
+    microbatches = 2 * world
+    for name in ("ScheduleGPipe", "Schedule1F1B"):  # one stage per rank: the formula exactly, drawn from the order
+        bubble, formula, _ = rows[name]
+        assert bubble == formula == f"{100 * (world - 1) / (microbatches + world - 1):.1f}", bubbles
+    assert float(rows["ScheduleInterleaved1F1B"][0]) < float(rows["Schedule1F1B"][0])  # two stages per rank
+    blocks_per_stage = 2
+    assert rows["ScheduleGPipe"][2] == str([microbatches * blocks_per_stage] * world)  # every micro-batch's
+    assert rows["Schedule1F1B"][2] == str([min(microbatches, world - rank) * blocks_per_stage for rank in range(world)])
     (images,) = [list(block.images) for block in outcome.result.blocks if block.images]
-    assert images == ["beginner/parallel/images/sphx_glr_4_pipelining_tutorial_001.png"]
+    assert images == ["beginner/parallel/images/sphx_glr_5_pipelining_tutorial_001.png"]
     assert (run / "page" / images[0]).read_bytes().startswith(b"\x89PNG")

@@ -148,8 +148,9 @@ def _evaluate(expression, matrix=None, inputs=None, **github):
     python = python.replace("&&", " and ").replace("||", " or ").replace("!=", " != ")
     python = re.sub(r"\b(github|matrix)\.(\w+)", r"\1['\2']", python)
     python = re.sub(r"\binputs\.([\w-]+)", r"inputs['\1']", python)
+    python = re.sub(r"\bsecrets\.([\w-]+)", r"secrets['\1']", python)
     return eval(python, {"fromJSON": json.loads, "startsWith": str.startswith, "github": github,
-                         "matrix": matrix or {}, "inputs": inputs or _inputs()})
+                         "matrix": matrix or {}, "inputs": inputs or _inputs(), "secrets": {"runs-key": "k3y"}})
 
 
 EVENTS = {  # event, ref -> trusted: runs on the GPU runners and publishes
@@ -183,6 +184,12 @@ def test_only_trusted_refs_reach_the_gpu_runners_and_publish(workflow, event, re
     assert _evaluate(step["env"]["NEEDS"], event_name=event, ref=ref) == ("strict" if trusted else "lenient")
     assert _evaluate(step["env"]["NEEDS"], None, _inputs(needs="lenient"), event_name=event, ref=ref) == "lenient"
     assert bool(_evaluate(jobs["stage"]["if"], event_name=event, ref=ref)) is trusted
+    # The key that signs runs reaches trusted refs' jobs only: a pull request's runs are never signed, never reused.
+    for name in ("execute", "assemble"):
+        [keyed] = [step for step in jobs[name]["steps"] if "TUTORIALS_RUNS_KEY" in step.get("env", {})]
+        key = _evaluate(keyed["env"]["TUTORIALS_RUNS_KEY"], event_name=event, ref=ref)
+        assert key == ("k3y" if trusted else ""), (name, event, ref)
+        assert jobs["stage"]["if"] in keyed["env"]["TUTORIALS_RUNS_KEY"]
     for name, job in jobs.items():  # every other job is on a hosted runner, whatever the event
         assert name == "execute" or job["runs-on"] == "ubuntu-latest", name
     assert bool(_evaluate(jobs["audit"]["if"])) and not _evaluate(jobs["audit"]["if"], inputs=_inputs(audit=False))
@@ -213,7 +220,7 @@ def test_shards_are_assembled_validated_and_offered_as_a_preview(workflow):
     assert jobs["assemble"]["needs"] == ["execute"]
     assert any("tutorials-site assemble" in step.get("run", "") for step in jobs["assemble"]["steps"])
     uploads = [step["with"]["name"] for step in jobs["assemble"]["steps"] if "upload-artifact" in step.get("uses", "")]
-    assert uploads == ["site"]
+    assert uploads == ["site", "tutorial-durations"]
     # A shard uploads its build folder's runs (and what it executed), which assemble reads as build folders.
     [shard_upload] = [step for step in jobs["execute"]["steps"] if "upload-artifact" in step.get("uses", "")]
     assert shard_upload["with"]["path"].split() == ["_build/shard.json", "_build/runs/"]
@@ -351,6 +358,23 @@ def test_the_linters_flag_a_cache_that_a_release_would_restore_and_any_run_would
     assert code != 0 and "cache-poisoning" in output, output
 
 
+def test_main_s_runs_refresh_the_recorded_durations_from_every_shard(workflow):
+    """The durations that deal the tutorials to the shards and tell a build's time left come from main's runs on
+    the class runners: assemble merges them from the shards it downloaded and uploads the file to commit."""
+    steps = workflow["jobs"]["assemble"]["steps"]
+    [download] = [step for step in steps if step.get("uses", "").startswith("actions/download-artifact@")]
+    [merge] = [step for step in steps if "tutorials-site assemble" in step.get("run", "")]
+    [refresh] = [step for step in steps if "tutorials-site durations" in step.get("run", "")]
+    [upload] = [step for step in steps if step.get("with", {}).get("name") == "tutorial-durations"]
+    shards_folder = download["with"]["path"].rstrip("/")
+    assert f"tutorials-site assemble {shards_folder}/*" in merge["run"]
+    assert f"tutorials-site durations {shards_folder}/*" in refresh["run"]  # the same build folders the site is made of
+    assert upload["with"]["path"] == shards.DURATIONS
+    assert steps.index(merge) < steps.index(refresh) < steps.index(upload)
+    for (event, ref), trusted in EVENTS.items():  # never a pull request's runs, which run every class on CPU
+        assert _condition(refresh, event, ref) is _condition(upload, event, ref) is (trusted and ref == "refs/heads/main")
+
+
 def test_every_family_member_in_this_site_s_locks_is_in_torch_s_build():
     from tutorials_site.commands import lock
     from tutorials_site.core.runs import torch_builds
@@ -368,3 +392,16 @@ def test_the_engine_is_a_path_requirement_installed_after_each_lock():
     assert lock.path_requirements(ROOT / "requirements.txt") == {(ROOT / "engine").resolve(): "-e ./engine"}
     for name in lock.LOCKS.values():
         assert f"{lock.PATH_REQUIREMENT}-e ./engine\n" in (ROOT / name).read_text()
+
+
+def test_every_shipped_tutorial_has_a_recorded_duration():
+    """CI deals the tutorials to its shards by .github/tutorial-durations.json, and a build tells the time a
+    tutorial has left by it when the tutorial never ran there: a shipped tutorial it lacks is dealt as if it took
+    shards.DEFAULT_SECONDS, and a fresh clone's build says "time left unknown" for it."""
+    from tutorials_site.core.project import Project
+
+    site = Project.read(ROOT)
+    recorded = shards.load_durations(site)
+    missing = [tutorial.key for tutorial in site.tutorials if tutorial.executed and tutorial.key not in recorded]
+    assert not missing, (f"{shards.DURATIONS} has no duration for {missing}: run `make html` (or take CI's "
+                         "`tutorial-durations` artifact), then `make durations`, and commit the file")

@@ -16,17 +16,20 @@ function. You will:
 
 - look at what each process holds before and after sharding: the shape of
   every parameter and how many bytes it takes on each rank;
-- run a training step on the sharded model and check it against the same step
-  in a single process;
-- measure how much memory each rank saves compared with DDP;
+- watch a layer's weight being gathered whole for its forward pass;
+- run a training step on the sharded model and check its gradients against
+  the same step in a single process;
 - compute in ``bfloat16`` while the parameters stay in ``float32``, with
   mixed precision.
 
+The :ref:`next tutorial <sphx_glr_beginner_parallel_2_fsdp2_memory_tutorial.py>`
+builds a model without ever holding it whole on one rank and measures the
+memory each rank needs.
+
 Read the :ref:`DDP tutorial <sphx_glr_beginner_ddp_tutorial.py>` first: this
-one starts its processes the same way. Everything below ran when the site was
-built: on a machine without a GPU, two processes that talk over ``gloo``; on a
-GPU machine, one process per GPU over ``nccl``. The line under this
-introduction says which.
+one starts its processes the same way, on any machine: two processes over
+``gloo`` without a GPU, one process per GPU over ``nccl`` with GPUs. The first
+thing it prints says which.
 """
 
 ######################################################################
@@ -49,44 +52,45 @@ introduction says which.
 # Imports and the processes
 # -------------------------
 #
-# The code that starts the processes is the DDP tutorial's: one process per
-# GPU where there are GPUs, two on the CPU otherwise, started with ``spawn``
-# from a script and forked in a notebook.
+# The start-up code is the DDP tutorial's: ``run_on_ranks(fn)`` starts one
+# process per rank (one per GPU, or two on the CPU), which meet through a
+# ``FileStore`` in a folder of their own, each running ``fn`` with
+# ``THREADS`` threads (the cores divided among the processes, so that they do
+# not compete for them). ``say`` is its too: every rank calls it at the same
+# point, and rank 0 prints every rank's text, in rank order, each line tagged
+# with its rank.
 
 # tutorials-needs: gpus=2
 import gc
-import socket
+import os
 import sys
+import tempfile
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn as nn
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
-from torch.nn.parallel import DistributedDataParallel as DDP
 
 GPUS = torch.cuda.device_count()
 WORLD_SIZE = GPUS if GPUS > 0 else 2
 BACKEND = "nccl" if GPUS > 0 else "gloo"
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+THREADS = max(1, CORES // WORLD_SIZE)  # per process: together they use each core once
 START_METHOD = "spawn" if hasattr(sys.modules["__main__"], "__file__") else "fork"
-
-
-def free_port():
-    """A TCP port nobody uses right now, for the processes to meet on."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def device_for(rank):
     return torch.device(f"cuda:{rank}") if BACKEND == "nccl" else torch.device("cpu")
 
 
-def rank_main(rank, world_size, port, fn, *args):
+def rank_main(rank, world_size, store_file, fn, *args):
     """What each process runs: join the group, run ``fn(rank, world_size, *args)``, always leave."""
+    torch.set_num_threads(THREADS)
     if BACKEND == "nccl":
         torch.cuda.set_device(rank)
-    dist.init_process_group(BACKEND, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size)
+    store = dist.FileStore(store_file, world_size)
+    dist.init_process_group(BACKEND, store=store, rank=rank, world_size=world_size)
     try:
         fn(rank, world_size, *args)
         gc.collect()
@@ -96,19 +100,11 @@ def rank_main(rank, world_size, port, fn, *args):
 
 
 def run_on_ranks(fn, *args):
-    mp.start_processes(rank_main, args=(WORLD_SIZE, free_port(), fn, *args), nprocs=WORLD_SIZE,
-                       start_method=START_METHOD)
-
-
-######################################################################
-# Every rank reports, in order
-# ----------------------------
-#
-# When several processes print at once, their lines mix in whatever order
-# they happen to arrive. Here every rank hands its text to ``say`` instead.
-# ``say`` is a collective: every rank calls it at the same point, rank 0
-# gathers all the texts with :func:`~torch.distributed.gather_object` and
-# prints them in rank order, each line tagged with the rank that wrote it.
+    # The ranks meet through a file in a folder made for this call alone: no port to pick, so no other
+    # program can take it first.
+    with tempfile.TemporaryDirectory() as folder:
+        mp.start_processes(rank_main, args=(WORLD_SIZE, os.path.join(folder, "store"), fn, *args),
+                           nprocs=WORLD_SIZE, start_method=START_METHOD)
 
 
 def say(text):
@@ -120,6 +116,10 @@ def say(text):
             for line in said.splitlines():
                 print(f"[rank {rank}] {line}", flush=True)
 
+
+if __name__ == "__main__":
+    where = f"{GPUS} GPUs" if GPUS else f"the CPU ({CORES} cores)"
+    print(f"{WORLD_SIZE} processes over {BACKEND} on {where}, {THREADS} thread(s) each")
 
 ######################################################################
 # The model
@@ -168,8 +168,10 @@ def tensor_bytes(tensor):
 #
 # Then a forward pass shows the gather at work. A forward pre-hook on the
 # first layer keeps the layer's weight as it is at the moment the layer's
-# forward pass starts. FSDP registered its own hook first, the one that
-# gathers the weight, so ours runs after the gather.
+# forward pass starts. FSDP's own pre-hook, the one that gathers the weight,
+# was registered with ``prepend=True``: it runs before every other pre-hook
+# of the layer, whenever those were registered, so ours sees the gathered
+# weight.
 
 
 def before_and_after(rank, world_size):
@@ -206,120 +208,84 @@ if __name__ == "__main__":
 #
 # Training a sharded model looks the same as training any other: the
 # optimizer is built from ``model.parameters()`` (the shards), and the loop
-# is unchanged. Each rank takes its own share of a batch, as with DDP. The
-# gradients are averaged over the ranks during the backward pass, so the
-# step is the same as one step, in one process, on the whole batch.
+# is unchanged. Each rank takes its own share of a batch, as with DDP:
+# ``BATCH_PER_RANK`` examples, so that the batch divides evenly whatever the
+# number of ranks. The gradients are averaged over the ranks during the
+# backward pass, so they are those of one step, in one process, on the whole
+# batch.
 #
 # To check that, every rank also runs that single-process step on a plain
-# copy of the model, then gathers the sharded parameters back into whole
-# tensors with ``full_tensor()`` and compares them.
+# copy of the model, and compares the **gradients**: ``full_tensor()``
+# gathers each sharded gradient into the whole tensor. Comparing the
+# parameters after an optimizer step would be a weaker check: Adam's first
+# step moves every parameter by about its learning rate whatever the size of
+# the gradient, so a gradient off by a constant factor, a classic mistake in
+# averaging, would leave the parameters nearly the same. Then both models
+# take a step of SGD, whose update is the gradient times the learning rate,
+# and their parameters are compared too: the optimizer updates each shard on
+# its own rank.
 
-BATCH = 64
+BATCH_PER_RANK = 16
 
 
-def make_batch(device):
+def make_batch(device, size):
     generator = torch.Generator().manual_seed(1)
-    inputs = torch.randn(BATCH, FEATURES, generator=generator)
+    inputs = torch.randn(size, FEATURES, generator=generator)
     return inputs.to(device), torch.sin(inputs).to(device)
 
 
-def one_step(model, inputs, targets):
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    loss = nn.functional.mse_loss(model(inputs), targets)
-    loss.backward()
-    optimizer.step()
-    return loss.item(), optimizer
+def largest_gap(sharded, plain):
+    """The largest difference between sharded tensors (gathered whole) and plain ones, relative to the largest value."""
+    gap = max((s.full_tensor() - p).abs().max().item() for s, p in zip(sharded, plain))
+    return gap / max(p.abs().max().item() for p in plain)
 
 
 def train_and_check(rank, world_size):
     device = device_for(rank)
-    inputs, targets = make_batch(device)
-    mine = slice(rank * BATCH // world_size, (rank + 1) * BATCH // world_size)
-    sharded = shard_model(make_model().to(device))
-    loss, _ = one_step(sharded, inputs[mine], targets[mine])
-    reference = make_model().to(device)
-    one_step(reference, inputs, targets)
-    gap = max((p.full_tensor() - q).abs().max().item()
-              for p, q in zip(sharded.parameters(), reference.parameters()))
-    return (f"loss on my {mine.stop - mine.start} examples: {loss:.5f}\n"
-            f"largest difference from the single-process step: {gap:.2e}")
-
-
-######################################################################
-# Memory against DDP
-# ------------------
-#
-# What does sharding save? After one step with the Adam optimizer, each rank
-# holds the parameters, their gradients and Adam's two running averages for
-# each parameter. Below, every rank trains the same model once with DDP and
-# once with FSDP2, and adds up the bytes of the tensors it holds afterwards.
-# On GPUs it also reports the peak of memory allocated during the step, which
-# includes what the layers computed along the way. The processes first run
-# the checked step of the previous section, and print its result above the
-# table.
-
-
-def held(model, optimizer):
-    """Bytes of parameters, gradients and optimizer state held by this rank."""
-    params = list(model.parameters())
-    state = [t for s in optimizer.state.values() for t in s.values() if torch.is_tensor(t) and t.dim() > 0]
-    return {"parameters": sum(map(tensor_bytes, params)),
-            "gradients": sum(tensor_bytes(p.grad) for p in params if p.grad is not None),
-            "optimizer": sum(map(tensor_bytes, state))}
-
-
-def measure(rank, wrap):
-    device = device_for(rank)
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats(device)
-    inputs, targets = make_batch(device)
-    model = wrap(make_model().to(device))
-    _, optimizer = one_step(model, inputs, targets)
-    sizes = held(model, optimizer)
-    if device.type == "cuda":
-        sizes["peak on the GPU"] = torch.cuda.max_memory_allocated(device)
-    return sizes
-
-
-def check_and_compare(rank, world_size):
-    checked = train_and_check(rank, world_size)
-    gc.collect()
-    with_ddp = measure(rank, lambda model: DDP(model, device_ids=[rank] if BACKEND == "nccl" else None))
-    gc.collect()
-    with_fsdp = measure(rank, shard_model)
-    lines = [f"{'MiB':<16}{'DDP':>8}{'FSDP2':>8}"]
-    for kind in with_ddp:
-        lines.append(f"{kind:<16}{with_ddp[kind] / 2**20:>8.2f}{with_fsdp[kind] / 2**20:>8.2f}")
-    kept = sum(with_fsdp[k] for k in ("parameters", "gradients", "optimizer"))
-    total = sum(with_ddp[k] for k in ("parameters", "gradients", "optimizer"))
-    lines.append(f"FSDP2 keeps {kept / total:.0%} of what DDP keeps, {(total - kept) / 2**20:.2f} MiB less")
-    say(checked + "\n" + "\n".join(lines))
+    inputs, targets = make_batch(device, BATCH_PER_RANK * world_size)
+    mine = slice(rank * BATCH_PER_RANK, (rank + 1) * BATCH_PER_RANK)
+    models = {"sharded": shard_model(make_model().to(device)), "plain": make_model().to(device)}
+    batches = {"sharded": (inputs[mine], targets[mine]), "plain": (inputs, targets)}
+    losses = {}
+    for kind, model in models.items():
+        losses[kind] = nn.functional.mse_loss(model(batches[kind][0]), batches[kind][1])
+        losses[kind].backward()
+    sharded, plain = (list(models[kind].parameters()) for kind in ("sharded", "plain"))
+    gradients = largest_gap([p.grad for p in sharded], [p.grad for p in plain])
+    for model in models.values():
+        torch.optim.SGD(model.parameters(), lr=0.1).step()
+    parameters = largest_gap(sharded, plain)
+    say(f"loss on my {BATCH_PER_RANK} examples: {losses['sharded'].item():.5f}\n"
+        f"largest difference from the single-process step, relative: "
+        f"gradients {gradients:.1e}, parameters after the step {parameters:.1e}")
 
 
 if __name__ == "__main__":
-    run_on_ranks(check_and_compare)
+    run_on_ranks(train_and_check)
 
 ######################################################################
-# The ranks saw different examples, so their losses differ; after the step,
-# their parameters match the single-process ones up to rounding.
-#
-# Each of the three parts shrinks to about one over the number of ranks. The
-# saving grows with the model: the activations and the one layer being
-# gathered at any moment stay whole, everything else is divided.
+# The ranks saw different examples, so their losses differ; but the
+# gradients, once averaged, are those of the single-process step, up to the
+# rounding of adding numbers in another order, and so are the parameters
+# after the step.
 #
 # Mixed precision
 # ---------------
 #
 # FSDP2 can also gather the parameters in a smaller type and compute in it,
-# while each rank keeps its shard, and updates it, in ``float32``. A
+# while each rank keeps its shard in ``float32``. A
 # :class:`~torch.distributed.fsdp.MixedPrecisionPolicy` says which types:
-# here ``param_dtype=torch.bfloat16`` for the gathered weights and the
-# computation, and ``reduce_dtype=torch.float32`` for summing the gradients,
-# so that the sum loses nothing. ``bfloat16`` halves the bytes every gather
-# sends. Recent GPUs compute in it natively and much faster; a CPU is often
-# slower in it, but computes it correctly. So this section runs on a CPU and on
-# any GPU that supports ``bfloat16``; on an older GPU, the ranks say so.
+# here ``param_dtype=torch.bfloat16`` for the gathered weights, and so for
+# the forward and backward computations, and ``reduce_dtype=torch.float32``
+# for summing the gradients across ranks. ``bfloat16`` halves the bytes every
+# gather sends. Recent GPUs compute in it natively and much faster; a CPU is
+# often slower in it, but computes it correctly. So this section runs on a
+# CPU and on any GPU that supports ``bfloat16``; on an older GPU, the ranks
+# say so.
+#
+# The ranks compute the same loss and gradients as before, with the whole
+# batch on every rank this time, in ``bfloat16``, and compare them with those
+# computed in ``float32``.
 
 
 def mixed_precision(rank, world_size):
@@ -329,31 +295,42 @@ def mixed_precision(rank, world_size):
         return
     policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
     model = shard_model(make_model().to(device), mp_policy=policy)
-    inputs, targets = make_batch(device)
+    exact = make_model().to(device)
+    inputs, targets = make_batch(device, BATCH_PER_RANK * world_size)
     outputs = model(inputs)
     loss = nn.functional.mse_loss(outputs.float(), targets)
     loss.backward()
+    exact_loss = nn.functional.mse_loss(exact(inputs), targets)
+    exact_loss.backward()
     weight = model[0].weight
-    with torch.no_grad():
-        exact = nn.functional.mse_loss(make_model().to(device)(inputs), targets)
-    say(f"stored shard: {weight.to_local().dtype}, gradient: {weight.grad.to_local().dtype}, "
+    gap = largest_gap([p.grad for p in model.parameters()], [p.grad for p in exact.parameters()])
+    say(f"stored shard: {weight.to_local().dtype}, its gradient: {weight.grad.to_local().dtype}, "
         f"layer outputs: {outputs.dtype}\n"
-        f"loss {loss.item():.5f} in bfloat16, {exact.item():.5f} in float32")
+        f"loss {loss.item():.5f} in bfloat16, {exact_loss.item():.5f} in float32\n"
+        f"largest difference of the gradients from float32's, relative: {gap:.1e}")
 
 
 if __name__ == "__main__":
     run_on_ranks(mixed_precision)
 
 ######################################################################
-# The loss computed in ``bfloat16`` is close to the ``float32`` one, not
-# equal: ``bfloat16`` keeps fewer digits. The shards and their gradients
-# stayed in ``float32``, so the optimizer's updates are as precise as before.
+# The shards, their gradients and, once there is one, the optimizer's state
+# are stored in ``float32``, and the optimizer updates the shards in
+# ``float32``. But the forward and backward passes computed in ``bfloat16``,
+# which keeps fewer digits: the loss is close to the ``float32`` one, not
+# equal, and the gradients carry ``bfloat16``'s rounding, as the relative
+# difference shows. Summing them in ``float32`` (``reduce_dtype``) adds only
+# ``float32``'s much finer rounding to that; keeping the shards in ``float32``
+# means that many small updates still add up. Mixed precision is a trade: less memory and
+# communication, and much faster computation on recent GPUs, for gradients
+# that are slightly less precise.
 #
 # Where to go next
 # ----------------
 #
-# - :ref:`Tensor parallelism <sphx_glr_beginner_parallel_2_tensor_parallel_tutorial.py>`
-#   splits each layer's computation across ranks, not only its storage.
+# - :ref:`FSDP2 for models larger than one device <sphx_glr_beginner_parallel_2_fsdp2_memory_tutorial.py>`
+#   builds the model without holding it whole, and measures each rank's
+#   memory for each way of wrapping it.
 # - `torch.distributed.fsdp.fully_shard API reference
 #   <https://pytorch.org/docs/stable/distributed.fsdp.fully_shard.html>`_
 # - `DTensor <https://pytorch.org/docs/stable/distributed.tensor.html>`_,

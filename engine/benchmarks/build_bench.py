@@ -24,7 +24,8 @@
   sphinx-design) run nothing again; a helper loaded with importlib, or a distribution one tutorial
   imports, runs that tutorial alone again.
 
-Figures are medians of --repeat runs.
+Figures are medians of --repeat runs. With BENCH_SITE=DIR (a real site that adopted the engine, built once), it
+prints that site's rebuilds beside plain sphinx-build's instead (benchmarks/site_bench.py).
 """
 
 import argparse
@@ -221,6 +222,11 @@ def _ci_run(run):
 
 
 def main():
+    if os.environ.get("BENCH_SITE"):
+        from benchmarks import site_bench
+
+        site_bench.main(Path(os.environ["BENCH_SITE"]).resolve())
+        return
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()

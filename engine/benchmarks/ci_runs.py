@@ -67,7 +67,8 @@ STAND_IN = ("stand-in-lib", "1.0", "stand_in_lib")  # (name, version, module) of
 HELPER = "helpers/small_helper.py"  # in the repository, outside the galleries
 EXTRA = {
     IMPORTS: "import stand_in_lib\nprint(stand_in_lib.VERSION)\n",
-    LOADS: "import importlib, os, sys\n"
+    # a file outside its folder: declared, the run sees it (core.runs.visibility), and its fingerprint covers it
+    LOADS: "# tutorials-reads: ../helpers/small_helper.py\nimport importlib, os, sys\n"
            "sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, 'helpers'))\n"
            "print(importlib.import_module('small_helper').VALUE)\n",
 }

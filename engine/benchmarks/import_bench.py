@@ -5,10 +5,16 @@ the translation itself kept the English text), and the share imported, of all un
 Target on a tutorial unchanged since its translation: at least 90% imported, none imported wrongly (that part is
 judged by reading the pairs: `--pairs`).
 
-The pairing is the command's own (core.text.importing with the checks commands/import_translation makes), run on the
-two folders as they are: no site, no catalog is written. Third-party translations stay outside the repository.
-The English a translation was made from is often in the translated repository's own history: a file synced from
-the English and translated later is English in the parent of the commit that translated it.
+The pairing is the command's own (commands/import_translation.pair_script), run on the two folders as they are: no
+site, no catalog is written. Third-party translations stay outside the repository. The English a translation was
+made from is often in the translated repository's own history: a file synced from the English and translated later
+is English in the parent of the commit that translated it (the newest commit after which the file has at least 50
+Hangul syllables and twenty times as many as before). It is unchanged since its translation until a later commit
+brings upstream's English in (in tutorials-kr, a sync: its message names a `pytorch/tutorials@` commit); issue 35
+measured each translated tutorial as it stood before such a commit, and those no such commit touched as they are now.
+
+A file either side cannot read as a tutorial (not valid Python, not UTF-8) is reported and counted, its English
+units left, as the command counts it; the others are still read.
 
 `python benchmarks/import_bench.py ENGLISH_DIR TRANSLATED_DIR --language ko [--findings] [--pairs]`
 """
@@ -20,25 +26,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tutorials_site.commands.import_translation import script_checks  # noqa: E402
+from tutorials_site.commands.import_translation import pair_script  # noqa: E402
 from tutorials_site.core import languages  # noqa: E402
-from tutorials_site.core.text import importing, tutorial_text  # noqa: E402
-
-
-def pair_file(english: Path, translated: Path, relative: str, lang: languages.Language) -> importing.Result:
-    """What the command imports from TRANSLATED for the English script (RELATIVE: its name in the report)."""
-    pieces = importing.script_pieces(tutorial_text.parse(english))
-    copy = importing.script_pieces(tutorial_text.parse(translated), lang.spaced)
-    return importing.pair_up(pieces, copy, relative, *script_checks({}))
+from tutorials_site.core.text import importing  # noqa: E402
 
 
 def row(name: str, result: importing.Result) -> str:
     as_is = result.as_is
     left = result.units - result.certain - result.fuzzy
-    share = result.certain / result.units if result.units else 1.0
-    translated = result.certain / (result.units - as_is) if result.units > as_is else 1.0
-    return (f"{name:<60} {result.units:>6} {result.certain:>8} {result.fuzzy:>6} {left:>6} {as_is:>6} {share:>7.1%}"
-            f" {translated:>11.1%}")
+    share = f"{result.certain / result.units:.1%}" if result.units else "-"
+    translated = f"{result.certain / (result.units - as_is):.1%}" if result.units > as_is else "-"
+    return (f"{name:<60} {result.units:>6} {result.certain:>8} {result.fuzzy:>6} {left:>6} {as_is:>6} {share:>7}"
+            f" {translated:>11}")
 
 
 def main() -> None:
@@ -58,16 +57,17 @@ def main() -> None:
         translated = args.translated / relative
         if not translated.is_file():
             continue
-        result = pair_file(english, translated, relative, lang)
+        result = pair_script(english, translated, relative, lang, {})
         results.append(result)
         print(row(relative, result))
+        if result.skipped:  # counted, its English units left, as the command counts it
+            print(f"    skipped: {result.skipped}")
         for finding in result.findings if args.findings else ():
             print(f"    {relative}:{finding.line}: {finding.text}")
         for entry in result.imported if args.pairs else ():
             print(f"    {'fuzzy' if entry.fuzzy else 'import'}: {entry.msgid!r}\n           -> {entry.msgstr!r}")
-    total = importing.Result(tuple(i for r in results for i in r.imported), (), sum(r.units for r in results),
-                             sum(r.as_is for r in results))
-    print(row(f"total ({len(results)} files)", total))
+    skipped = sum(bool(result.skipped) for result in results)
+    print(row(f"total ({len(results)} files{f', {skipped} skipped' if skipped else ''})", importing.total(results)))
 
 
 if __name__ == "__main__":

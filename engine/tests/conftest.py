@@ -61,6 +61,20 @@ def _stub(path):
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
+def copy_engine(target):
+    """The engine's package copied into TARGET (TARGET/tutorials_site), to change freely: a release of it, which a
+    process gets first on its PYTHONPATH (with_engine); returns TARGET."""
+    shutil.copytree(ENGINE / "tutorials_site", Path(target, "tutorials_site"), ignore=shutil.ignore_patterns("__pycache__"))
+    return Path(target)
+
+
+def with_engine(engine, env=None):
+    """ENV (default: this process's) with the engine copied at ENGINE (copy_engine) first on PYTHONPATH."""
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(engine), env.get("PYTHONPATH")]))
+    return env
+
+
 def copy_project(target, source=FIXTURES, stubs=True):
     """The tests' site (or the project at SOURCE) copied to `target`, to break or change freely, all of its
     FIXTURE_TUTORIALS but KEPT_TUTORIAL stubs unless not STUBS."""
@@ -267,8 +281,11 @@ class FakeEnv:
 
 
 class FakeConfig:
-    """What sphinxext's handlers read of Sphinx's configuration: its values as attributes. Like Sphinx's
-    Config, hashable and weakly referable (gallery remembers the project per configuration)."""
+    """What sphinxext's handlers read of Sphinx's configuration: its values as attributes, `name in config` for
+    a value it has. Like Sphinx's Config, it takes attributes of other names (gallery keeps its state on it)."""
+
+    def __contains__(self, name):
+        return not name.startswith("_") and name in vars(self)
 
 
 class FakeApp:
@@ -468,11 +485,13 @@ TIMING = [
     (re.compile(r"(&quot;|\")peak_rss_mb(&quot;|\"): [\d.]+"), "peak_rss_mb: MEMORY"),  # what the run cost
     (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"), "DATE"),
 ]
-# What the DDP tutorial shows also differs by nature: its ranks print at the same time (their lines
-# interleave in another order), and it measures speed (its table and its figure).
+# What the DDP tutorial shows also differs by nature: it measures speed (its table, the time of an all_reduce,
+# and its figure).
 MEASURED = "ddp_tutorial"
 MEASUREMENTS = [
-    (re.compile(r"^(\s*)(one process|DataParallel|DDP, \d+ processes)\s+\d+\s+\d+$", re.M), r"\1\2 RATES"),
+    (re.compile(r"^(\s*)(one process|DataParallel|DDP|DDP, default threads)(\s+\d+){3}\s+\d+\.\d\d\s+\d+$", re.M),
+     r"\1\2 RATES"),
+    (re.compile(r"all_reduce of (\d+) gradients: \d+\.\d\d ms"), r"all_reduce of \1 gradients: TIME"),  # a block's first line
     (re.compile(r"(&quot;|\")outputs(&quot;|\"): (&quot;|\")[0-9a-f]{64}"), "outputs: DIGEST"),
 ]
 

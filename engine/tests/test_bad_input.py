@@ -19,9 +19,23 @@ from concurrent.futures import ThreadPoolExecutor
 import psutil
 import pytest
 
-from conftest import FIXTURES, KEPT_TUTORIAL, MAKE_SITE, VENV, append, build, executed, one_line_error, snapshot, tutorials_site
+from conftest import (
+    FIXTURES,
+    KEPT_TUTORIAL,
+    MAKE_SITE,
+    VENV,
+    append,
+    build,
+    copy_engine,
+    executed,
+    one_line_error,
+    snapshot,
+    tutorials_site,
+    with_engine,
+)
 from conftest import _stub as stub
 from tutorials_site.core import languages
+from tutorials_site.core.errors import SiteError
 from tutorials_site.core.runs import fingerprint, isolation, sandbox
 from tutorials_site.core.runs.records import RunRecord
 from tutorials_site.core.site import checks
@@ -72,7 +86,7 @@ def test_concurrent_publishes_into_one_tree_both_complete_and_are_listed(publish
 def test_publish_refuses_the_repository_and_folders_inside_it(published, target):
     before = snapshot(published / "locales")
     result = publish(published, published / "_build" / "html", published / target, VERSION="locales")
-    assert "inside the repository" in one_line_error(result) and "PAGES=" in one_line_error(result)
+    assert "inside the project" in one_line_error(result) and "PAGES=" in one_line_error(result)
     assert snapshot(published / "locales") == before
 
 
@@ -96,15 +110,18 @@ def test_a_translation_changing_a_role_target_fails_the_build_naming_catalog_and
     before = snapshot(built / "_build" / "html")
     result = build(built, built / "_build", env=EN_KO)
     error = one_line_error(result)
-    assert error.startswith(f"error: {KO_PO}:{line}: ") and "changes a role target" in error
+    assert error.startswith(f"error: {KO_PO}:{line}: ") and "the translation refers to" in error
     assert role in error and ":class:`torch.optim.SGD`" in error
     assert snapshot(built / "_build" / "html") == before
 
 
 @pytest.mark.parametrize(("english", "translated", "changed"), [
-    ("Use ``model.to(device)`` here.", "여기서 ``model.to(cpu)`` 를 씁니다.", "inline literal"),
-    ("Read `the docs <https://pytorch.org/docs>`_.", "`문서 <https://example.com/>`_ 를 읽으세요.", "link target"),
-    ("See :func:`torch.manual_seed`.", ":func:`torch.seed` 를 보세요.", "role target"),
+    ("Use ``model.to(device)`` here.", "여기서 ``model.to(cpu)`` 를 씁니다.",
+     "the translation has the inline code ``model.to(cpu)`` where the English has the inline code ``model.to(device)``"),
+    ("Read `the docs <https://pytorch.org/docs>`_.", "`문서 <https://example.com/>`_ 를 읽으세요.",
+     "the translation links to https://example.com/ where the English links to https://pytorch.org/docs"),
+    ("See :func:`torch.manual_seed`.", ":func:`torch.seed` 를 보세요.",
+     "the translation refers to :func:`torch.seed` where the English refers to :func:`torch.manual_seed`"),
     ("A ``x`` and :class:`Y`.", ":class:`Y` 와 ``x``.", None),  # moved within the sentence: fine
 ])
 def test_translations_keep_role_targets_literals_and_links(english, translated, changed):
@@ -117,7 +134,7 @@ def test_a_language_may_allow_its_own_translation_of_a_linked_page(project_copy)
     english = "Read `the docs <https://pytorch.org/docs>`_."
     translated = "`문서 <https://pytorch.kr/docs>`_ 를 읽으세요."
     unit = tutorial_text.Unit("paragraph", english, [0])
-    assert "link target" in translate.references_changed(unit, translated)
+    assert "the translation links to https://pytorch.kr/docs" in translate.references_changed(unit, translated)
     allowed = {"https://pytorch.org/docs": {"https://pytorch.kr/docs"}}
     assert translate.references_changed(unit, translated, allowed) is None
 
@@ -226,14 +243,14 @@ TICKS = '''"""
 Ticks
 =====
 
-Prints a line every two seconds.
+Prints a line every six seconds: long enough for five commands to start, a machine under load too.
 """
 
 import time
 
 for tick in range(1, 4):
     print(f"tick {tick}")
-    time.sleep(2)
+    time.sleep(6)
 '''
 ENGLISH = {"LANGUAGES": "en"}
 
@@ -477,7 +494,7 @@ def test_a_tutorial_gets_only_the_allowed_environment(project_copy):
         import os
         print("token:", os.environ.get("GITHUB_TOKEN"))
         print("threads:", os.environ.get("OMP_NUM_THREADS"), "allowed:", os.environ.get("TUTORIAL_GREETING"))
-        """}, 'tutorials_environment = ["TUTORIAL_*"]')
+        """}, 'tutorials_environment = ["TUTORIAL_GREETING"]')
     result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en", "GITHUB_TOKEN": token,
                                                                "OMP_NUM_THREADS": "1", "TUTORIAL_GREETING": "hello"})
     assert result.returncode == 0, result.stdout + result.stderr
@@ -508,7 +525,9 @@ def test_a_withheld_secret_read_from_an_ancestor_never_reaches_a_page(project_co
                          "secret; a variable that is none and that tutorials need goes in conf.py's tutorials_environment")
     assert token not in result.stdout + result.stderr
     assert [path for path, data in snapshot(builddir).items() if token.encode() in data] == []
-    assert "found GITHUB_TOKEN=[GITHUB_TOKEN withheld]" in (builddir / "html/en/beginner/zz_secret.html").read_text()
+    page = (builddir / "html/en/beginner/zz_secret.html").read_text()
+    assert "found GITHUB_TOKEN" not in page and "built without running the tutorial" in page  # a refused run: no output
+    assert "found GITHUB_TOKEN=[GITHUB_TOKEN withheld]" in (builddir / "runs/beginner_source/zz_secret/result.json").read_text()
     assert not (builddir / "runs/beginner_source/zz_secret/stamp.json").exists()
     assert tutorials_site(project_copy, "check", LANGUAGES="en").returncode != 0  # and so nothing is published
 
@@ -517,8 +536,9 @@ def test_a_withheld_secret_read_from_an_ancestor_never_reaches_a_page(project_co
 def test_tutorials_environment_that_is_not_a_list_of_names_is_refused(project_copy):
     with_tutorials(project_copy, {"zz_environment.py": "print('never run')\n"}, 'tutorials_environment = "PATH"')
     result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en"})
-    assert one_line_error(result) == ("error: conf.py: tutorials_environment = 'PATH': must be a list of variable "
-                                      "names or patterns (\"WANDB_MODE\", \"MY_DATA_*\")")
+    assert one_line_error(result) == ("error: conf.py: tutorials_environment: 'PATH': must be a list of variable names, "
+                                      "each whole (\"WANDB_MODE\", \"MY_DATA_DIR\"), never a pattern such as \"*\" or "
+                                      "\"MY_*\", which would give tutorials the builder's secrets")
     assert not (project_copy / "_build/runs/beginner_source/zz_environment/result.json").exists()
 
 
@@ -602,18 +622,19 @@ def test_saves_while_a_tutorial_runs_never_fail_the_build_and_its_own_makes_its_
         import os, time
         here = os.path.dirname(__file__)
         open("started", "w").close()
-        while not os.path.exists(os.path.join(here, "saved")):  # the project as it is now, read-only
+        while open(os.path.join(here, "saved")).read() != "saved":  # a file it sees, as it is now, read-only
             time.sleep(0.05)
         print("the text it runs:", open(__file__).read().endswith("# saved" + "\\n"))
         """})
     builddir, source = project_copy / "_build", project_copy / "beginner_source/zz_save.py"
+    (project_copy / "beginner_source/saved").write_text("")  # it sees the files of its folder there when it starts
 
     def save_while_it_runs():
         while not (builddir / "work/beginner_source/started").exists():
             time.sleep(0.05)
         append(source, "# saved\n")
         append(project_copy / "index.md", "\nSaved meanwhile.\n")
-        (project_copy / "beginner_source/saved").touch()
+        (project_copy / "beginner_source/saved").write_text("saved")
 
     saver = threading.Thread(target=save_while_it_runs)
     saver.start()
@@ -668,8 +689,8 @@ def test_the_values_looked_for_in_output_are_those_of_secrets_not_of_ci_or_shell
 def _printed(*texts, error=None):
     from tutorials_site.core.runs.records import BlockRecord, RunError
 
-    blocks = tuple(BlockRecord(line=10 + index, texts=(text,), images=(), rst="") for index, text in enumerate(texts))
-    return RunRecord(blocks=blocks, error=error and RunError(line=40, block_line=30, message=error), hardware=None)
+    blocks = tuple(BlockRecord(line=10 + index, texts=(text,), images=()) for index, text in enumerate(texts))
+    return RunRecord(blocks=blocks, error=error and RunError(line=40, block_line=30, message=error))
 
 
 @pytest.mark.parametrize("shown, what", [
@@ -711,14 +732,14 @@ PAYLOADS = (
 # would take it as markup.
 EVERYWHERE = ('ラベル" tabindex="0" autofocus onfocus="document.body.dataset.x=1" data-x="</style></script>'
               '<img src=x onerror="document.body.dataset.x=2"><img src=y onerror=document.body.dataset.x=3// ')
-JA_LABELS = "tutorials_site/locale/ja/LC_MESSAGES/sphinx.po"  # the engine's labels
+JA_LABELS = "tutorials_site/locale/ja/LC_MESSAGES/sphinx.po"  # the engine's labels, in a copy of it (copy_engine)
 JA = {"LANGUAGES": "ja"}
 
 
-def site_messages(root=None, with_catalog=False):
+def site_messages(root=None, with_catalog=False, engine=None):
     """(language, domain, message) of every translated language's page catalogs and sphinx.po, and of the engine's
     label catalog (domain sphinx: labels too), with the catalog's file WITH_CATALOG, in the project at ROOT
-    (default: the tests' site, FIXTURES)."""
+    (default: the tests' site, FIXTURES) and the engine copied at ENGINE (default: this one)."""
     from tutorials_site.core import assets, project
     from tutorials_site.core.text import catalogs
 
@@ -726,7 +747,10 @@ def site_messages(root=None, with_catalog=False):
         site = project.current(FIXTURES)
         found = [(translate.domain_of(name), po) for name, po in catalogs.site_catalogs(site, lang).items()]
         for domain, po in [*found, ("sphinx", assets.label_po(lang))]:
-            po = po if root is None or not po.is_relative_to(FIXTURES) else root / po.relative_to(FIXTURES)
+            if root is not None and po.is_relative_to(FIXTURES):
+                po = root / po.relative_to(FIXTURES)
+            elif engine is not None and po.is_relative_to(assets.PACKAGE):
+                po = engine / "tutorials_site" / po.relative_to(assets.PACKAGE)
             if not po.exists():
                 continue  # a copy (copy_project) holds the tests' own pages, not the project's sections
             for message in catalogs.load(po):
@@ -771,15 +795,17 @@ def test_every_label_refuses_the_payloads_and_page_messages_take_them_as_text_on
 
 
 @pytest.mark.site
-def test_a_label_that_is_not_plain_text_stops_the_build_before_anything_changes(project_copy):
-    assert build(project_copy, project_copy / "_build", "--noplot", env=JA).returncode == 0
+def test_a_label_that_is_not_plain_text_stops_the_build_before_anything_changes(project_copy, tmp_path):
+    engine = copy_engine(tmp_path / "engine")
+    env = with_engine(engine, JA)
+    assert build(project_copy, project_copy / "_build", "--noplot", env=env).returncode == 0
     before = snapshot(project_copy / "_build")
-    po = project_copy / JA_LABELS
+    po = engine / JA_LABELS
     set_translations(po, {"Versions": "バージョン" + PAYLOADS[0], "Color scheme": "配色" + PAYLOADS[1],
                           "Copy to clipboard": PAYLOADS[2]})
-    result = build(project_copy, project_copy / "_build", "--noplot", env=JA)
+    result = build(project_copy, project_copy / "_build", "--noplot", env=env)
     error = one_line_error(result)
-    assert error == (f"error: {JA_LABELS}:{entry_line(po, 'Versions')}: msgid 'Versions': not plain text: it has "
+    assert error == (f"error: {po}:{entry_line(po, 'Versions')}: msgid 'Versions': not plain text: it has "
                      "'\"', which HTML reads as markup; write it without < > & \" ' ` (typographic quotes and "
                      "apostrophes such as “ ” ’ 「 」 are fine) (and 2 more label(s) in this catalog)")
     assert snapshot(project_copy / "_build") == before
@@ -787,12 +813,12 @@ def test_a_label_that_is_not_plain_text_stops_the_build_before_anything_changes(
 
 # Labels our own templates print, and those labels.js sets: escaped there, whatever the catalog says. (The
 # theme's templates print labels as they are: check_label_translation is what keeps those plain text.)
-def our_labels(root):
+def our_labels(root, engine):
     from tutorials_site.sphinxext.i18n import SCRIPT_LABELS
 
     scripts = {label for value in SCRIPT_LABELS.values()
                for label in (value.values() if isinstance(value, dict) else [value])}
-    return {message.id for lang, domain, message in site_messages(root)
+    return {message.id for lang, domain, message in site_messages(root, engine=engine)
             if lang.seg == "ja" and domain == "sphinx" and not translate.TAG.search(message.id)
             and (message.id in scripts or any(path.startswith("tutorials_site/templates/") for path, _ in message.locations))}
 
@@ -804,19 +830,20 @@ def hostile_site(builds_site, tmp_path_factory):
     from conftest import copy_project
 
     project = copy_project(tmp_path_factory.mktemp("hostile") / "project")
+    engine = copy_engine(tmp_path_factory.mktemp("hostile-engine"))
     pages = {}
     for lang, domain, message, po in site_messages(project, with_catalog=True):
         if lang.seg == "ja" and domain == "site":
             pages.setdefault(po, {})[message.id] = (message.string or message.id) + PAYLOADS[0]
     for po, translations in pages.items():
         set_translations(po, translations)
-    labels = our_labels(project)
-    set_translations(project / JA_LABELS, dict.fromkeys(labels, EVERYWHERE))
+    labels = our_labels(project, engine)
+    set_translations(engine / JA_LABELS, dict.fromkeys(labels, EVERYWHERE))
     unchecked = ("import sys; from tutorials_site.core.text import translate; "
                  "translate.SITE_CHECKS['sphinx'] = lambda message, msgstr: None; "
                  "from tutorials_site.commands.cli import main; main(sys.argv[1:])")
     result = subprocess.run([sys.executable, "-c", unchecked, "html-noplot", "--builddir", str(project / "_build")],
-                            cwd=project, capture_output=True, text=True, env={**os.environ, **JA})
+                            cwd=project, capture_output=True, text=True, env=with_engine(engine, {**os.environ, **JA}))
     assert result.returncode == 0 and "warning" not in result.stdout, result.stdout + result.stderr
     return project / "_build" / "html", labels
 
@@ -877,12 +904,13 @@ def test_the_hostile_build_put_a_payload_in_every_label_it_meant_to(hostile_site
 # A changed label translation: Sphinx does not count the label catalog among a page's sources.
 
 @pytest.mark.site
-def test_a_changed_label_reaches_every_page_and_a_reverted_one_goes_back(project_copy):
-    po = project_copy / JA_LABELS
+def test_a_changed_label_reaches_every_page_and_a_reverted_one_goes_back(project_copy, tmp_path):
+    engine = copy_engine(tmp_path / "engine")
+    po = engine / JA_LABELS
     original = po.read_bytes()
     pages = [project_copy / "_build" / "html" / "ja" / page for page in ("index.html", "beginner/data_parallel_tutorial.html")]
     not_run = "This page was built without running the tutorial: its output is missing or out of date."
-    old = {message.id: message.string for lang, domain, message in site_messages(project_copy)
+    old = {message.id: message.string for lang, domain, message in site_messages(project_copy, engine=engine)
            if lang.seg == "ja" and domain == "sphinx" and message.id in ("Languages", not_run)}
     new = {"Languages": "ことば", not_run: "実行せずにビルドしたページです。"}  # a template's label, and one added while reading
     for translations, gone in ((None, new), (new, old), (None, new)):
@@ -890,7 +918,7 @@ def test_a_changed_label_reaches_every_page_and_a_reverted_one_goes_back(project
             po.write_bytes(original)
         else:
             set_translations(po, translations)
-        result = build(project_copy, project_copy / "_build", "--noplot", env=JA)
+        result = build(project_copy, project_copy / "_build", "--noplot", env=with_engine(engine, JA))
         assert result.returncode == 0, result.stdout + result.stderr
         shown = translations or old
         assert f"<dt>{shown['Languages']}</dt>" in pages[0].read_text()
@@ -941,3 +969,78 @@ def test_a_huge_translation_of_a_code_comment_is_shown_in_english_with_a_warning
         assert "크기크기" not in path.read_text() and english in path.read_text() and path.stat().st_size < 200_000
     strict = build(project_copy, project_copy / "_build", "--noplot", env={"LANGUAGES": "ko", "STRICT": "1"})
     assert strict.returncode != 0 and "STRICT=1 and 1 tutorial passage(s) would be shown in English" in strict.stdout
+
+
+@pytest.mark.parametrize(("shown", "what"), [("g h p _ a b c d e f g h i j 1 2 3 4", "spaced out or in another case"),
+                                             ("GHP_ABCDEFGHIJ1234", "spaced out or in another case"),
+                                             ("tuc_nopqrstuvw1234", "rot13"), ("4321jihgfedcba_phg", "reversed")])
+def test_a_withheld_secret_is_found_spaced_out_in_another_case_and_rot13d(tmp_path, shown, what):
+    secrets_ = {"GITHUB_TOKEN": "ghp_abcdefghij1234"}
+    result = _printed(f"x {shown} y")
+    assert isolation.leaks(result, secrets_) == [(10, f"GITHUB_TOKEN ({what})")]
+    result.write(tmp_path / "result.json")
+    isolation.redact(tmp_path, secrets_)
+    assert isolation.leaks(RunRecord.read(tmp_path / "result.json"), secrets_) == []
+
+
+def test_a_proxy_reaches_tutorials_without_its_password_and_its_password_is_a_secret():
+    builder = {"HTTPS_PROXY": "http://user:hunter2pass@proxy:3128", "TORCH_HUB_TOKEN": "x" * 20, "TORCH_HOME": "/t"}
+    given = isolation.tutorial_environment(builder, isolation.allowed({}))
+    assert given == {"HTTPS_PROXY": "http://proxy:3128", "TORCH_HOME": "/t"}  # a secret's name no pattern gives
+    secrets = isolation.withheld(builder, given)
+    assert secrets["HTTPS_PROXY's password"] == "hunter2pass" and "TORCH_HUB_TOKEN" in secrets
+    assert isolation.tutorial_environment(builder, isolation.allowed({"tutorials_environment": ["TORCH_HUB_TOKEN"]}))[
+        "TORCH_HUB_TOKEN"] == "x" * 20  # named whole: given as it is
+
+
+@pytest.mark.parametrize("listed", [["*"], ["GITHUB_*"], ["A B"], "PATH"])
+def test_tutorials_environment_names_variables_never_patterns(listed):
+    with pytest.raises(SiteError, match=r"^conf.py: tutorials_environment: .*never a pattern such as"):
+        isolation.allowed({"tutorials_environment": listed})
+
+
+FORGES_ITS_RECORD = """
+    import json, os, sys
+    output = sys.orig_argv[-1]  # the runner's output folder, as /proc/self/cmdline shows it
+    forged = (".. literalinclude:: /proc/self/environ\\n\\n.. raw:: html\\n   :file: " + os.path.expanduser("~/.git-credentials")
+              + "\\n\\n<script>steal()</script>")
+    with open(os.path.join(output, "result.json"), "w") as file:
+        json.dump({"format": 2, "blocks": [{"line": 9, "texts": [forged], "images": [], "html": forged}], "error": None,
+                   "gpu_peak_bytes": [1 << 40] * 8}, file)
+    os._exit(0)
+    """
+REFUSED_RUN = """
+    import os, sys, time
+    open(os.path.join(sys.orig_argv[-1], "planted.html"), "w").close()
+    """
+
+
+@pytest.mark.site
+def test_a_record_the_tutorial_forged_reaches_no_page_as_markup_and_a_refused_run_crashes_nothing(project_copy, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".git-credentials").write_text("https://user:gho_credentialsecret123@github.com\n")
+    env = {"LANGUAGES": "en", "HOME": str(home), "SECRET_TOKEN": "tok_0123456789abcdefXYZ"}
+    for glossary in project_copy.glob("locales/*/glossary.md"):  # rendered as pages, with a link `make check` refuses
+        glossary.unlink()
+    with_tutorials(project_copy, {"zz_forged.py": FORGES_ITS_RECORD})
+    result = build(project_copy, project_copy / "_build", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    forged = (project_copy / "_build/html/en/beginner/zz_forged.html").read_text()
+    assert "tok_0123456789abcdefXYZ" not in forged and "gho_credentialsecret123" not in forged
+    assert "<script>steal()" not in forged and "&lt;script&gt;steal()" in forged  # text in a literal block
+    assert checks.page_outputs(project_copy / "_build/html/en/beginner/zz_forged.html")[0].startswith(
+        ".. literalinclude:: /proc/self/environ")
+    assert "H100" not in forged and "Output captured on CPU (no GPU)" in forged  # where the build saw it run
+    # make check holds the page to the run's data: its texts and its HTML repr as sanitised
+    assert tutorials_site(project_copy, "check", **env).returncode == 0
+    html = project_copy / "_build/html/en/beginner/zz_forged.html"
+    html.write_text(forged.replace("steal()", "steal(1)", 1))
+    assert "the output shown is not what the run produced" in tutorials_site(project_copy, "check", **env).stdout
+    with_tutorials(project_copy, {"zz_refused.py": REFUSED_RUN})
+    result = build(project_copy, project_copy / "_build", env=env)
+    said = result.stdout + result.stderr
+    assert result.returncode != 0 and "report this error" not in said and "Traceback" not in said, said
+    assert "beginner_source/zz_refused.py:1: ERROR: its run left planted.html in its output folder" in said
+    refused = (project_copy / "_build/html/en/beginner/zz_refused.html").read_text()
+    assert "built without running the tutorial" in refused  # shown without output, its error the build's

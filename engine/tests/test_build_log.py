@@ -141,10 +141,45 @@ def test_without_a_terminal_a_build_prints_a_few_plain_lines_and_every_warning_o
     assert f"[build] open {Path('_build', 'html', 'index.html')}" in result.stdout
 
 
-def test_a_warning_is_told_again_by_the_next_build_of_the_same_sources(built) -> None:
+def test_a_build_that_changes_nothing_sums_its_warnings_up_and_its_logs_hold_them_all(built) -> None:
     project, _, warning = built
+    warning = told_in(warning, "en, ko")
+    builddir = project / "_build"
     again = build(project, project / "_build", env={"LANGUAGES": "en ko"})
-    assert again.returncode == 0 and again.stdout.count(f"{told_in(warning, 'en, ko')}\n") == 1, again.stdout
+    assert again.returncode == 0 and warning not in again.stdout, again.stdout
+    assert "[build] en: up to date" in again.stdout  # no Sphinx at all
+    summary = [line for line in again.stdout.splitlines() if "warning(s)" in line]
+    assert len(summary) == 1 and "1 warning(s)" in summary[0] and str(Path("_build", "logs", "warnings.log")) in summary[0]
+    assert (builddir / "logs" / "warnings.log").read_text(encoding="utf-8") == f"{warning}\n"
+    # Sphinx run again on the same sources reads no page, and still tells the page's warning, in its log.
+    for lang in ("en", "ko"):
+        (builddir / "doctrees" / lang / "inputs.sha256").unlink()
+    again = build(project, project / "_build", env={"LANGUAGES": "en ko"})
+    assert warning not in again.stdout and "1 warning(s)" in again.stdout, again.stdout
+    for lang in ("en", "ko"):
+        log = (builddir / "logs" / f"{lang}.log").read_text(encoding="utf-8")
+        assert "0 added, 0 changed, 0 removed" in log and "Title underline too short" in log
+    verbose = build(project, project / "_build", env={"LANGUAGES": "en ko", "VERBOSE": "1"})
+    assert verbose.stdout.count(f"{warning}\n") == 1, verbose.stdout
+
+
+def test_a_page_edited_reads_that_page_alone_and_tells_only_what_is_new_in_full(built) -> None:
+    project, _, warning = built
+    builddir = project / "_build"
+    script = project / DDP
+    script.write_text(script.read_text(encoding="utf-8") + "\n# %%\n# Another heading\n# ----\n#\n# Text.\n",
+                      encoding="utf-8")
+    edited = build(project, builddir, env={"LANGUAGES": "en ko"})
+    assert edited.returncode == 0, edited.stdout + edited.stderr
+    for lang in ("en", "ko"):
+        log = (builddir / "logs" / f"{lang}.log").read_text(encoding="utf-8")
+        # The tutorial's page, and the landing page, whose card of it shows its intro; nothing else.
+        assert set(re.findall(r"^reading sources\.\.\. \[ *\d+%\] (\S+)$", log, re.M)) == {"beginner/ddp_tutorial",
+                                                                                           "index"}, log
+    assert told_in(warning, "en, ko") not in edited.stdout  # told by the last build
+    new = [line for line in edited.stdout.splitlines() if "Title underline too short" in line]
+    assert len(new) == 1 and ":" in new[0], edited.stdout  # the new heading's, at its line
+    assert "2 warning(s)" in edited.stdout and "1 told by the last build" in edited.stdout
 
 
 def test_verbose_shows_sphinx_logs_and_github_actions_folds_them(built) -> None:

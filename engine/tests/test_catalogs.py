@@ -9,7 +9,7 @@ import sys
 import pytest
 from babel.messages.catalog import Catalog
 
-from conftest import FIXTURE_TUTORIALS, FIXTURES, snapshot
+from conftest import FIXTURE_TUTORIALS, FIXTURES, copy_engine, snapshot, with_engine
 from tutorials_site.core.project import Project
 from tutorials_site.core.text import catalogs
 
@@ -139,34 +139,43 @@ def test_a_translation_with_a_long_run_without_blanks_is_wrapped_at_its_blanks_a
 
 @pytest.mark.site  # update-po reads the whole project with Sphinx
 def test_update_po_rewrites_no_catalog_whose_messages_did_not_change(project_copy):
-    """`make update-po` on a fresh clone leaves `git status` clean: no catalog changes, even after edits that move
-    every message's line (code added above them, in a tutorial and in the engine); a changed message does rewrite
-    its catalog, in every language."""
+    """`update-po` on a fresh clone leaves `git status` clean: no catalog changes, even after an edit that moves every
+    message's line (code added above them); a changed message does rewrite its catalog, in every language."""
     for label in FIXTURE_TUTORIALS:  # whole, not stubs: a stub loses the comments at the end of code lines
         shutil.copy(FIXTURES / label, project_copy / label)
     ddp = project_copy / "beginner_source" / "ddp_tutorial.py"
-    for path in (ddp, project_copy / "tutorials_site" / "sphinxext" / "i18n.py"):
-        text = path.read_text(encoding="utf-8")
-        start = text.index('"""', 3) + 3  # after the module's docstring: code
-        path.write_text(text[:start] + "\n\n\n" + text[start:], encoding="utf-8")
-
-    def catalogs_now():
-        return {f"{folder}/{name}": data for folder in ("locales", "tutorials_site/locale")
-                for name, data in snapshot(project_copy / folder).items()}
-
-    before = catalogs_now()
+    _code_above_every_message(ddp)
+    before = snapshot(project_copy / "locales")
 
     def update_po():
         result = subprocess.run([sys.executable, "-m", "tutorials_site", "update-po"], cwd=project_copy,
                                 capture_output=True, text=True, env={**os.environ, "LANGUAGES": ""})
         assert result.returncode == 0, result.stdout + result.stderr
-        return catalogs_now()
+        return snapshot(project_copy / "locales")
 
     assert update_po() == before
     ddp.write_text(ddp.read_text(encoding="utf-8").replace("How fast, here", "How fast, on this machine"),
                    encoding="utf-8")
     changed = {name for name, data in update_po().items() if before[name] != data}
-    assert changed == {f"locales/{lang}/LC_MESSAGES/beginner_source/ddp_tutorial.po" for lang in ("ko", "ja", "zh_CN")}
+    assert changed == {f"{lang}/LC_MESSAGES/beginner_source/ddp_tutorial.po" for lang in ("ko", "ja", "zh_CN")}
+
+
+def _code_above_every_message(path):
+    """Three lines added after PATH's docstring: every message below moves."""
+    text = path.read_text(encoding="utf-8")
+    start = text.index('"""', 3) + 3
+    path.write_text(text[:start] + "\n\n\n" + text[start:], encoding="utf-8")
+
+
+def test_the_engine_s_labels_are_updated_in_its_own_package_and_unchanged_where_only_lines_moved(tmp_path):
+    engine = copy_engine(tmp_path / "engine")  # its maintainers' step writes into the package itself
+    _code_above_every_message(engine / "tutorials_site" / "sphinxext" / "i18n.py")
+    before = snapshot(engine / "tutorials_site" / "locale")
+    result = subprocess.run([sys.executable, "-m", "tutorials_site.commands.catalogs"], cwd=tmp_path, capture_output=True,
+                            text=True, env=with_engine(engine))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "the engine's labels: ko, ja, zh-cn" in result.stdout
+    assert snapshot(engine / "tutorials_site" / "locale") == before
 
 
 def test_a_fixed_entry_loses_the_previous_english_its_fuzzy_flag_kept(tmp_path):
@@ -186,3 +195,26 @@ def test_a_catalog_saved_again_is_wrapped_as_babel_wraps_it(po, tmp_path):
     copy = tmp_path / po.name
     catalogs.save(catalogs.load(po), copy)
     assert copy.read_bytes() == po.read_bytes()
+
+
+def test_a_fuzzy_entry_s_long_previous_english_stays_whole_through_any_number_of_saves(tmp_path):
+    """Babel reads `#| msgid` lines as its translator's comment and would write it back wrapped, its `|` on the first
+    line only: the next read then took the rest for words of a comment (`# the`, `# loop is`)."""
+    previous = "An English paragraph long enough to be wrapped over several lines of a catalog, " * 3
+    po = tmp_path / "x.po"
+    catalog = Catalog(locale="ko")
+    catalog.add("The new English", "새 번역", flags=["fuzzy"], previous_id=previous, user_comments=["a translator's note"])
+    catalog.add("Kept", "유지")
+    catalogs.save(catalog, po)
+    first = po.read_text(encoding="utf-8")
+    for _ in range(3):
+        catalogs.save(catalogs.load(po), po)
+    assert po.read_text(encoding="utf-8") == first
+    entry = first[first.index("# a translator's note"):first.index('msgid "The new English"')].splitlines()
+    assert entry[0] == "# a translator's note" and entry[1] == "#, fuzzy" and all(line.startswith("#| ") for line in entry[2:])
+    again = catalogs.load(po)
+    assert again["The new English"].previous_id == [previous] and again["The new English"].user_comments == [
+        "a translator's note"]
+    again["The new English"].flags.discard("fuzzy")  # its translator fixed it
+    catalogs.save(again, po)
+    assert "#|" not in po.read_text(encoding="utf-8") and "# a translator's note" in po.read_text(encoding="utf-8")

@@ -16,15 +16,8 @@ ENGLISH = [languages.BY_SEG["en"]]
 ALL = list(languages.ALL)
 
 
-def checked_as(monkeypatch, site_project):
-    """`make check` judges the pages of the project it runs in (project.current()): here, of SITE_PROJECT, the one
-    the checked site was built from, not this repository, whose tutorials are others."""
-    monkeypatch.setattr(checks.project, "current", lambda root=None: site_project)
-
-
-def test_the_built_site_passes(site, fixture_site, monkeypatch):
-    checked_as(monkeypatch, fixture_site)
-    assert checks.check_stamps(site, ALL) == []
+def test_the_built_site_passes(site, fixture_site):
+    assert checks.check_stamps(fixture_site, site, ALL) == []
     assert checks.check_links(site) == []
 
 
@@ -40,12 +33,11 @@ def test_the_output_blocks_of_a_page_are_read_as_text_in_order(tmp_path):
 
 
 @pytest.mark.site
-def test_a_build_without_execution_fails(project_copy, tmp_path, monkeypatch):
+def test_a_build_without_execution_fails(project_copy, tmp_path):
     assert build(project_copy, tmp_path / "build", "--noplot", env={"LANGUAGES": "en"}).returncode == 0
-    checked_as(monkeypatch, Project.read(project_copy))
     page = (tmp_path / "build" / "html" / TUTORIAL_PAGE).read_text()
     assert "This page was built without running the tutorial" in page
-    problems = checks.check_stamps(tmp_path / "build" / "html", ENGLISH)
+    problems = checks.check_stamps(Project.read(project_copy), tmp_path / "build" / "html", ENGLISH)
     assert len(problems) == len(FIXTURE_TUTORIALS)  # one per tutorial
     assert any("data_parallel_tutorial.py (en): no execution stamp" in problem for problem in problems)
 
@@ -69,9 +61,8 @@ def _with_stamp(site, tmp_path, **changes):
         ({"environment": "0" * 64}, "executed in another environment"),
     ],
 )
-def test_a_stamp_that_does_not_match_fails(site, fixture_site, monkeypatch, tmp_path, change, message):
-    checked_as(monkeypatch, fixture_site)
-    [problem] = checks.check_stamps(_with_stamp(site, tmp_path, **change), ENGLISH)
+def test_a_stamp_that_does_not_match_fails(site, fixture_site, tmp_path, change, message):
+    [problem] = checks.check_stamps(fixture_site, _with_stamp(site, tmp_path, **change), ENGLISH)
     assert message in problem
 
 

@@ -27,8 +27,7 @@ from tutorials_site.core.terminal import DEFAULT_LIMITS, OutputLimits
 KEY = "g/plot_a"
 SOURCE = SourceDigest("s" * 64, (3, 9))
 HARDWARE = Hardware(device="CPU", gpus=0, machine="x86_64", torch=None, cuda=None)
-RESULT = RunRecord(blocks=(BlockRecord(line=3, texts=("hello\n",), images=(), rst="hello"),), error=None,
-                   hardware=HARDWARE, seconds=1.0)
+RESULT = RunRecord(blocks=(BlockRecord(line=3, texts=("hello\n",), images=()),), error=None, seconds=1.0)
 PYTEST = metadata.version("pytest")
 
 

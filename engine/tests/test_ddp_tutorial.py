@@ -41,19 +41,44 @@ def test_every_rank_prints_and_they_agree(english, world, machine):
         assert f"[rank {rank}] before all_reduce: [{rank + 1.0}, {10.0 * (rank + 1)}]" in text
         assert f"[rank {rank}] after all_reduce:  [{total}, {10.0 * total}]" in text
         assert re.search(rf"^\[rank {rank}\] epoch 1: \d+ batches, last loss \d\.\d{{4}}$", text, re.M)
-        assert re.search(rf"^\[rank {rank}\] loaded it on {'cuda:' + str(rank) if machine.gpus else 'cpu'}: "
-                         r"checksum -?\d+\.\d+$", text, re.M)
     checksums = re.findall(r"^\[rank (\d+)\] parameter checksum: (-?\d+\.\d+)$", text, re.M)
     assert sorted(int(rank) for rank, _ in checksums) == list(range(world)) and len({v for _, v in checksums}) == 1
-    loaded = re.findall(r"^\[rank \d+\] loaded it on \S+: checksum (-?\d+\.\d+)$", text, re.M)
-    assert len(loaded) == world and len(set(loaded)) == 1 and "[rank 0] saved the checkpoint" in text
+    for block in outputs(english):  # every rank's lines come together, in rank order (`say`)
+        ranks = [int(rank) for rank in re.findall(r"^\[rank (\d+)\] ", block, re.M)]
+        assert ranks == sorted(ranks), block
+
+
+def test_the_checkpoint_restores_the_trained_model_on_every_rank(english, world, machine):
+    """The model loaded from the checkpoint is the trained one, visibly: its checksum is the trained model's, and
+    differs from the new model's before loading."""
+    text = "\n".join(outputs(english))
+    device = "cuda:{}" if machine.gpus else "cpu"
+    number = r"(-?\d+\.\d+)"
+    for rank in range(world):
+        trained = re.search(rf"^\[rank {rank}\] trained model:\s+checksum {number}(, saved)?$", text, re.M)
+        untrained = re.search(rf"^\[rank {rank}\] new model, untrained:\s+checksum {number}$", text, re.M)
+        loaded = re.search(rf"^\[rank {rank}\] new model, loaded on {re.escape(device.format(rank))}: checksum {number}$",
+                           text, re.M)
+        assert trained and untrained and loaded, text
+        assert loaded[1] == trained[1] != untrained[1]
+        assert bool(trained[2]) is (rank == 0)  # one rank writes the checkpoint
 
 
 def test_the_measured_comparison_is_a_table_and_a_figure(english, site, world, machine):
-    table = next(block for block in outputs(english) if "steps/s" in block)
-    assert re.search(r"^one process\s+\d+\s+\d+$", table, re.M)
-    assert re.search(rf"^DDP, {world} processes\s+\d+\s+\d+$", table, re.M)
+    table = next(block for block in outputs(english) if "ms/step" in block)
+    row = r"\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+\.\d\d)\s+(\d+)$"
+    one = re.search(rf"^one process{row}", table, re.M)
+    ddp = re.search(rf"^DDP{row}", table, re.M)
+    assert one and ddp, table
+    assert int(one[1]) == 1 and int(ddp[1]) == world and one[2] == ddp[2]  # the same threads per process
+    oversubscribed = re.search(rf"^DDP, default threads{row}", table, re.M)
+    assert bool(oversubscribed) is (machine.gpus == 0), table  # only on the CPU
+    if oversubscribed:
+        assert int(oversubscribed[2]) >= int(ddp[2]) and int(oversubscribed[3]) < int(ddp[3]), table  # fewer steps
     assert ("DataParallel" in table) is (machine.gpus > 1)  # only where more than one GPU is visible
+    exchange = table.splitlines()[0]  # printed above the table, by the same cell
+    assert re.fullmatch(rf"all_reduce of \d+ gradients: \d+\.\d\d ms, with {ddp[2]} thread\(s\) per process",
+                        exchange), exchange
     figure = re.search(r'<img[^>]+src="([^"]*sphx_glr_ddp_tutorial_001\.png)"', english)[1]
     assert (site / "en" / "beginner" / figure).resolve().stat().st_size > 0
 

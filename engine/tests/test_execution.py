@@ -2,12 +2,11 @@
 
 import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import ENGINE, TUTORIAL_PAGE, append, build, executed, normalized
+from conftest import TUTORIAL_PAGE, append, build, copy_engine, executed, normalized, with_engine
 from conftest import build as build_all
 from tutorials_site.core.project import Project
 from tutorials_site.core.runs.protocol import PROTOCOL
@@ -61,9 +60,8 @@ def test_no_op_rebuild_executes_nothing_and_each_trigger_re_executes(project_cop
 
     # The engine (a copy of its package, first on the path): a release that keeps the run protocol, whatever it
     # changed, runs nothing again, the runner's code included; one that raises the protocol runs every tutorial.
-    engine = tmp_path / "engine"
-    shutil.copytree(ENGINE / "tutorials_site", engine / "tutorials_site", ignore=shutil.ignore_patterns("__pycache__"))
-    released = {"PYTHONPATH": f"{engine}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    engine = copy_engine(tmp_path / "engine")
+    released = with_engine(engine)
     append(engine / "tutorials_site" / "commands" / "runner.py", "\n# a change to the runner\n")
     assert executed(build(project_copy, builddir, env=released)) == 0
     versioned = engine / "tutorials_site" / "core" / "runs" / "protocol.py"

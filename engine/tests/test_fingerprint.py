@@ -2,7 +2,6 @@
 the accelerator pins, start-up hooks and conf.py's run settings; per tutorial, its script and the files it declares it
 reads (what a run used while it ran: tests/test_used.py)."""
 
-import os
 import re
 import shutil
 import subprocess
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ENGINE, FIXTURES, append, build, executed
+from conftest import ENGINE, FIXTURES, append, build, copy_engine, executed, with_engine
 from tutorials_site.core import project
 from tutorials_site.core.errors import SiteError
 from tutorials_site.core.runs import currency, fingerprint, protocol
@@ -25,16 +24,14 @@ FINGERPRINT = ("from pathlib import Path; from tutorials_site.core.runs import f
 def fingerprint_with(engine: Path, root: Path) -> str:
     """The environment fingerprint of the project at ROOT as the engine package under ENGINE computes it."""
     code = FINGERPRINT.format(root=str(root))
-    return subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(engine)}, check=True,
-                          capture_output=True, text=True).stdout.strip()
+    return subprocess.run([sys.executable, "-c", code], env=with_engine(engine), check=True, capture_output=True,
+                          text=True).stdout.strip()
 
 
 @pytest.fixture
 def engine_copy(tmp_path):
     """The engine's package copied, so that its files can be changed; fingerprint_with runs that copy."""
-    copy = tmp_path / "engine"
-    shutil.copytree(ENGINE / "tutorials_site", copy / "tutorials_site", ignore=shutil.ignore_patterns("__pycache__"))
-    return copy
+    return copy_engine(tmp_path / "engine")
 
 
 def test_an_edit_to_any_engine_module_leaves_the_fingerprint_and_a_new_protocol_changes_it(engine_copy):
@@ -238,10 +235,10 @@ def test_a_build_refuses_a_tutorial_whose_declared_file_is_missing_before_runnin
     assert result.returncode == 0, result.stdout + result.stderr
     page = Path(project_copy / "_build" / "html" / "en" / "beginner" / "data_parallel_tutorial.html").read_text()
     assert "tutorials-reads" not in page
-    # A change to the file runs that tutorial again, and it alone.
+    # A change to the file runs again the tutorials that can read it: those of its folder (core.runs.visibility).
     (project_copy / "beginner_source" / "data" / "inputs.csv").write_text("a,b\n1,2\n")
     result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en"})
-    assert result.returncode == 0 and executed(result) == 1, result.stdout + result.stderr
+    assert result.returncode == 0 and executed(result) == 2, result.stdout + result.stderr
     assert "[execute] beginner_source/data_parallel_tutorial.py (time limit" in result.stdout
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import build, copy_project, one_line_error
+from conftest import build, copy_engine, copy_project, one_line_error, with_engine
 from tutorials_site.core.runs.records import Stamp
 from tutorials_site.core.site.checks import page_outputs
 
@@ -216,9 +216,8 @@ def test_parallel_option_is_refused_before_anything_runs(project_copy: Path) -> 
 
 @pytest.mark.site
 @pytest.mark.parametrize("old, new, builddir, message", [
-    ('["beginner_source"]', '["beginner_source/../tutorials_site"]', "_build",
-     "sphinx_gallery_conf['examples_dirs']: 'beginner_source/../tutorials_site' is tutorials_site/ (the engine's own "
-     "files)"),
+    ('["beginner_source"]', '["beginner_source/../_static"]', "_build",
+     "sphinx_gallery_conf['examples_dirs']: 'beginner_source/../_static' is _static/ ("),
     ('["beginner"]', '["_static"]', "_build", "sphinx_gallery_conf['gallery_dirs']: '_static' is _static/ "),
     (None, None, "beginner_source/_build", "sphinx_gallery_conf['examples_dirs']: 'beginner_source' holds "
      "beginner_source/_build/ (the build folder, BUILDDIR"),
@@ -240,6 +239,20 @@ def test_a_gallery_folder_that_is_not_a_folder_of_its_own_is_refused_before_anyt
     assert one_line_error(result).startswith(f"error: conf.py:{line}: {message}")
     assert "[execute]" not in result.stdout
     assert files() == before
+
+
+@pytest.mark.site
+def test_the_engine_s_package_inside_the_project_is_no_gallery_folder(project_copy: Path) -> None:
+    """A site that vendors the engine (its package in a folder of the project) cannot make it a gallery."""
+    engine = copy_engine(project_copy / "vendor")
+    conf = project_copy / "conf.py"
+    conf.write_text(conf.read_text().replace('["beginner_source"]', '["vendor/tutorials_site"]', 1))
+    line = next(number for number, text in enumerate(conf.read_text().splitlines(), 1) if '"examples_dirs"' in text)
+    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en", **with_engine(engine)})
+    assert one_line_error(result).startswith(
+        f"error: conf.py:{line}: sphinx_gallery_conf['examples_dirs']: 'vendor/tutorials_site' is "
+        "vendor/tutorials_site/ (the engine's package)")
+    assert "[execute]" not in result.stdout
 
 
 @pytest.mark.site

@@ -48,15 +48,18 @@ def test_the_checkout_becomes_the_catalog_and_the_report_names_the_added_paragra
     assert catalog["Counting each word"].string == "단어마다 세기"
     assert catalog["Cut the sentence into words."].string == "문장을 단어로 자릅니다."
     assert not catalog["Words that were never seen start at zero, thanks to ``dict.get``."].string
-    assert f"{checkout / TUTORIAL}:24: not imported: a paragraph with no English counterpart" in done.stdout
-    assert f"import-translation: {checkout / TUTORIAL}: 8 imported, 1 fuzzy, 1 left in English (of 10)" in done.stdout
+    assert (f"{checkout / TUTORIAL}:24: not imported: a paragraph that matches none of the English units between the "
+            "same lines of code") in done.stdout
+    assert f"import-translation: {checkout / TUTORIAL}: 9 imported, 0 fuzzy, 1 left in English (of 10)" in done.stdout
 
 
-def test_a_file_that_cannot_be_read_is_reported_and_the_others_imported(imported) -> None:
+def test_a_file_that_cannot_be_read_is_reported_counted_and_the_others_imported(imported) -> None:
     _, checkout, _, done = imported
+    broken = checkout / "beginner_source/ddp_tutorial.py"
     assert done.returncode == 0
-    assert (f"{checkout / 'beginner_source/ddp_tutorial.py'}:1: invalid syntax: not imported: the translated file "
-            "cannot be read as a tutorial") in done.stdout
+    assert f"{broken}:1: invalid syntax: not imported: the file cannot be read as a tutorial" in done.stdout
+    assert f"import-translation: {broken}: skipped (it cannot be read as a tutorial): 0 imported" in done.stdout
+    assert "file(s) into ko (1 skipped):" in done.stdout
 
 
 def test_a_page_is_imported_too(imported) -> None:
@@ -92,6 +95,8 @@ def test_existing_translations_are_kept_unless_overwrite(imported, tmp_path) -> 
     ({"FROM": "no/such/folder", "LANGUAGES": "ko"}, "no/such/folder: no such folder"),
     ({"FROM": ".", "LANGUAGES": "ko ja"}, "LANGUAGES names the one language"),
     ({"LANGUAGES": "ko"}, "FROM=DIR names the translated checkout"),
+    ({"FROM": ".", "LANGUAGES": "ko"}, "FROM=.: the project itself, not a translated copy of it"),
+    ({"FROM": "beginner_source", "LANGUAGES": "ko"}, "FROM=beginner_source: a folder inside the project"),
 ])
 def test_a_wrong_checkout_or_language_is_a_clear_error(imported, env, error) -> None:
     project, _, _, _ = imported
@@ -103,3 +108,16 @@ def test_a_folder_that_is_no_translated_copy_is_refused(imported, tmp_path) -> N
     project, _, _, _ = imported
     done = tutorials_site(project, "import-translation", FROM=str(tmp_path), LANGUAGES="ko")
     assert done.returncode != 0 and "not a checkout of a translated copy of this site" in done.stderr, done.stderr
+
+
+def test_a_link_out_of_the_checkout_is_never_followed(imported, tmp_path) -> None:
+    project, _, _, _ = imported
+    secret = tmp_path / "secret.py"
+    secret.write_text('"""\nThe builder\'s file\n==================\n"""\nprint("not the checkout\'s")\n')
+    checkout = tmp_path / "linked"
+    (checkout / "beginner_source").mkdir(parents=True)
+    (checkout / TUTORIAL).symlink_to(secret)
+    done = tutorials_site(project, "import-translation", FROM=str(checkout), LANGUAGES="ko")
+    said = done.stdout + done.stderr
+    assert f"{checkout / TUTORIAL}: a link that leads out of FROM ({secret}), never followed: not imported" in said
+    assert "The builder's file" not in (project / "locales/ko/LC_MESSAGES/beginner_source/counting_tutorial.po").read_text()

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 import psutil
@@ -180,7 +181,7 @@ def test_serve_rebuilds_a_saved_tutorial_and_reloads_the_page(project_copy, tmp_
     from websockets.sync.client import connect
 
     port = _free_port()
-    log = (tmp_path / "serve.log").open("w")
+    log = (project_copy / "serve.log").open("w")  # in the project: its own output is no save to rebuild for
     server = subprocess.Popen([sys.executable, "-m", "tutorials_site", "serve"], cwd=project_copy, stdout=log,
                               stderr=subprocess.STDOUT, start_new_session=True,
                               env={**os.environ, "LANGUAGES": "en", "PORT": str(port)})
@@ -191,11 +192,17 @@ def test_serve_rebuilds_a_saved_tutorial_and_reloads_the_page(project_copy, tmp_
             with contextlib.suppress(OSError):
                 page = _get(url)
                 break
-            assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
+            assert server.poll() is None and time.monotonic() < deadline, (project_copy / "serve.log").read_text()
             time.sleep(0.5)
         assert f'new WebSocket("ws://127.0.0.1:{port}/websocket-reload")' in page  # the reload script
         assert "saved-while-serving" not in page
-        with connect(f"ws://127.0.0.1:{port}/websocket-reload") as reloads:
+        # Only its own pages' websocket, and only by its own names: another site's page or a rebound name reach nothing.
+        with pytest.raises(Exception, match="403"):
+            connect(f"ws://127.0.0.1:{port}/websocket-reload", origin="http://evil.example")
+        foreign = urllib.request.Request(url, headers={"Host": f"evil.example:{port}"})
+        with pytest.raises(urllib.error.HTTPError, match="403"):
+            urllib.request.urlopen(foreign, timeout=10)
+        with connect(f"ws://127.0.0.1:{port}/websocket-reload", origin=f"http://127.0.0.1:{port}") as reloads:
             source = project_copy / DATA_PARALLEL
             for temporary in ("4913", "data_parallel_tutorial.py.tmp", "data_parallel_tutorial.py~"):  # an editor's
                 (source.parent / temporary).write_text("x")
@@ -203,8 +210,9 @@ def test_serve_rebuilds_a_saved_tutorial_and_reloads_the_page(project_copy, tmp_
                               encoding="utf-8")
             assert reloads.recv(timeout=240) == "refresh"  # sent once the rebuild is done
         assert "saved-while-serving" in _get(url)  # executed again: the output of the new line shows
-        out = (tmp_path / "serve.log").read_text()
+        out = (project_copy / "serve.log").read_text()
         assert "[serve] changed: beginner_source/data_parallel_tutorial.py; building" in out  # not the editor's
+        assert out.count("[serve] changed:") == 1  # its own log, written by every build, rebuilt nothing
         assert f"[build] served at http://127.0.0.1:{port}/;" in out and "[build] open" not in out
         assert out.count("[execute] beginner_source/ddp_tutorial.py (time limit") == 1  # only what changed ran
     finally:
@@ -252,3 +260,15 @@ def test_serve_refuses_a_port_it_cannot_use_before_building(project_copy, port, 
 def test_serve_rebuilds_for_inputs_not_for_an_editor_s_files(path, rebuilds, fixture_site):
     assert serve.is_input(fixture_site.root / path) is rebuilds
     assert any((fixture_site.root / path).is_relative_to(folder) for folder in serve.watched(fixture_site))
+
+
+def test_serve_builds_a_save_in_the_language_it_was_made_in_first(fixture_site):
+    from tutorials_site.commands.serve import first_languages
+
+    source, locales = fixture_site.root / DATA_PARALLEL, fixture_site.locales
+    ko_catalog = locales / "ko" / "LC_MESSAGES" / "beginner_source" / "data_parallel_tutorial.po"
+    assert first_languages(fixture_site, [source], ()) == ("en",)  # the sources' language, then the others
+    assert first_languages(fixture_site, [ko_catalog], ()) == ("ko",)
+    assert first_languages(fixture_site, [ko_catalog, source], ()) == ("en", "ko")
+    assert first_languages(fixture_site, [ko_catalog], ("ko",)) == ()  # serve builds ko alone anyway
+    assert first_languages(fixture_site, [ko_catalog], ("en", "ja")) == ()  # nor one serve does not build

@@ -87,7 +87,8 @@ def test_every_page_has_a_description_and_open_graph_tags_in_its_language(site, 
         assert tags["og:locale"] == [OG_LOCALES[seg]]
         assert sorted(tags["og:locale:alternate"]) == sorted(v for k, v in OG_LOCALES.items() if k != seg)
         assert tags["og:type"] == ["article" if page.endswith("_tutorial.html") else "website"], page
-        assert tags["og:url"] == [f"{SITE_URL}/stable/{seg}/{page}"], page
+        folder, _ = version_folder()  # its canonical address: its version's folder (stable/ for a release)
+        assert tags["og:url"] == [f"{SITE_URL}/{folder}/{seg}/{page}"], page
         parsed = head(site, seg, page)
         assert tags["og:title"] == [parsed.title.split(" — ")[0]], page  # "<page> — <project>"
         assert tags["og:site_name"] == [parsed.title.split(" — ")[-1]] and in_language(tags["og:site_name"][0], seg)

@@ -31,6 +31,12 @@ def test_anything_else_is_refused_saying_what_is_accepted(value):
         needs.parse(value)
 
 
+@pytest.mark.parametrize("value", ["gpus=257", "gpus=99999999999999999999999"])
+def test_a_need_for_more_gpus_than_a_machine_has_is_refused(value):
+    with pytest.raises(ValueError, match=r"asks for more GPUs than one machine has \(at most gpus=256\)"):
+        needs.parse(value)
+
+
 @pytest.mark.parametrize(("value", "declared"), [
     ("network", (None, True)), ("gpu network", (1, True)), ("network gpus = 2", (2, True)), ("cpu", (0, False)),
     (" network ", (None, True))])
@@ -155,9 +161,11 @@ def test_the_machine_is_what_torch_sees_in_the_tutorial_s_environment(tmp_path):
                                       "    device_count = staticmethod(lambda: 2)\n"
                                       "    get_device_name = staticmethod(lambda i: 'Fake GPU 80GB')\n")
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "fake")}
-    assert execute.machine(env) == needs.Machine(2, "Fake GPU 80GB")
+    gpus = ["/dev/nvidia0", "/dev/nvidia1"]  # where a GPU device exists, torch is asked
+    assert execute.machine(env, gpus) == needs.Machine(2, "Fake GPU 80GB")
+    assert execute.machine(env, []) == needs.Machine(0, "")  # no device: torch is not even imported
     (fake / "__init__.py").write_text("raise ImportError('no torch here')\n")
-    assert execute.machine(env) == needs.Machine(0, "")  # no torch: no GPU, as the runner records it
+    assert execute.machine(env, gpus) == needs.Machine(0, "")  # no torch: no GPU
     assert execute.machine({**os.environ, "CUDA_VISIBLE_DEVICES": ""}) == needs.Machine(0, "")  # this machine
 
 

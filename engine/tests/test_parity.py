@@ -298,6 +298,8 @@ def _place_examples(root: Path) -> None:
 def _site_conf_additions(options: dict) -> str:
     return (
         "\n# Added by tests/test_parity.py: the parity gallery and the options under test.\n"
+        "import os, sys\n"
+        "sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the scraper module, as the stock conf.py\n"
         f"sphinx_gallery_conf['examples_dirs'] = [*sphinx_gallery_conf['examples_dirs'], {EXAMPLES!r}]\n"
         f"sphinx_gallery_conf['gallery_dirs'] = [*sphinx_gallery_conf['gallery_dirs'], {GALLERY!r}]\n"
         f"sphinx_gallery_conf.update({options!r})\n"

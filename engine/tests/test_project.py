@@ -121,11 +121,10 @@ def test_what_sphinx_gallery_writes_at_the_source_root_is_staged_never_a_link_to
     assert (folder / "gen" / "other.txt").resolve() == (root / "gen" / "other.txt").resolve()
 
 
-def test_a_gallery_folder_with_two_headers_is_reported(tmp_path):
-    root = site(tmp_path, "", **{"src/GALLERY_HEADER.rst": "Other\n=====\n"})
+def test_a_gallery_folder_with_two_headers_is_reported_without_guessing_why(tmp_path):
+    root = site(tmp_path, "", **{"src/README.md": "Read me on GitHub\n"})
     assert project.Project.read(root).merged_headers == (
-        "src/: 2 gallery headers, README.txt and GALLERY_HEADER.rst; sphinx-gallery shows README.txt only (were two "
-        "folders copied onto one?): keep one",)
+        "src/: 2 gallery headers, README.txt and README.md; sphinx-gallery shows README.txt and ignores README.md",)
 
 
 def test_conf_py_is_read_once_however_the_root_is_named_and_its_warnings_are_at_its_lines(tmp_path, monkeypatch):
@@ -284,3 +283,23 @@ def test_a_slow_pattern_is_stopped_in_the_main_thread_and_timed_elsewhere():
     with ThreadPoolExecutor(1) as pool:  # no signal reaches another thread: the whole search is timed
         assert pool.submit(project.conf_checks.slow_match, slow, ["a" * 20 + "b"], 0.01).result() == "a" * 20 + "b"
     assert project.conf_checks.slow_match(re.compile(r"\.py$"), ["ok.py"] * 1000, 0.2) is None
+
+
+def test_a_script_found_usable_is_not_parsed_again_until_it_changes(tmp_path, monkeypatch):
+    from conftest import copy_project
+    from tutorials_site.commands import prepare
+    from tutorials_site.core.errors import SiteError
+
+    root = copy_project(tmp_path / "project")
+    site = project.Project.read(root)
+    record = tmp_path / "checked.json"
+    prepare.refuse_unusable(site, record)
+    checked = []
+    monkeypatch.setattr(prepare, "_refuse_if_unusable", lambda site, tutorial: checked.append(tutorial.label))
+    prepare.refuse_unusable(site, record)
+    assert checked == []  # every script as it was: none parsed again
+    monkeypatch.undo()
+    script = site.tutorials[0].path
+    script.write_text("print('no docstring')\n", encoding="utf-8")
+    with pytest.raises(SiteError, match="no docstring"):
+        prepare.refuse_unusable(site, record)  # changed: checked again, and refused

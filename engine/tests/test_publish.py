@@ -30,12 +30,18 @@ def test_both_versions_side_by_side_with_the_site_files(published):
     assert os.readlink(docs / "stable") == "1.0"  # a link, not a second copy of its files
     assert (docs / ".nojekyll").exists() and "Sitemap: " in (docs / "robots.txt").read_text()
     sitemap = (docs / "sitemap.xml").read_text()
-    assert "/stable/ko/beginner/data_parallel_tutorial.html" in sitemap and "/1.0/en/index.html" in sitemap
-    assert 'hreflang="zh-CN"' in sitemap and "/main/" not in sitemap  # main is noindex
+    # Each page at its canonical address alone: a release's under stable/ (not 1.0/ too), main's nowhere (noindex).
+    assert "/stable/ko/beginner/data_parallel_tutorial.html" in sitemap and "/1.0/" not in sitemap
+    assert 'hreflang="zh-CN"' in sitemap and "/main/" not in sitemap
     main_page = (docs / "main" / "en" / PAGE).read_text()
     release_page = (docs / "1.0" / "en" / PAGE).read_text()
     assert '<meta name="robots" content="noindex">' in main_page and "noindex" not in release_page
-    assert '<link rel="canonical" href="https://' in release_page and "/stable/en/" + PAGE in release_page
+    # One canonical link, one description; the canonical link, og:url and hreflang name the same version folder.
+    for page, folder in ((release_page, "stable"), (main_page, "main")):
+        url = f"https://pytorch-tutorials-site.github.io/tutorials/{folder}/en/{PAGE}"
+        assert page.count('rel="canonical"') == 1 and f'<link rel="canonical" href="{url}"' in page
+        assert f'<meta property="og:url" content="{url}">' in page and f'hreflang="en" href="{url}"' in page
+        assert page.count('name="description"') == 1
 
 
 def test_a_published_version_stays_within_its_size_budget(published):
@@ -76,6 +82,7 @@ def test_republishing_one_version_leaves_the_other_byte_identical(published, gh_
 KILLER = """
 import os, sys
 from pathlib import Path
+from tutorials_site.core.project import Project
 from tutorials_site.core.site.publish import publish
 
 htmldir, pages, kill_at = sys.argv[1], Path(sys.argv[2]).resolve(), int(sys.argv[3])
@@ -95,8 +102,9 @@ def hook(event, args):
             sys.stderr.write(f"killed before change {kill_at}: {event} {args[:2]}\\n")
             os._exit(137)
 
+site = Project.read(Path.cwd())  # before the hook: reading conf.py is no change to PAGES
 sys.addaudithook(hook)
-publish(htmldir, pages)
+publish(site, htmldir, pages)
 print(len(changes))
 """
 
@@ -132,9 +140,10 @@ def test_a_publish_killed_at_any_step_leaves_a_serving_tree(published, gh_pages,
 
 def test_a_publish_killed_while_writing_versions_json_leaves_it_whole_and_its_temporary_to_the_next(published, gh_pages):
     before = (gh_pages / "versions.json").read_bytes()
-    killer = ("import os; from tutorials_site.core import files; from tutorials_site.core.site import publish as p; "
+    killer = ("import os; from pathlib import Path; from tutorials_site.core import files; "
+              "from tutorials_site.core.project import Project; from tutorials_site.core.site import publish as p; "
               "files.os.fsync = lambda fd: os._exit(137); "  # the data written, not yet renamed into place
-              f"p.publish({str(published / '_build' / 'html')!r}, {str(gh_pages)!r})")
+              f"p.publish(Project.read(Path.cwd()), {str(published / '_build' / 'html')!r}, {str(gh_pages)!r})")
     result = subprocess.run([sys.executable, "-c", killer], cwd=published, capture_output=True, text=True)
     assert result.returncode == 137, result.stderr
     assert (gh_pages / "versions.json").read_bytes() == before
@@ -174,3 +183,47 @@ def test_a_build_that_fails_validation_is_refused_and_the_target_untouched(publi
 def test_a_version_name_with_path_characters_is_refused(published, tmp_path, name):
     result = tutorials_site(published, "html-noplot", VERSION=name, BUILDDIR=str(tmp_path), LANGUAGES="en")
     assert result.returncode != 0 and "is not a usable version name" in result.stdout + result.stderr
+
+
+def test_old_addresses_are_sent_to_their_page_in_the_version_and_language_conf_py_names(tmp_path):
+    from conftest import copy_project
+    from tutorials_site.core.project import Project
+    from tutorials_site.core.site import publish
+
+    project = copy_project(tmp_path / "project")
+    with open(project / "conf.py", "a", encoding="utf-8") as conf:
+        conf.write('tutorials_root_version = "stable"\ntutorials_root_language = "ko"\n')
+    site = Project.read(project)
+    pages = tmp_path / "pages"
+    for name in ("index.html", "a.html", "guide/b.html", "_static/c.html", "_downloads/d.html"):
+        (pages / "1.0" / "ko" / name).parent.mkdir(parents=True, exist_ok=True)
+        (pages / "1.0" / "ko" / name).write_text("<html><body>page</body></html>")
+    (pages / "stable").symlink_to("1.0")
+    entry = VersionEntry(name="1.0", label="1.0", release=True, path="1.0/", languages=("ko",), torch="", built="")
+    manifest = versions.manifest([entry])
+    found = publish.old_addresses(site, pages, manifest, "https://example.org/")
+    # Every page, at the address it had before the site was versioned; the root's index and the build's own
+    # folders stay the tree's.
+    assert sorted(path.relative_to(pages).as_posix() for path in found) == ["a.html", "guide/b.html"]
+    b = found[pages / "guide" / "b.html"]
+    assert 'location.replace("../stable/ko/guide/b.html"' in b and 'url=../stable/ko/guide/b.html"' in b
+    assert '<link rel="canonical" href="https://example.org/stable/ko/guide/b.html">' in b and "noindex" in b
+    publish._write_old_addresses(pages, found, manifest)
+    assert (pages / "guide" / "b.html").read_text() == b
+    (pages / "1.0" / "ko" / "guide" / "b.html").unlink()  # gone from the version: its old address goes too
+    publish._write_old_addresses(pages, publish.old_addresses(site, pages, manifest, "https://example.org/"), manifest)
+    assert not (pages / "guide" / "b.html").exists() and (pages / "a.html").exists()
+    assert (pages / "1.0" / "ko" / "a.html").read_text() == "<html><body>page</body></html>"  # never a version's
+
+
+def test_a_root_version_or_language_the_site_has_not_is_refused(tmp_path):
+    from conftest import copy_project
+    from tutorials_site.core.project import Project
+    from tutorials_site.core.site import publish
+
+    project = copy_project(tmp_path / "project")
+    with open(project / "conf.py", "a", encoding="utf-8") as conf:
+        conf.write('tutorials_root_version = "2.0"\n')
+    with pytest.raises(publish.PublishError, match=r"tutorials_root_version '2\.0'.*\(1\.0, stable\)"):
+        publish.root_addresses(Project.read(project), versions.manifest([VersionEntry(
+            name="1.0", label="1.0", release=True, path="1.0/", languages=("ko",), torch="", built="")]))

@@ -1,6 +1,7 @@
 """Sealed runs (issue 27): a run's stamp lists every file of it by digest; a kept, REUSE or shard run, a page and
 `make check` take a run only as it was sealed, never through a link; a build that fails leaves no build.json."""
 
+import dataclasses
 import json
 import os
 import shutil
@@ -11,7 +12,7 @@ import pytest
 
 from conftest import FIXTURES, build, copy_project, executed, snapshot
 from tutorials_site.core.project import Project
-from tutorials_site.core.runs import currency, runs, seal
+from tutorials_site.core.runs import currency, runs, seal, signing
 from tutorials_site.core.runs.records import BlockRecord, BuildInfo, Hardware, RecordError, RunRecord, Stamp, Used
 from tutorials_site.core.runs.used import Present, SourceDigest
 
@@ -37,8 +38,8 @@ def sealed(tmp_path):
     """(runs folder, run folder) of a run sealed in its stamp as the build seals it: result, output, a figure."""
     root = tmp_path / "runs"
     run = root / KEY
-    RunRecord(blocks=(BlockRecord(line=3, texts=("hello\n",), images=(FIGURE[5:],), rst=RST),), error=None,
-              hardware=HARDWARE, seconds=1.0).write(run / runs.RESULT)
+    RunRecord(blocks=(BlockRecord(line=3, texts=("hello\n",), images=(FIGURE[5:],)),), error=None,
+              seconds=1.0).write(run / runs.RESULT)
     (run / "out").mkdir()
     (run / "out" / "0.txt").write_text("hello\n")
     (run / FIGURE).parent.mkdir(parents=True)
@@ -50,7 +51,7 @@ def sealed(tmp_path):
 def _forge_rst(run):
     """Add a script to the reST of the run's first block, its output text and figures left as they were."""
     data = json.loads((run / runs.RESULT).read_text())
-    data["blocks"][0]["rst"] += FORGED_RST
+    data["blocks"][0]["html"] = FORGED_RST
     (run / runs.RESULT).write_text(json.dumps(data))
 
 
@@ -279,3 +280,84 @@ def test_check_finds_a_tampered_run_and_a_failed_strict_build_leaves_nothing_to_
     checked = _command(project, "check", "--builddir", assembled, **langs)
     assert checked.returncode != 0 and f"check: {html}: no build.json" in checked.stderr, checked.stderr
 
+
+
+# --- Signed runs (core.runs.signing): the key of a trusted build, or nothing taken from elsewhere is verified ---
+
+RUNS_KEY = {"TUTORIALS_RUNS_KEY": "a trusted build's secret"}
+
+
+@pytest.fixture(scope="module")
+def signed_shard(builds_site, tmp_path_factory):
+    """(project, build folder) of a copy whose every run was made by SHARD=1/1 with the runs key: signed."""
+    work = tmp_path_factory.mktemp("signed")
+    project = copy_project(work / "project")
+    (project / "beginner_source" / "sealed_tutorial.py").write_text(SEALED)
+    for glossary in project.glob("locales/*/glossary.md"):  # rendered as pages, with a link `make check` refuses
+        glossary.unlink()
+    result = build(project, work / "shard", env={**ENGLISH, "SHARD": "1/1", **RUNS_KEY})
+    assert result.returncode == 0, result.stdout + result.stderr
+    return project, work / "shard"
+
+
+def _reseal(run):
+    """Forge the run, then seal it again with the engine's own function: consistent, but not signed."""
+    _forge_rst(run)
+    stamp = Stamp.read(run / runs.STAMP)
+    Stamp.write(dataclasses.replace(stamp, files=seal.seal(run.parents[1], SEALED_KEY)), run / runs.STAMP)
+
+
+def _edit_stamp(run):
+    stamp = Stamp.read(run / runs.STAMP)
+    forged = dataclasses.replace(stamp, commit="0000000", date="2030-01-01 00:00 UTC",
+                                 hardware=dataclasses.replace(stamp.hardware, device="NVIDIA H100", gpus=8))
+    forged.write(run / runs.STAMP)
+
+
+FORGERIES = {"re-sealed by hand": (_reseal, "its signature does not match its stamp"),
+             "stamp edited by hand": (_edit_stamp, "its signature does not match its stamp"),
+             "made without the key": (lambda run: (run / seal.SIGNATURE).unlink(), "not signed by a trusted build")}
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("forgery", FORGERIES)
+def test_with_the_key_a_forged_or_unsigned_run_is_never_taken(signed_shard, tmp_path, forgery):
+    project, built = signed_shard
+    shard_copy = _copy(built, tmp_path / "shard")
+    run = shard_copy / "runs" / SEALED_KEY
+    forge, why = FORGERIES[forgery]
+    forge(run)
+    assembled = _command(project, "assemble", "--builddir", tmp_path / "assembled", shard_copy, **RUNS_KEY)
+    assert assembled.returncode != 0 and f"{run}: {why}" in assembled.stderr, assembled.stderr
+    assert not (tmp_path / "assembled" / "runs").exists()  # nothing copied
+    # REUSE (CI's kept runs): not taken, that tutorial runs again and is signed
+    again = build(project, tmp_path / "build", env={**ENGLISH, "SHARD": "1/1", "REUSE": str(shard_copy), **RUNS_KEY})
+    assert again.returncode == 0 and executed(again) == 1, again.stdout + again.stderr
+    assert f"[execute] {SEALED_KEY}.py: its run in {shard_copy / 'runs'} is not taken: {why}" in again.stdout
+    assert signing.unsigned(RUNS_KEY["TUTORIALS_RUNS_KEY"].encode(), tmp_path / "build" / "runs" / SEALED_KEY,
+                            SEALED_KEY) is None
+
+
+@pytest.mark.site
+def test_without_the_key_runs_taken_are_marked_not_verified_and_ci_build_refuses_them(signed_shard, tmp_path):
+    project, built = signed_shard
+    shard_copy = _copy(built, tmp_path / "shard")
+    _edit_stamp(shard_copy / "runs" / SEALED_KEY)  # nothing without the key can tell
+    assembled = _command(project, "assemble", "--builddir", tmp_path / "assembled", shard_copy)
+    assert assembled.returncode == 0, assembled.stdout + assembled.stderr
+    page = (tmp_path / "assembled" / "html" / "en" / "beginner" / "sealed_tutorial.html").read_text()
+    assert "not verified" in page
+    ci = _command(project, "ci-build", "--builddir", tmp_path / "ci", REUSE=str(shard_copy), NEEDS="lenient")
+    assert ci.returncode != 0, ci.stdout + ci.stderr
+    assert ("its run was taken from elsewhere without the runs key to verify it (TUTORIALS_RUNS_KEY unset)"
+            in ci.stdout), ci.stdout + ci.stderr
+
+
+@pytest.mark.site
+def test_a_run_made_without_its_sandbox_is_never_current_for_a_sandboxed_build(shard, tmp_path):
+    project, _ = shard
+    builddir = tmp_path / "build"
+    first = build(project, builddir, env={**ENGLISH, "SHARD": "1/1", "SANDBOX": "off"})
+    assert first.returncode == 0, first.stdout + first.stderr
+    again = build(project, builddir, env={**ENGLISH, "SHARD": "1/1"})
+    assert again.returncode == 0 and executed(again) == executed(first), again.stdout + again.stderr

@@ -538,10 +538,16 @@ def test_a_thumbnails_tooltip_loses_the_rest_left_in_it(tmp_path):
 # --- its formats, as core.sphinx_gallery_formats spells them ------------------------------------------------------
 
 
-def test_the_discovery_defaults_are_sphinx_gallerys(tmp_path):
+def test_the_defaults_of_the_options_the_engine_reads_are_sphinx_gallerys(tmp_path):
     defaults = gen_gallery.DEFAULT_GALLERY_CONF
-    assert (defaults["filename_pattern"], defaults["ignore_pattern"]) == (formats.DEFAULT_FILENAME_PATTERN,
-                                                                          formats.DEFAULT_IGNORE_PATTERN)
+    for name, option in formats.GALLERY_OPTIONS.items():
+        theirs = defaults[name]
+        if name == "reset_argv":  # a callable of sphinx-gallery's: an argument list of its own making
+            assert callable(theirs) and option.default is None
+            continue
+        assert (tuple(theirs) if isinstance(theirs, list) else theirs) == option.default, name
+    # The options the runner reads (RunOptions) and the fingerprint holds are those the table marks.
+    assert set(formats.RUN_OPTIONS) == set(formats.GALLERY_OPTIONS) - {"filename_pattern", "ignore_pattern"}
     # the header it takes in a folder holding every name, then without that one, ... (conf.py's source_suffix: the site's)
     conf = {**sgr.filled_conf({}, tmp_path), "source_suffix": {".rst": "restructuredtext", ".md": "markdown"}}
     (tmp_path / "h").mkdir()

@@ -109,8 +109,8 @@ def site(builds_site, tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def located(site: dict, seg: str) -> list[Warning]:
-    lang_code = None if seg == "en" else seg
-    locate = sphinx_warnings.locator(site["roots"][seg], {"ex": "gal"}, site["repo"], lang_code)
+    catalogs = None if seg == "en" else site["repo"] / "locales" / seg / "LC_MESSAGES"
+    locate = sphinx_warnings.locator(site["roots"][seg], {"ex": "gal"}, site["repo"], catalogs)
     return rewrite(site["logs"][seg], locate)
 
 

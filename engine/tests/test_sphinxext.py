@@ -22,8 +22,8 @@ KEYS = {"version", "parallel_read_safe", "parallel_write_safe"}
 
 def test_setup_reports_the_package_version_and_the_parallel_safety_of_every_part(fake_app):
     app = fake_app()
-    assert app.metadata == {"version": tutorials_site.__version__, "parallel_read_safe": True,
-                            "parallel_write_safe": True}
+    assert app.metadata == {"version": tutorials_site.__version__, "env_version": sphinxext.ENV_VERSION,
+                            "parallel_read_safe": True, "parallel_write_safe": True}
     for part in sphinxext.PARTS:
         found = part.setup(app)
         assert set(found) == KEYS and found["version"] == tutorials_site.__version__, part.__name__

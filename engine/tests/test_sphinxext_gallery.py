@@ -1,10 +1,8 @@
 """sphinxext.gallery: every tutorial's page rendered from its one run, and sphinx-gallery kept from executing."""
 
 import dataclasses
-import gc
 import hashlib
 import json
-import weakref
 import zipfile
 from pathlib import Path
 from types import SimpleNamespace
@@ -16,7 +14,6 @@ from tutorials_site.core.runs import seal
 from tutorials_site.core.runs.records import BlockRecord, Hardware, RunRecord, Stamp
 from tutorials_site.core.runs.runs import RESULT, STAMP
 from tutorials_site.core.runs.stamps import stamp_path
-from tutorials_site.sphinx_gallery_run import output_rst
 from tutorials_site.sphinxext import gallery
 from tutorials_site.sphinxext.gallery import (
     drop_removed_pages,
@@ -37,20 +34,26 @@ def test_refuse_own_execution_names_what_sphinx_gallery_ran(fake_app):
     refuse_own_execution(app)
 
 
-def test_the_project_is_discovered_once_per_configuration_and_forgotten_with_it(fake_app):
+def test_the_project_is_discovered_once_per_configuration_and_kept_on_it_never_pickled(fake_app):
     app, other = fake_app(), fake_app()
     project = site_project(app.config)
     assert site_project(app.config) is project
     assert site_project(other.config) is not project  # another configuration, even with equal values
     app.config.sphinx_gallery_conf = dict(app.config.sphinx_gallery_conf)
     assert site_project(app.config) is not project  # sphinx_gallery_conf replaced: discovered from the new one
-    gc.collect()  # earlier tests' configurations: gone before counting
-    config, remembered = weakref.ref(app.config), len(gallery._projects)
-    del app
-    gc.collect()
-    assert config() is None
-    assert len(gallery._projects) == remembered - 1  # no entry left that a later configuration could be taken for
-    assert other.config in gallery._projects
+    # On the configuration itself, under a name Sphinx's Config leaves out of the pickled environment.
+    assert gallery.STATE.startswith("_") and vars(app.config)[gallery.STATE].project is site_project(app.config)
+
+
+def test_no_part_of_the_extension_keeps_a_build_s_state_in_its_module():
+    import weakref
+
+    from tutorials_site import sphinxext
+
+    for part in sphinxext.PARTS:
+        state = [name for name, value in vars(part).items() if not name.startswith("__") and not name.isupper()
+                 and isinstance(value, (dict, list, set, weakref.WeakKeyDictionary, weakref.WeakValueDictionary))]
+        assert not state, f"{part.__name__}: {state}"
 
 
 # --- conf.py's options ---------------------------------------------------------------------------------
@@ -132,8 +135,8 @@ HARDWARE = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0", cuda
 def record_run(runs, text, seconds=1.25):
     """A run of SCRIPT as the runner records it: its output, and its stamp."""
     run_dir = runs / KEY
-    RunRecord(blocks=(BlockRecord(line=8, texts=(text,), images=(), rst=output_rst(text)),), error=None,
-              hardware=HARDWARE, seconds=seconds).write(run_dir / RESULT)
+    RunRecord(blocks=(BlockRecord(line=8, texts=(text,), images=()),), error=None,
+              seconds=seconds).write(run_dir / RESULT)
     stamp = Stamp(source="s" * 64, environment="e" * 64, outputs="o" * 64, seconds=seconds, failed=False,
                   peak_rss_mb=50.0, gpu_peak_mb=(), hardware=HARDWARE, commit="abc", date="2025-06-01 12:00 UTC",
                   files=seal.seal(runs, KEY))
@@ -240,3 +243,30 @@ def test_a_zip_holds_the_script_as_it_is_where_the_notebook_did_not_change(sphin
     # The page sphinx-gallery writes again each build: its zip is ours again, normalized.
     with zipfile.ZipFile(app.srcdir / "beginner" / "ddp_tutorial.zip") as archive:
         assert {info.date_time for info in archive.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+
+
+def test_each_code_block_shows_the_output_the_run_recorded_of_that_block_wherever_prose_moved_it():
+    from tutorials_site.sphinx_gallery_run import Block
+
+    def record(line, text):
+        return BlockRecord(line=line, texts=(text,), images=())
+
+    conf = {"src_dir": "/nowhere", "image_srcset": ()}
+
+    def shown(text):  # the reST a block shows of a record that printed TEXT
+        return gallery._output_rst(record(0, text), Block("code", "", 1), {}, conf)
+
+    # The script that ran: code blocks at lines 5 and 12 (the second's code from line 13, after a blank line).
+    result = RunRecord(blocks=(record(5, "first"), record(13, "second")), error=None)
+    stamp = Stamp(source="s" * 64, environment="e" * 64, outputs="o" * 64, seconds=1.0, failed=False, peak_rss_mb=1.0,
+                  gpu_peak_mb=(), hardware=HARDWARE, commit="abc", date="2025-06-01 12:00 UTC", files=(),
+                  code_lines=(5, 12))
+    # A prose edit since: three more lines of text above the second block.
+    blocks = [Block("text", "Title\n", 1), Block("code", "a = 1\n", 5), Block("text", "Prose\n", 7),
+              Block("code", "\nb = 2\n", 15)]
+    assert "first" in shown("first") and "second" in shown("second")
+    assert gallery._outputs(blocks, result, stamp, {}, conf) == ["", shown("first"), "", shown("second")]
+    # A run that failed in its first block recorded nothing of the second: shown without output, never shifted.
+    failed = RunRecord(blocks=(record(5, "first"),), error=None)
+    assert gallery._outputs(blocks[:2] + [Block("code", "c = 3\n", 6)] + blocks[2:], failed,
+                            dataclasses.replace(stamp, code_lines=(5, 6, 12)), {}, conf) == ["", shown("first"), "", "", ""]

@@ -59,7 +59,7 @@ def test_a_tutorial_page_is_an_article_with_its_address_thumbnail_and_other_lang
         ("property", "og:locale", "en_US"),
         ("property", "og:locale:alternate", "ko_KR"),
         ("property", "og:locale:alternate", "ja_JP"),
-        ("property", "og:url", "https://example.org/site/stable/en/beginner/data_parallel_tutorial.html"),
+        ("property", "og:url", "https://example.org/site/main/en/beginner/data_parallel_tutorial.html"),  # its canonical
         ("property", "og:image", "https://example.org/site/main/en/_images/sphx_glr_data_parallel_tutorial_thumb.png"),
     ]
     assert summary(long, "en") != long  # shortened
@@ -106,3 +106,12 @@ def test_a_site_with_its_own_open_graph_extension_gets_no_second_set_of_tags(fak
     context = {"title": "A page", "metatags": ""}
     meta.add_page_context(app, "index", "page.html", context, None)
     assert 'name="description"' in context["metatags"] and "og:" not in context["metatags"]
+
+
+@pytest.mark.parametrize("head", ['<meta name="description" content="The page\'s own">',
+                                  "<meta content='An extension&#39;s' name='description' />"])
+def test_a_page_with_a_description_of_its_own_gets_no_second(fake_app, head):
+    context = {"title": "A page", "metatags": head}
+    meta.add_page_context(fake_app(tutorials_site_url=""), "index", "page.html", context,
+                          page(nodes.paragraph("", "Prose.")))
+    assert context["metatags"].count("description") == 2 and 'property="og:description"' in context["metatags"]

@@ -8,7 +8,7 @@ from docutils import nodes
 
 from conftest import FIXTURES
 from tutorials_site.core.project import Project
-from tutorials_site.core.runs.fingerprint import source_digest
+from tutorials_site.core.runs.fingerprint import tutorial_digest
 from tutorials_site.core.runs.records import Hardware, Stamp
 from tutorials_site.core.runs.stamps import STAMP_META, stamp_path
 from tutorials_site.sphinxext import provenance
@@ -19,7 +19,8 @@ CPU = Hardware(device="CPU", gpus=0, machine="x86_64", torch="2.13.0+cpu", cuda=
 
 
 def stamp(hardware=CPU, needs_gpus=0, source=None, failed=False, unfinished=False):
-    digest = source_digest(SCRIPT, "beginner_source/data_parallel_tutorial.py", FIXTURES)
+    site = Project.read(FIXTURES)
+    digest = tutorial_digest(site, next(t for t in site.tutorials if t.path == SCRIPT))  # with what its run sees
     return Stamp(source=source or digest.code, code_lines=digest.lines,
                  environment="e" * 64, outputs="o" * 64, seconds=1.5, failed=failed, peak_rss_mb=100.0,
                  gpu_peak_mb=(), hardware=hardware, commit="0123abc", date="2025-06-01 12:00 UTC",

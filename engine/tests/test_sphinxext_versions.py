@@ -40,12 +40,24 @@ def test_the_banners_messages_are_in_the_page_s_language(fake_app, sphinx_catalo
     assert "{current}" in messages["older"] and "{stable}" in messages["unreleased"]  # the script fills them
 
 
-def test_a_release_is_indexed_under_its_canonical_stable_address_other_versions_are_not(fake_app):
+def test_a_release_is_indexed_other_versions_are_not(fake_app):
     release = context_of(fake_app(version="1.0", language="ko", tutorials_site_url="https://example.org/site/"))
-    assert release["metatags"] == ('<meta charset=x>\n'
-                                   '<link rel="canonical" href="https://example.org/site/stable/ko/beginner/demo.html">')
+    assert release["metatags"] == '<meta charset=x>'  # its canonical link: Sphinx's, from html_baseurl
     branch = context_of(fake_app(version="main", tutorials_site_url=""))
     assert branch["metatags"] == '<meta charset=x>\n<meta name="robots" content="noindex">'
+
+
+@pytest.mark.parametrize("version, folder", [("1.0", "stable"), ("main", "main")])
+def test_the_pages_are_published_in_their_version_s_and_language_s_folder_for_sphinx_and_extensions(
+        fake_app, version, folder):
+    app = fake_app(version=version, language="zh_CN", tutorials_site_url="https://example.org/site/",
+                   html_baseurl="https://example.org/site/", ogp_site_url="https://example.org/site/")
+    versions.set_published_base(app, app.config)
+    # Sphinx's canonical link, sphinxext-opengraph's og:url and sphinx-sitemap's addresses: the published ones.
+    assert app.config.html_baseurl == app.config.ogp_site_url == f"https://example.org/site/{folder}/zh-cn/"
+    bare = fake_app(tutorials_site_url="")
+    versions.set_published_base(bare, bare.config)
+    assert not hasattr(bare.config, "html_baseurl")  # no address known: nothing named
 
 
 def test_setup_declares_its_values_and_connects_the_context(fake_app):

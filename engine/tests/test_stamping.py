@@ -30,7 +30,7 @@ FILES = (RunFile(path="result.json", sha256="r" * 64, size=120),)
 
 def _stamp(hardware=CPU, gpu_peak_bytes=(), failed=False, peak_rss_bytes=292 * MB, raised=True):
     error = RunError(line=13, block_line=13, message="ValueError: no") if failed else None
-    result = RunRecord(blocks=(), error=error, hardware=hardware, gpu_peak_bytes=gpu_peak_bytes, seconds=4.8)
+    result = RunRecord(blocks=(), error=error, gpu_peak_bytes=gpu_peak_bytes, seconds=4.8)
     return run_stamp(result, hardware=hardware, raised=raised, source=SourceDigest("s" * 64, (3,)), script="x.py",
                      environment="e" * 64, outputs="o" * 64, files=FILES, seconds=4.93, peak_rss_bytes=peak_rss_bytes,
                      needs_gpus=2, origin=ORIGIN)
@@ -131,9 +131,9 @@ def test_the_build_shows_the_tutorials_own_frames_of_a_traceback():
 
 def _record(run_dir, stamp, error=None, traceback=TRACEBACK):
     run_dir.mkdir(parents=True, exist_ok=True)
-    blocks = (BlockRecord(line=8, texts=("printed\n",), images=(), rst=""),
-              BlockRecord(line=17, texts=(traceback,) if traceback else (), images=(), rst=""))
-    RunRecord(blocks=blocks, error=error, hardware=CPU).write(run_dir / runs.RESULT)
+    blocks = (BlockRecord(line=8, texts=("printed\n",), images=()),
+              BlockRecord(line=17, texts=(traceback,) if traceback else (), images=()))
+    RunRecord(blocks=blocks, error=error).write(run_dir / runs.RESULT)
     stamp.write(run_dir / runs.STAMP)
 
 
@@ -163,7 +163,7 @@ def test_a_kept_failure_is_told_as_when_it_ran_unless_conf_py_expects_it(tmp_pat
     ('  File "beginner_source/plot_x.py", line 12\n.../site-packages/box.py:3: Warning\n', False),  # other files
 ])
 def test_a_run_cites_the_scripts_lines_where_its_output_names_it_with_a_line_or_it_failed(text, cites):
-    shown = RunRecord(blocks=(BlockRecord(line=5, texts=(text,), images=(), rst=""),), error=None, hardware=CPU)
+    shown = RunRecord(blocks=(BlockRecord(line=5, texts=(text,), images=()),), error=None)
     assert cites_lines(shown, "x.py") == cites
-    failed = RunRecord(blocks=(), error=RunError(line=13, block_line=13, message="ValueError: no"), hardware=CPU)
+    failed = RunRecord(blocks=(), error=RunError(line=13, block_line=13, message="ValueError: no"))
     assert cites_lines(failed, "x.py")  # its error is at a line

@@ -88,14 +88,16 @@ def test_one_rule_says_which_translations_are_used_and_which_stop_the_build():
     assert translate.refusal(unit, "``DataParallel`` 로 모델 감싸기") is None
     assert translate.refusal(unit, "<b>모델</b> ``DataParallel``") == translate.Refusal("contains an HTML tag", False)
     changed = translate.refusal(unit, "``DistributedDataParallel`` 로 모델 감싸기")
-    assert changed.stops_build and changed.reason.startswith("changes a inline literal")
+    assert changed.stops_build and changed.reason.startswith(
+        "the translation has the inline code ``DistributedDataParallel`` where the English has the inline code "
+        "``DataParallel``")
 
 
 def test_the_build_and_i18n_status_apply_the_same_rule(project_copy, capsys):
     title = "Optional: Data Parallelism"
     site, lang, tutorial = _catalog_with(project_copy, {title: "<b>데이터 병렬</b>", "Summary": "요약",
                                                         LITERAL: "``DistributedDataParallel`` 로 모델 감싸기"})
-    with pytest.raises(translate.TranslationError, match=f"msgid {LITERAL!r}: changes a inline literal"):
+    with pytest.raises(translate.TranslationError, match=f"msgid {LITERAL!r}: the translation has the inline code"):
         generate(site, lang, tutorial)
     catalogs_command.status(site, [lang])
     total = len(tutorial_text.parse(tutorial.path).units)

@@ -2,13 +2,15 @@
 each project file it read and each distribution it imported is as it was, and nothing else counts."""
 
 import json
+import socket
 import textwrap
 
 import pytest
 
 from conftest import append, build, executed, tutorials_site
 from tutorials_site.commands.execute import RunOptions, run_tutorial, sandbox_here
-from tutorials_site.core.runs import currency, used
+from tutorials_site.core import project
+from tutorials_site.core.runs import currency, used, visibility
 from tutorials_site.core.runs.records import Hardware, Stamp, Used, UsedDistribution, UsedFile
 from tutorials_site.core.runs.sandbox import Sandbox
 
@@ -39,19 +41,16 @@ def recorded(run_dir, *lines):
     (folder / "123.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines) + '["read", "/cut sh')
 
 
-def test_the_record_holds_the_project_files_read_and_the_distributions_imported(tmp_path, site):
+def test_the_record_holds_the_files_the_run_could_see_and_the_distributions_it_imported(tmp_path, site):
     root, run_dir = tmp_path / "project", tmp_path / "project" / "_build" / "runs" / "t"
     (root / "data").mkdir(parents=True)
     (root / "data" / "in.csv").write_text("1,2\n")
-    (root / "made.txt").write_text("written by the run")
     fake_distribution(site, "Fake_Dist", "1.2+cpu", module="fake_mod")
     fake_distribution(site, "runtime-lib", "3.0", module="runtime_mod")
-    recorded(run_dir, ["read", str(root / "data" / "in.csv")], ["read", str(root / "gone.json")],
-             ["read", str(root / "made.txt")], ["wrote", str(root / "made.txt")],
-             ["read", str(run_dir / "options.json")], ["read", str(tmp_path / "elsewhere.txt")],
-             ["read", str(root / "data")], ["module", "fake_mod"], ["module", "json"], ["module", "runtime_mod"],
-             ["module", "optional_dep"], ["module", "__main__"])
-    record = used.record(run_dir, root, [root / "_build"], ignored={"runtime-lib"})
+    recorded(run_dir, ["read", str(root / "data" / "other.csv")], ["module", "fake_mod"], ["module", "json"],
+             ["module", "runtime_mod"], ["module", "optional_dep"], ["module", "__main__"])
+    record = used.record(run_dir, root, ["data/in.csv", "gone.json"], ignored={"runtime-lib"})
+    # the files it could see, by the build's own reading (a line of another kind, the run's to write, counts for nothing)
     assert record.files == (UsedFile("data/in.csv", used.file_digest(root / "data" / "in.csv")),
                             UsedFile("gone.json", used.ABSENT))
     # by canonical name and release; the standard library is no distribution; an ignored one counts by its pin
@@ -116,15 +115,24 @@ Uses things
 """
 import importlib
 import multiprocessing
+import socket
 import subprocess
 import sys
 
 helper = importlib.import_module("loaded_helper")
-print(helper.VALUE, open("data/input.csv").read().strip())
+print(helper.VALUE, subprocess.run(["cat", "data/input.csv"], capture_output=True, text=True).stdout.strip())
+for hidden in ("../../other/secret.txt", "plot_other.py", "../../_static/x.txt", "../../conf.py"):
+    try:
+        open(hidden).read()
+        print(hidden, "read")
+    except OSError as error:
+        print(hidden, error.strerror)
+try:
+    socket.socket(socket.AF_UNIX).connect("sock")
+except OSError as error:
+    print("sock", error.strerror)
 with open("made_here.txt", "w") as made:
     made.write("its own output")
-print(open("made_here.txt").read())
-subprocess.run([sys.executable, "-c", "print(open('data/by_child.txt').read())"], check=True)
 
 
 def work(n):
@@ -139,33 +147,49 @@ if __name__ == "__main__":
 
 
 @pytest.mark.tutorial
-def test_a_run_records_what_each_of_its_processes_opened_and_imported(tmp_path, site, monkeypatch):
+def test_a_run_sees_of_the_project_what_its_fingerprint_covers_whatever_reads_it(tmp_path, site, monkeypatch):
     root = tmp_path / "project"
-    (root / "gallery" / "data").mkdir(parents=True)
+    for folder in ("gallery/data", "other", "_static"):
+        (root / folder).mkdir(parents=True)
+    (root / "conf.py").write_text("sphinx_gallery_conf = {'examples_dirs': ['gallery'], 'gallery_dirs': ['g'], "
+                                  "'ignore_pattern': 'loaded_helper'}\n")
+    (root / "gallery" / "GALLERY_HEADER.rst").write_text("Gallery\n=======\n")
     source = root / "gallery" / "plot_uses.py"
     source.write_text(TUTORIAL)
+    (root / "gallery" / "plot_other.py").write_text('"""\nOther\n=====\n"""\n')
     (root / "gallery" / "loaded_helper.py").write_text("VALUE = 7\n")
     (root / "gallery" / "data" / "input.csv").write_text("1,2\n")
-    (root / "gallery" / "data" / "by_child.txt").write_text("child\n")
-    (root / "gallery" / "unused.txt").write_text("")
+    (root / "other" / "secret.txt").write_text("not its own")
+    (root / "_static" / "x.txt").write_text("not its own")
+    listening = socket.socket(socket.AF_UNIX)
+    listening.bind(str(root / "gallery" / "sock"))  # a unix socket in the project: a server of the builder's
+    listening.listen()
     fake_distribution(site, "fake-dist", "1.0", module="fake_mod")
-    # the working folder links the tutorial's files, as the build's does (core.site.staging)
+    site_project = project.Project.read(root)
+    tutorial = next(t for t in site_project.tutorials if t.path == source)
+    seen = visibility.visible(site_project, tutorial, [])
+    # its folder but the other tutorial and the socket (its own script counts by its source digest); no other folder
+    assert seen.files == ("gallery/GALLERY_HEADER.rst", "gallery/data/input.csv", "gallery/loaded_helper.py")
     workdir = tmp_path / "build" / "work"
-    (workdir / "data").mkdir(parents=True)
-    for path in (root / "gallery").rglob("*"):
-        if path.is_file():
-            (workdir / path.relative_to(root / "gallery")).symlink_to(path)
+    workdir.mkdir(parents=True)
+    for path in (root / "gallery").iterdir():  # the working folder links the tutorial's files, as a build's does
+        (workdir / path.name).symlink_to(path)
     run_dir = tmp_path / "build" / "run"
     monkeypatch.syspath_prepend(site)  # in the sandbox as a build's sys.path is (the build runs with it there)
     confined = sandbox_here(root, (tmp_path / "build",))
     assert isinstance(confined, Sandbox), confined
-    outcome = run_tutorial(source, run_dir, workdir, RunOptions.defaults(root, "g/images"), timeout=120, label="t",
-                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site)}, confined=confined)
+    try:
+        outcome = run_tutorial(source, run_dir, workdir, RunOptions.defaults(root, "g/images"), timeout=120,
+                               label="t", env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site)}, confined=confined,
+                               visible=seen.binds)
+    finally:
+        listening.close()
     assert outcome.ok, outcome.result
-    assert len(list((run_dir / used.FOLDER).glob("*.jsonl"))) == 3  # the runner, the child Python, the worker
-    record = used.record(run_dir, root, [tmp_path / "build", source], ignored=())
-    assert [f.path for f in record.files] == ["gallery/data/by_child.txt", "gallery/data/input.csv",
-                                             "gallery/loaded_helper.py"]
+    assert outcome.result.blocks[0].texts[0].splitlines() == [
+        "7 1,2", "../../other/secret.txt No such file or directory", "plot_other.py No such file or directory",
+        "../../_static/x.txt No such file or directory", "../../conf.py No such file or directory",
+        "sock No such file or directory", "[4]"]
+    record = used.record(run_dir, root, seen.files, ignored=())
     assert UsedDistribution("fake-dist", "1.0") in record.distributions
     assert (workdir / "made_here.txt").read_text() == "its own output"  # written there, and no file of its fingerprint
 

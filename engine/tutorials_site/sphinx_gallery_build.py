@@ -36,6 +36,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from html.parser import HTMLParser
 from pathlib import Path
+from textwrap import indent
 from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
@@ -141,6 +142,32 @@ def clean_blocks(conf: Mapping[str, Any], blocks: list[Any], outputs: list[str])
 
     cleaned, kept = _clean_script_blocks(conf, py_source_parser, blocks, outputs)
     return cleaned, kept
+
+
+def figures_rst(images: Sequence[Path], alts: Sequence[str], src_dir: Path, image_srcset: Sequence[float],
+                multi_image: bool) -> str:
+    """The reST sphinx-gallery's matplotlib scraper writes for a block's figures IMAGES (in SRC_DIR), made here, by
+    the build, from what a run recorded: each with its alt text (ALTS; "": sphinx-gallery's default, from its name),
+    its srcset variants for IMAGE_SRCSET that exist beside it, several in a horizontal list, MULTI_IMAGE (not
+    `sphinx_gallery_multi_image = "single"`) side by side.
+
+    Reference: `figure_rst(figures, src_dir, titles, srcsetpaths)`. Internal: the scraper's layout of several
+    figures (`HLIST_HEADER`, `HLIST_IMAGE_MATPLOTLIB`, the class `sphx-glr-multi-img`) and its srcset file names
+    (`<stem>_<mult:.2f with _ for .>x<suffix>`).
+    """
+    from sphinx_gallery.scrapers import HLIST_HEADER, HLIST_IMAGE_MATPLOTLIB, figure_rst
+
+    rsts = []
+    for image, alt in zip(images, alts, strict=True):
+        variants = {mult: image.with_name(f"{image.stem}_{f'{mult:.2f}'.replace('.', '_')}x{image.suffix}")
+                    for mult in image_srcset}
+        srcset = {0: image, **{mult: path for mult, path in variants.items() if path.is_file()}}
+        rsts.append(str(figure_rst([image], str(src_dir), alt, srcsetpaths=[srcset])))
+    if len(rsts) < 2:
+        return "".join(rsts)
+    if multi_image:
+        rsts = [rst.replace(":class: sphx-glr-single-img", ":class: sphx-glr-multi-img") for rst in rsts]
+    return str(HLIST_HEADER) + "".join(HLIST_IMAGE_MATPLOTLIB + indent(rst, " " * 6) for rst in rsts)
 
 
 def save_page(target: Path, blocks: list[Any], outputs: list[str], file_conf: Mapping[str, Any],
@@ -500,3 +527,23 @@ def label_title(env: Any, label: str) -> str | None:
     label -> (document, anchor, title))."""
     labels = env.get_domain("std").labels
     return labels[label][2] if label in labels else None
+
+
+def node_location(node: nodes.Node) -> str | None:
+    """Where a node was written, as Sphinx's warnings name it ("path:line", "path:", "<unknown>:line").
+
+    Sphinx internal: `sphinx.util.logging.get_node_location`, what its warning handler turns a node location into.
+    """
+    from sphinx.util.logging import get_node_location
+
+    return get_node_location(node)
+
+
+def page_being_read(env: Any) -> str | None:
+    """The page Sphinx is reading, or resolving for writing; None between pages. `env.docname` is documented;
+    Sphinx 7 keeps it in `temp_data`, which has no entry between pages (Sphinx internal)."""
+    try:
+        docname = env.docname
+    except KeyError:
+        return None
+    return str(docname) if docname else None

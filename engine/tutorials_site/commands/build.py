@@ -18,7 +18,15 @@ from ..core.errors import Failed, UsageError
 from ..core.runs import shards
 from ..core.site import checks
 from ..core.site.settings import Settings
-from .execution import execute_shard, expectations, from_shards, run_tutorials, tutorials_done, unrun_keys
+from .execution import (
+    execute_shard,
+    expectations,
+    from_shards,
+    run_tutorials,
+    tutorials_done,
+    unrun_keys,
+    unstamped_keys,
+)
 from .prepare import build_failed, prepare
 from .render import render_site
 
@@ -43,8 +51,8 @@ def html(settings: Settings) -> None:
         executed = run_tutorials(settings, build.site, [t for t in build.selected if t.executed], build.present,
                                  build.log)
         if executed.stops:
-            raise build_failed(executed.failed)
-        shown_without_output = unrun_keys(build) if settings.tutorials else []
+            raise build_failed(executed.failed, build.log)
+        shown_without_output = (unrun_keys(build) if settings.tutorials else []) + unstamped_keys(build)
         render_site(build, expectations(build, executed.failed), noplot=False, what=tutorials_done(executed),
                     unrun=shown_without_output)
 
@@ -59,7 +67,7 @@ def assemble(settings: Settings, shard_builddirs: Sequence[Path]) -> None:
     if settings.shard:  # it renders what every shard ran
         raise UsageError("SHARD: `make assemble` renders the runs of every shard; leave SHARD out of it")
     site = project.current(settings.root)
-    merged = shards.merge(site, shard_builddirs, settings.tree)
+    merged = shards.merge(site, shard_builddirs, settings.tree, settings.runs_key)
     print(f"[assemble] {len(merged)} executed tutorial run(s) from {len(shard_builddirs)} shard(s)", flush=True)
     build = prepare(settings, executes_nothing=True)
     if build.without_output:
@@ -67,7 +75,8 @@ def assemble(settings: Settings, shard_builddirs: Sequence[Path]) -> None:
     else:
         render_site(build, from_shards(build), noplot=False, what=FROM_SHARDS)
     htmldir = settings.tree.html
-    problems = checks.check_stamps(site, htmldir, settings.langs) + checks.check_links(htmldir)
+    problems = (checks.check_stamps(site, htmldir, settings.langs, settings.runs_key, sandboxed=settings.sandboxed,
+                                    pythonpath=settings.pythonpath) + checks.check_links(htmldir))
     if problems:
         print("\n".join(problems))
         raise Failed(f"[assemble] the assembled site does not validate ({len(problems)} problem(s))")

@@ -9,6 +9,11 @@ language's). Elsewhere (CI, a pipe) nothing is redrawn and no escape sequence is
 runs, a line says the same every PROGRESS_INTERVAL seconds (15 by default), so that a log is never silent
 for longer.
 
+Reports that repeat themselves are summed up: a failure of a run kept from before, or a warning, that the
+last build told as it is (<builddir>/logs/failures.log, warnings.log hold what each build found, all of it)
+is counted in one line naming that file instead of being told again in full (a build that reads no page again
+prints a few lines, not every traceback and warning); VERBOSE=1 tells them all.
+
 Sphinx's and sphinx-gallery's output of each language is in <builddir>/logs/<lang>.log; VERBOSE=1 shows
 it on the screen too, whole, once the language is built (languages build at once: their logs would
 interleave). Under GitHub Actions (GITHUB_ACTIONS=true) each log is shown folded in a group of its own,
@@ -24,12 +29,14 @@ import secrets
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import ClassVar, TextIO
 
 from tqdm import tqdm
 
-from ..core.files import shown
+from ..core.files import shown, write_atomically
+from ..core.runs.records import Record, RecordError
 from ..core.runs.runs import Progress, read_progress
 from ..core.runs.shards import Expected
 
@@ -200,6 +207,17 @@ class Rendering(_Stage):
                 + (f"; next: {', '.join(waiting)}" if waiting else ""))
 
 
+@dataclass(frozen=True, kw_only=True)
+class Told(Record):
+    """<builddir>/logs/<kind>.json: the reports (a failure's lines, a warning's) a build found, which the next
+    build does not tell again in full (BuildLog.tell)."""
+
+    FORMAT: ClassVar[int] = 1
+    NAME: ClassVar[str] = "record of what a build told (logs/<kind>.json)"
+
+    reports: tuple[str, ...]
+
+
 class BuildLog:
     """Where a build's lines go, and how: see the module's docstring."""
 
@@ -210,6 +228,31 @@ class BuildLog:
         self.verbose = verbose  # VERBOSE=1: Sphinx's logs are shown
         self.interval = interval  # PROGRESS_INTERVAL: without a live line, the most seconds a running tutorial goes untold
         self.started = time.monotonic()
+        self.summed_up: dict[str, Path] = {}  # the first line of each report told by the last build: its file
+
+    def tell(self, reports: Sequence[str], record: Path, told: Sequence[str] = ()) -> int:
+        """Tell each of REPORTS in full, but those the last build told as they are (RECORD, <kind>.json, read and
+        then written with REPORTS and TOLD, those told already), unless VERBOSE=1; <kind>.log beside it holds
+        them all. Returns how many were left untold (summed_up names them)."""
+        try:
+            before = set((Told.read(record.with_suffix(".json")) or Told(reports=())).reports)
+        except RecordError:
+            before = set()  # another format: told again
+        untold = [] if self.verbose else [report for report in reports if report in before]
+        for report in reports:
+            if report not in untold:
+                self.line(report)
+        everything = (*told, *reports)
+        record.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(record.with_suffix(".log"), "".join(f"{report}\n" for report in everything))
+        Told(reports=everything).write(record.with_suffix(".json"))
+        self.summed_up |= {report.split("\n", 1)[0]: record.with_suffix(".log") for report in untold}
+        return len(untold)
+
+    def summed(self, count: int, record: Path) -> str:
+        """What a line that sums COUNT untold reports up adds: where they all are."""
+        return (f"{count} told by the last build as they are, not again: {shown(record.with_suffix('.log'))} "
+                "holds them all (VERBOSE=1 tells them)")
 
     @classmethod
     def here(cls, verbose: bool, interval: float) -> "BuildLog":

@@ -11,8 +11,8 @@ from pathlib import Path
 from ..core import project
 from ..core.errors import Failed
 from ..core.layout import BuildTree
-from ..core.runs import currency, isolation, needs, runs, shards, stamping
-from ..core.runs.fingerprint import source_digest, used_by
+from ..core.runs import currency, isolation, needs, runs, shards, signing, stamping
+from ..core.runs.fingerprint import seen_by, tutorial_digest, used_by
 from ..core.runs.records import RunFile, ShardRecord, Stamp
 from ..core.runs.sandbox import Sandbox
 from ..core.runs.seal import SealError
@@ -22,7 +22,9 @@ from ..core.site.staging import working_folder
 from ..core.terminal import OutputLimits
 from . import execute
 from .build_log import BuildLog, Executing
-from .prepare import Build, build_failed, staging_skip
+from .prepare import Build, build_failed
+
+FAILURES = "failures"  # <builddir>/logs/failures.log: every failure a build found (BuildLog.tell)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,18 +49,20 @@ class _Pending:
 
 
 def _stamp(item: _Pending, outcome: execute.Outcome, present: Present, files: tuple[RunFile, ...], run_dir: Path,
-           skip: Sequence[Path], machine: Callable[[], needs.Machine], log: BuildLog, sandboxed: bool) -> Stamp:
+           site: project.Project, machine: Callable[[], needs.Machine], log: BuildLog, sandboxed: bool) -> Stamp:
     """Stamp the run of ITEM that ended (OUTCOME), failed or not, SANDBOXED or not, sealing its FILES, with what
-    it used (SKIP: the folders builds make and the venv, none of it the project's); MACHINE: the GPUs here,
-    asked only for a run that did not finish, whose runner could not record them."""
-    stamp = stamping.run_stamp(outcome.result, hardware=outcome.result.hardware or stamping.hardware_here(machine()),
+    it used (of SITE's project, what it could see); where it ran is what this build sees (MACHINE: the GPUs here;
+    torch's release), never what the run says."""
+    stamp = stamping.run_stamp(outcome.result, hardware=stamping.hardware_here(machine()),
                                raised=outcome.raised, source=item.digest, script=item.tutorial.path.name,
                                environment=present.environment,
                                outputs=runs.outputs(run_dir, outcome.result), files=files, seconds=outcome.seconds,
                                peak_rss_bytes=outcome.peak_rss_bytes, needs_gpus=item.need.gpus,
                                origin=stamping.origin(item.tutorial.root), sandboxed=sandboxed, network=item.need.network)
-    stamp = dataclasses.replace(stamp, used=used_by(run_dir, item.tutorial, skip))
+    stamp = dataclasses.replace(stamp, used=used_by(run_dir, site, item.tutorial))
     stamp.write(run_dir / runs.STAMP)
+    if present.runs_key:
+        signing.sign(present.runs_key, run_dir, item.tutorial.key)
     for line in stamping.stamped_lines(item.tutorial.label, stamp, item.need):
         log.line(line)
     return stamp
@@ -100,7 +104,8 @@ def _run_isolated(settings: Settings, site: project.Project, item: _Pending, run
         outcome = execute.run_tutorial(tutorial.path, run_dir, working_folder(settings.tree.work, tutorial),
                                        execute.run_options(site, tutorial, settings.output_limits),
                                        timeout=timeout, label=tutorial.label, env=env, tick=tick, confined=confined,
-                                       network=item.need.network, scratch=settings.tree.work)
+                                       network=item.need.network, scratch=settings.tree.work,
+                                       visible=seen_by(site, tutorial).binds)
     except execute.OutputRefused as error:
         return str(error)
     finally:
@@ -124,6 +129,9 @@ def _current(tree: BuildTree, tutorial: project.Tutorial, digest: SourceDigest, 
     unsealed = [problem for problem in problems if problem.startswith(str(tree.runs))]  # core.runs.seal's: by path
     if log and unsealed:
         log.line(f"[execute] {tutorial.label}: its run is not the one its stamp sealed, not taken: " + "; ".join(unsealed))
+    unsigned = [problem for problem in problems if "signature" in problem or "signed" in problem]
+    if log and unsigned:
+        log.line(f"[execute] {tutorial.label}: its run in {tree.runs} is not taken: " + "; ".join(unsigned))
     return not problems
 
 
@@ -137,10 +145,9 @@ def _usable(settings: Settings, tree: BuildTree, item: _Pending, present: Presen
             and not (settings.retry_failed and stamp.failed))
 
 
-def run_is_current(settings: Settings, tutorial: project.Tutorial, present: Present) -> bool:
+def run_is_current(settings: Settings, site: project.Project, tutorial: project.Tutorial, present: Present) -> bool:
     """Whether TUTORIAL's recorded run stands for its current source, in this environment, under these limits."""
-    return _current(settings.tree, tutorial, source_digest(tutorial.path, tutorial.label, tutorial.root), present,
-                    settings.output_limits)
+    return _current(settings.tree, tutorial, tutorial_digest(site, tutorial), present, settings.output_limits)
 
 
 def _reuse(settings: Settings, log: BuildLog) -> BuildTree | None:
@@ -159,12 +166,14 @@ def _pending(settings: Settings, site: project.Project, tutorials: Sequence[proj
     rerun = site.flag("run_stale_examples")
     pending, taken = [], 0
     for tutorial in tutorials:
-        item = _Pending(tutorial, source_digest(tutorial.path, tutorial.label, tutorial.root),
+        item = _Pending(tutorial, tutorial_digest(site, tutorial),
                         needs.of(site, tutorial))  # checked by refuse_unusable
         if not rerun and _usable(settings, settings.tree, item, present, log):
             continue
         if not rerun and reuse and _usable(settings, reuse, item, present, log):
             runs.restore(reuse.runs, settings.tree.runs, tutorial.key)
+            if not present.runs_key:  # taken, but nothing here can tell who made it
+                signing.mark_unverified(settings.tree.run_dir(tutorial.key), f"REUSE={reuse.root}")
             if _usable(settings, settings.tree, item, present, log):  # the copy, as sealed too
                 taken += 1
                 continue
@@ -189,17 +198,19 @@ def _execute_one(settings: Settings, site: project.Project, item: _Pending, pres
     except SealError as error:
         return [f"{tutorial.label}:1: ERROR: its run cannot be sealed: {error}; the run is not stamped (the next "
                 "build runs it again)"]
-    if stamping.excused(site, tutorial, _stamp(item, outcome, present, files, run_dir, staging_skip(settings),
-                                            machine, log, confined is not None)):
+    stamp = _stamp(item, outcome, present, files, run_dir, site, machine, log, confined is not None)
+    if stamping.expected(site, tutorial, stamp):
         log.line(f"[execute] {tutorial.label}: failed, as conf.py's expected_failing_examples expects")
+    elif stamping.excused(site, tutorial, stamp):
+        log.line(f"[execute] {tutorial.label}: failed, which conf.py's tutorials_allowed_failures allows")
     return stamping.unexpected_failure(run_dir, site, tutorial)
 
 
 def _execute_pending(settings: Settings, site: project.Project, pending: Sequence[_Pending], present: Present,
                      log: BuildLog) -> tuple[list[str], list[str], list[str]]:
-    """Run each of PENDING in turn: the keys of those that ran, the errors of those that failed, and those of
-    the tutorials NEEDS=strict kept from running on this machine. abort_on_example_error stops at the first
-    unexpected failure."""
+    """Run each of PENDING in turn: the keys of those that ran, the reports of those that failed (told here, the
+    error line first), and the errors of the tutorials NEEDS=strict kept from running on this machine.
+    abort_on_example_error stops at the first unexpected failure."""
     expected = shards.expected_seconds(site, settings.tree, [item.tutorial.key for item in pending])
     # The GPUs tutorials see here, asked once, when first needed.
     machine = functools.cache(lambda: execute.machine(_tutorial_env(site)))
@@ -217,23 +228,23 @@ def _execute_pending(settings: Settings, site: project.Project, pending: Sequenc
             ran.append(item.tutorial.key)
             if report:
                 log.line("\n".join(report))
-                failed.append(report[0])
+                failed.append("\n".join(report))
                 if site.flag("abort_on_example_error"):
                     log.line("[execute] abort_on_example_error: the remaining tutorials are not executed")
                     break
     return ran, failed, unmet
 
 
-def kept_failures(tree: BuildTree, site: project.Project, tutorials: Sequence[project.Tutorial], log: BuildLog) -> list[str]:
+def kept_failures(tree: BuildTree, site: project.Project, tutorials: Sequence[project.Tutorial], log: BuildLog,
+                  told: Sequence[str] = ()) -> tuple[list[str], int]:
     """Tell again each failure conf.py does not expect among the current runs of TUTORIALS (kept, not run
-    again), as when it ran: their error lines."""
-    errors = []
-    for tutorial in tutorials:
-        report = stamping.unexpected_failure(tree.run_dir(tutorial.key), site, tutorial)
-        if report:
-            log.line("\n".join(report))
-            errors.append(report[0])
-    return errors
+    again), as when it ran, but those the last build told as they are, which are summed up (BuildLog.tell;
+    TOLD: the failures this build told already, as they ran). Returns their error lines and how many were
+    summed up."""
+    reports = [report for tutorial in tutorials
+               if (report := stamping.unexpected_failure(tree.run_dir(tutorial.key), site, tutorial))]
+    untold = log.tell(["\n".join(report) for report in reports], tree.logs / FAILURES, told)
+    return [report[0] for report in reports], untold
 
 
 def run_tutorials(settings: Settings, site: project.Project, tutorials: Sequence[project.Tutorial], present: Present,
@@ -243,23 +254,27 @@ def run_tutorials(settings: Settings, site: project.Project, tutorials: Sequence
     A run not current here but current in REUSE's build folder is copied from there instead of run.
     A failed run is stamped and kept like a successful one (its page shows the traceback): it runs again
     when its source or the environment changes, or with RETRY_FAILED, and until then every build tells its
-    failure again. One listed in conf.py's expected_failing_examples is no error; `abort_on_example_error`
+    failure again (counted in one line where the last build told it as it is: kept_failures). One listed in
+    conf.py's expected_failing_examples is no error; `abort_on_example_error`
     stops at the first unexpected one, a kept one before anything runs. Under NEEDS=strict, a tutorial
     this machine has too few GPUs for is not run, and the build stops once the others ran (Executed.stops).
     """
     reuse = _reuse(settings, log)
     pending, taken = _pending(settings, site, tutorials, present, reuse, log)
     waiting = {item.tutorial.key for item in pending}
-    kept = kept_failures(settings.tree, site, [t for t in tutorials if t.key not in waiting], log)
+    kept_runs = [t for t in tutorials if t.key not in waiting]
     abort = site.flag("abort_on_example_error")
-    if kept and abort:
+    if abort and any(stamping.unexpected_failure(settings.tree.run_dir(t.key), site, t) for t in kept_runs):
         log.line("[execute] abort_on_example_error: a tutorial's kept run failed; no tutorial is executed")
-    ran, failed, unmet = _execute_pending(settings, site, [] if kept and abort else pending, present, log)
+        pending = []
+    ran, reports, unmet = _execute_pending(settings, site, pending, present, log)
+    kept, untold = kept_failures(settings.tree, site, kept_runs, log, reports)
     log.line(f"[execute] executed {len(ran)} of {len(tutorials)} tutorial(s)"
              + (f"; took {taken} current run(s) from REUSE={reuse.root}" if reuse else "")
              + (f"; {len(kept)} failed in a run kept from before, not executed again (RETRY_FAILED=1 runs them)"
-                if kept else ""))
-    failed = kept + failed
+                if kept else "")
+             + (f"; {log.summed(untold, settings.tree.logs / FAILURES)}" if untold else ""))
+    failed = kept + [report.split("\n", 1)[0] for report in reports]
     # Never run here (unmet), or abort_on_example_error: no page to render, the build stops (the runs are kept).
     return Executed(ran=tuple(ran), failed=tuple(failed + unmet), taken=taken,
                     current=len(tutorials) - len(pending) - taken, stops=bool(unmet) or (bool(failed) and abort))
@@ -293,16 +308,22 @@ def execute_shard(build: Build, shard: shards.Shard) -> None:
     ShardRecord(shard=str(shard), tutorials=tuple(t.key for t in tutorials),
                 executed=executed.ran).write(build.settings.tree.shard_record)
     if executed.failed:
-        raise build_failed(executed.failed)
+        raise build_failed(executed.failed, build.log)
     build.log.line(f"[build] shard {shard}: done in {build.log.elapsed():.1f} s ({tutorials_done(executed)}); "
                    "`make assemble` renders the pages")
+
+
+def unstamped_keys(build: Build) -> list[str]:
+    """The keys of the selected tutorials whose run the build refused to stamp (it left what no run records, showed
+    a withheld secret, could not be sealed): their pages show no output, their errors are the build's."""
+    return [t.key for t in build.selected if t.executed and stamping.stamp_of(build.settings.tree.run_dir(t.key)) is None]
 
 
 def unrun_keys(build: Build) -> list[str]:
     """The keys of the tutorials a TUTORIALS build shows without output: not selected and without a current
     run (one that is current is shown, as a whole build would show it)."""
     unrun = [t for t in build.site.tutorials if t.executed and t not in build.selected
-             and not run_is_current(build.settings, t, build.present)]
+             and not run_is_current(build.settings, build.site, t, build.present)]
     if unrun:
         build.log.line(f"[build] TUTORIALS: {len(unrun)} other tutorial(s) without a current run, shown without output")
     return [t.key for t in unrun]
@@ -312,12 +333,15 @@ def from_shards(build: Build) -> list[str]:
     """`make assemble`'s runs: those the shards left in this build folder, executing nothing (a tutorial without
     a current run is an error); the failures that fail the build once its pages are written (expectations)."""
     missing = [f"{t.key}: " + "; ".join(problems) for t in build.selected if t.executed
-               for problems in [currency.problems(source_digest(t.path, t.label, t.root), build.present,
+               for problems in [currency.problems(tutorial_digest(build.site, t), build.present,
                                                   run=(build.settings.tree.runs, t.key),
                                                   limits=build.settings.output_limits)]
                if problems]
     if missing:
         raise Failed("[assemble] refusing to execute anything here; no current shard output for:\n  "
                      + "\n  ".join(missing))
-    failed = kept_failures(build.settings.tree, build.site, [t for t in build.selected if t.executed], build.log)
+    failed, untold = kept_failures(build.settings.tree, build.site, [t for t in build.selected if t.executed], build.log)
+    if untold:
+        build.log.line(f"[assemble] {len(failed)} tutorial(s) failed in the shards' runs; "
+                       + build.log.summed(untold, build.settings.tree.logs / FAILURES))
     return expectations(build, failed)

@@ -65,6 +65,10 @@ def _checkout(site: project.Project, given: str) -> Path:
     if not folder.is_dir():
         raise SiteError(f"import-translation: {folder}: no such folder (FROM names a checkout of the translated "
                         "copy, in this site's layout)")
+    if folder.resolve().is_relative_to(site.root.resolve()):
+        what = "the project itself" if folder.resolve() == site.root.resolve() else "a folder inside the project"
+        raise SiteError(f"import-translation: FROM={given}: {what}, not a translated copy of it: FROM names another "
+                        "checkout (git worktree add ../translated, or a clone of the translation's repository)")
     folders = [g.examples_dir for g in site.galleries]
     if not any((folder / name).is_dir() for name in folders):
         raise SiteError(f"import-translation: {folder}: not a checkout of a translated copy of this site: it has none "
@@ -72,27 +76,57 @@ def _checkout(site: project.Project, given: str) -> Path:
     return folder
 
 
-def _tutorials(site: project.Project, lang: languages.Language, checkout: Path) -> tuple[list[_Planned], list[str]]:
-    """The import of each tutorial the checkout has, and the files it could not read."""
-    planned, unread = [], []
-    breaks, elsewhere = script_checks(link_targets(site, lang))
+def _unreadable(path: Path, error: Exception) -> str:
+    """Why a file cannot be read as a tutorial, as the report says it: its place and what is wrong."""
+    if isinstance(error, SiteError):
+        return str(error)
+    return f"{path}: not UTF-8 text" if isinstance(error, UnicodeDecodeError) else f"{path}: {error}"
+
+
+def _script(path: Path, lang: languages.Language) -> list[Piece] | str:
+    """A script read as pieces (core.text.importing), or why it cannot be."""
+    try:
+        return importing.script_pieces(tutorial_text.parse(path), lang.spaced)
+    except (tutorial_text.TutorialSyntaxError, UnicodeDecodeError, OSError) as error:
+        return _unreadable(path, error)
+
+
+def _within(path: Path, checkout: Path) -> bool:
+    """Whether PATH, its links resolved, lies in CHECKOUT: a link out of it (to the builder's files) is never read."""
+    return path.resolve().is_relative_to(checkout.resolve())
+
+
+def pair_script(english: Path, translated: Path, shown: str, lang: languages.Language,
+                allowed: Mapping[str, set[str]]) -> importing.Result:
+    """What the script TRANSLATED gives the English script ENGLISH (SHOWN: the English as the report names it;
+    ALLOWED: the localized link targets LANG allows, translate.link_targets). A file that cannot be read as a
+    tutorial is skipped, and the result says why: the other files are still read."""
+    pieces, copy = _script(english, languages.of("en")), _script(translated, lang)
+    if isinstance(pieces, str):
+        return importing.skipped([], pieces)
+    if isinstance(copy, str):
+        return importing.skipped(pieces, copy)
+    return importing.pair_up(pieces, copy, shown, *script_checks(allowed), spaced=lang.spaced)
+
+
+def _tutorials(site: project.Project, lang: languages.Language, checkout: Path) -> list[_Planned]:
+    """The import of each tutorial the checkout has (a file it cannot read, skipped)."""
+    planned = []
+    allowed = link_targets(site, lang)
     for tutorial in site.tutorials:
         relative = tutorial.path.relative_to(site.root)
         translated = checkout / relative
         if not translated.is_file():
             continue
-        try:
-            copy = tutorial_text.parse(translated)
-        except (tutorial_text.TutorialSyntaxError, UnicodeDecodeError) as error:
-            unread.append(f"{error if isinstance(error, SiteError) else f'{translated}: not UTF-8 text'}: "
-                          "not imported: the translated file cannot be read as a tutorial")
-            continue
-        english = importing.script_pieces(tutorial_text.parse(tutorial.path))
-        result = importing.pair_up(english, importing.script_pieces(copy, lang.spaced), relative.as_posix(),
-                                   breaks, elsewhere)
+        if _within(translated, checkout):
+            result = pair_script(tutorial.path, translated, relative.as_posix(), lang, allowed)
+        else:
+            result = importing.skipped(importing.script_pieces(tutorial_text.parse(tutorial.path)),
+                                       f"{translated}: a link that leads out of FROM ({translated.resolve()}), "
+                                       "never followed")
         planned.append(_Planned(str(translated), result, catalogs.tutorial_po(site, lang, tutorial),
                                 catalogs.tutorial_template(tutorial.path, site.root)))
-    return planned, unread
+    return planned
 
 
 def _page_files(site: project.Project, checkout: Path, skip: Collection[Path]) -> dict[PurePosixPath, Path]:
@@ -102,7 +136,7 @@ def _page_files(site: project.Project, checkout: Path, skip: Collection[Path]) -
     for path in site_tree.files(site.root, skip):
         relative = PurePosixPath(path.relative_to(site.root).as_posix())
         if (path.suffix in PAGE_SUFFIXES and not any(relative.is_relative_to(g) for g in generated)
-                and (checkout / relative).is_file()):
+                and (checkout / relative).is_file() and _within(checkout / relative, checkout)):
             found[relative] = checkout / relative
     return found
 
@@ -122,14 +156,14 @@ def _pieces(units: Path, docname: str, locate: sphinx_warnings.Locate) -> tuple[
     return pieces, sources
 
 
-def _page(docname: str, template: Catalog, english: list[Piece], translated: list[Piece],
-          source: str) -> importing.Result:
+def _page(docname: str, template: Catalog, english: list[Piece], translated: list[Piece], source: str,
+          spaced: bool) -> importing.Result:
     """One page's import. What sphinx-gallery writes into a gallery index (its tutorials' titles, its own labels)
     is the same on both sides and in no template: it is left out of both."""
     generated = {p.text for p in english if p.kind != CODE and p.text not in template}
     english = [p for p in english if p.kind == CODE or p.text in template]
     translated = [p for p in translated if p.kind == CODE or p.text not in generated]
-    return importing.pair_up(english, translated, docname, *_page_checks(source))
+    return importing.pair_up(english, translated, docname, *_page_checks(source), spaced=spaced)
 
 
 def _pages(site: project.Project, lang: languages.Language, checkout: Path, log: Path,
@@ -151,27 +185,31 @@ def _pages(site: project.Project, lang: languages.Language, checkout: Path, log:
                                           sphinx_warnings.locator(copy_src, galleries, site.root))
             mine = [source for source in sources if PurePosixPath(source) in files]
             if mine:
-                result = _page(docname, template, english, translated, mine[0])
+                result = _page(docname, template, english, translated, mine[0], lang.spaced)
                 planned.append(_Planned(str(checkout / mine[0]), result, catalogs.page_po(site, lang, docname), template))
     return planned
 
 
 def _write(planned: Sequence[_Planned], lang: languages.Language, overwrite: bool) -> list[importing.Applied]:
-    """Every catalog merged and given its imports in memory first, then saved: an error leaves none half-done."""
-    merged = [catalogs.merged(plan.template, plan.po, lang) for plan in planned]
-    applied = [importing.apply(catalog, plan.result.imported, overwrite) for catalog, plan in zip(merged, planned)]
-    for catalog, plan in zip(merged, planned):
+    """Every catalog merged and given its imports in memory first, then saved: an error leaves none half-done. A
+    skipped file's catalog is left as it is."""
+    read = [plan for plan in planned if not plan.result.skipped]
+    merged = [catalogs.merged(plan.template, plan.po, lang) for plan in read]
+    applied = {id(plan): importing.apply(catalog, plan.result.imported, overwrite) for catalog, plan in zip(merged, read)}
+    for catalog, plan in zip(merged, read):
         plan.po.parent.mkdir(parents=True, exist_ok=True)
         catalogs.save(catalog, plan.po)
-    return applied
+    return [applied.get(id(plan), importing.Applied(0, 0)) for plan in planned]
 
 
-def _summary(shown: str, result: importing.Result, applied: importing.Applied) -> str:
+def summary(shown: str, result: importing.Result, applied: importing.Applied | None = None) -> str:
+    """The report's line for a file (or for all: SHOWN names them): what it gave, a skipped one counted too."""
     left = result.units - result.certain - result.fuzzy
-    kept = f", {applied.kept} kept as the catalog had them" if applied.kept else ""
+    kept = f", {applied.kept} kept as the catalog had them" if applied and applied.kept else ""
     as_is = f", {result.as_is} of them English in the translation too" if result.as_is else ""
-    return (f"import-translation: {shown}: {result.certain} imported, {result.fuzzy} fuzzy, {left} left in English "
-            f"(of {result.units}{as_is}){kept}")
+    skipped = " skipped (it cannot be read as a tutorial):" if result.skipped else ""
+    return (f"import-translation: {shown}:{skipped} {result.certain} imported, {result.fuzzy} fuzzy, {left} left in "
+            f"English (of {result.units}{as_is}){kept}")
 
 
 def import_translation(site: project.Project, langs: Sequence[languages.Language], folder: str, overwrite: bool,
@@ -184,19 +222,19 @@ def import_translation(site: project.Project, langs: Sequence[languages.Language
     lang = translated[0]
     checkout = _checkout(site, folder)
     catalogs.check_layout(site)
-    planned, unread = _tutorials(site, lang, checkout)
+    planned = _tutorials(site, lang, checkout)
     planned += _pages(site, lang, checkout, log, made)
-    if not planned and not unread:
+    if not planned:
         raise Failed(f"import-translation: {checkout}: none of the site's tutorials or pages is there to import")
     applied = _write(planned, lang, overwrite)
-    for line in unread:
-        print(line)
     for plan in planned:
+        if plan.result.skipped:
+            print(f"{plan.result.skipped}: not imported: the file cannot be read as a tutorial")
         for finding in plan.result.findings:
             print(f"{plan.shown}:{finding.line}: {finding.text}")
     for plan, done in zip(planned, applied):
-        print(_summary(plan.shown, plan.result, done))
-    total = importing.Result(tuple(i for p in planned for i in p.result.imported), (),
-                             sum(p.result.units for p in planned), sum(p.result.as_is for p in planned))
-    print(_summary(f"{len(planned)} file(s) into {lang.seg}", total,
-                   importing.Applied(sum(a.written for a in applied), sum(a.kept for a in applied))))
+        print(summary(plan.shown, plan.result, done))
+    skipped = sum(bool(plan.result.skipped) for plan in planned)
+    print(summary(f"{len(planned)} file(s) into {lang.seg}{f' ({skipped} skipped)' if skipped else ''}",
+                  importing.total([plan.result for plan in planned]),
+                  importing.Applied(sum(a.written for a in applied), sum(a.kept for a in applied))))

@@ -2,14 +2,19 @@
 later refused (scripts sphinx-gallery cannot render, time limits, needs, catalogs' layout, labels)."""
 
 import dataclasses
+import hashlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import ClassVar
 
+from .. import __version__
 from ..core import project
 from ..core.errors import Failed, SiteError, UsageError
+from ..core.files import shown
 from ..core.runs import needs
 from ..core.runs.fingerprint import declared_reads, present
+from ..core.runs.records import Record, RecordError
 from ..core.runs.used import Present
 from ..core.site.settings import Settings
 from ..core.text import catalogs, translate
@@ -35,9 +40,15 @@ class Build:
         return "plot_gallery" in self.site.options and not self.site.flag("plot_gallery")
 
 
-def build_failed(errors: Sequence[str]) -> Failed:
-    """The error that fails a build, each of ERRORS on a line of its own."""
-    return Failed("[build] failed: " + "\n  ".join(errors))
+def build_failed(errors: Sequence[str], log: BuildLog | None = None) -> Failed:
+    """The error that fails a build, each of ERRORS on a line of its own, but those LOG summed up as the last
+    build's (BuildLog.tell), counted in one line that names where they are."""
+    summed = log.summed_up if log is not None else {}
+    new = [error for error in errors if error not in summed]
+    files = sorted({shown(summed[error]) for error in errors if error in summed})
+    repeated = len(errors) - len(new)
+    return Failed("[build] failed: " + "\n  ".join(
+        new + ([f"{repeated} error(s) as the last build told them ({', '.join(files)})"] if repeated else [])))
 
 
 def prepare(settings: Settings, executes_nothing: bool) -> Build:
@@ -53,10 +64,11 @@ def prepare(settings: Settings, executes_nothing: bool) -> Build:
         log.line(f"warning: {folder}/: holds scripts but is no gallery section (a section is a gallery's "
                  "subfolder with a GALLERY_HEADER.rst or README.txt); its scripts get no page")
     selected = _selection(settings, site, executes_nothing, log)
-    refuse_unusable(site)
+    refuse_unusable(site, settings.tree.root / CHECKED)
     for lang in settings.langs:
         translate.check_labels(site, lang)
-    return Build(settings, log, site, selected, present(site.root))
+    return Build(settings, log, site, selected, present(site.root, settings.sandboxed, settings.runs_key,
+                                                             settings.pythonpath))
 
 
 def _selection(settings: Settings, site: project.Project, executes_nothing: bool,
@@ -73,38 +85,74 @@ def _selection(settings: Settings, site: project.Project, executes_nothing: bool
     return selected
 
 
-def refuse_unusable(site: project.Project) -> None:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Checked(Record):
+    """<builddir>/checked.json: the scripts refuse_unusable found usable, by digest (the script, conf.py's
+    settings it reads, the engine): the same script again is not parsed again (a real site has hundreds)."""
+
+    FORMAT: ClassVar[int] = 1
+    NAME: ClassVar[str] = "record of the scripts checked (checked.json)"
+
+    digests: tuple[str, ...]
+
+
+CHECKED = "checked.json"
+
+
+def _checked_digest(site: project.Project, tutorial: project.Tutorial) -> str:
+    """What refuse_unusable's verdict on TUTORIAL depends on, digested (the files its reads name are checked
+    again where its source digest is made, before it runs)."""
+    settings = repr([site.conf.get(name) for name in ("tutorials_needs",)]).encode()
+    return hashlib.sha256(tutorial.label.encode() + b"\0" + tutorial.path.read_bytes() + b"\0" + settings
+                          + b"\0" + __version__.encode()).hexdigest()
+
+
+def refuse_unusable(site: project.Project, record: Path | None = None) -> None:
     """Scripts sphinx-gallery cannot make a page of, or whose time limit or needs are wrong, refused before
-    anything runs, naming the file and the fix.
+    anything runs, naming the file and the fix; RECORD (Checked) keeps those found usable.
 
     (sphinx-gallery itself would fail later, inside Sphinx, once per language, or name a generated file.)
     """
+    try:
+        known = set((Checked.read(record) or Checked(digests=())).digests) if record else set()
+    except RecordError:
+        known = set()
+    digests = {tutorial: _checked_digest(site, tutorial) for tutorial in site.tutorials}
+    for tutorial in site.tutorials:
+        if digests[tutorial] not in known:
+            _refuse_if_unusable(site, tutorial)
+    if record is not None and set(digests.values()) != known:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        Checked(digests=tuple(sorted(digests.values()))).write(record)
+
+
+def _refuse_if_unusable(site: project.Project, tutorial: project.Tutorial) -> None:
+    """refuse_unusable, for one tutorial."""
     from sphinx.errors import ExtensionError
 
     from ..sphinx_gallery_build import docstring_problem, extract_intro_and_title
     from ..sphinx_gallery_run import split_code_and_text_blocks
 
-    for tutorial in site.tutorials:
-        if tutorial.rel.stem == "index":
-            raise SiteError(f"{tutorial.label}: a tutorial cannot be named index.py: its page would take the place "
-                            "of the gallery's index; rename it")
-        try:
-            execute.timeout_for(tutorial.path, None, tutorial.label)
-        except ValueError as error:
-            raise SiteError(str(error)) from None
-        needs.of(site, tutorial)
-        declared_reads(tutorial.path, tutorial.label, tutorial.root)  # each `# tutorials-reads:` line names files that exist
-        try:  # what sphinx-gallery refuses, as it refuses it: a script without a heading is no error
-            _, blocks = split_code_and_text_blocks(str(tutorial.path))
-            extract_intro_and_title(tutorial.path, blocks[0].content)
-        except ExtensionError as error:
-            raise SiteError(f"{tutorial.label}:1: {docstring_problem(error)}: a tutorial opens with a docstring whose "
-                            "first paragraph, a heading or not, is its title (a helper module: match it with conf.py's "
-                            "ignore_pattern)") from None
-        try:  # what every language's script is made from: refused here, not once the tutorials ran
-            parse_text(tutorial.label, tutorial.path.read_text(encoding="utf-8"))
-        except TutorialSyntaxError as error:
-            raise SiteError(str(error)) from None
+    if tutorial.rel.stem == "index":
+        raise SiteError(f"{tutorial.label}: a tutorial cannot be named index.py: its page would take the place "
+                        "of the gallery's index; rename it")
+    try:
+        execute.timeout_for(tutorial.path, None, tutorial.label)
+    except ValueError as error:
+        raise SiteError(str(error)) from None
+    needs.of(site, tutorial)
+    declared_reads(tutorial.path, tutorial.label, tutorial.root)  # each `# tutorials-reads:` line names files that exist
+    try:  # what sphinx-gallery refuses, as it refuses it: a script without a heading is no error
+        _, blocks = split_code_and_text_blocks(str(tutorial.path))
+        extract_intro_and_title(tutorial.path, blocks[0].content)
+    except ExtensionError as error:
+        raise SiteError(f"{tutorial.label}:1: {docstring_problem(error)}: a tutorial opens with a docstring whose "
+                        "first paragraph, a heading or not, is its title (a helper module: match it with conf.py's "
+                        "ignore_pattern)") from None
+    try:  # what every language's script is made from: refused here, not once the tutorials ran
+        parse_text(tutorial.label, tutorial.path.read_text(encoding="utf-8"))
+    except TutorialSyntaxError as error:
+        raise SiteError(str(error)) from None
 
 
 def made_by_builds(settings: Settings) -> dict[Path, str]:

@@ -2,7 +2,7 @@
 as JOBS, from the runs (sphinxext.gallery renders them, sphinx-gallery executes nothing); then the site
 root's index, versions.json and build.json."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..core import languages, project
@@ -19,35 +19,34 @@ from .build_log import BuildLog, Rendering
 from .prepare import Build, build_failed, staging_skip
 from .sphinx_process import Forked, SphinxResult, preload
 
+# <builddir>/logs/warnings.log: every warning a build found, located (BuildLog.tell).
+WARNINGS = "warnings"
 # A language to render: its sphinx-build command line, and whether its last build still stands.
 _Todo = tuple[languages.Language, list[str], UpToDate]
 
 
 def _finished(settings: Settings, lang: languages.Language, up_to_date: UpToDate, log_file: Path,
-              result: SphinxResult, warned: bool, rendering: Rendering) -> bool:
-    """Say how LANG's build went (RESULT; WARNED: it reported warnings) and whether it succeeded; one that
-    succeeded without a warning is remembered as current."""
+              result: SphinxResult, rendering: Rendering) -> bool:
+    """Say how LANG's build went (RESULT) and whether it succeeded; one that succeeded is remembered as current,
+    warnings or not: its log tells them all (sphinxext.kept_warnings tells those of pages it did not read again),
+    and so does the next build's that finds it current."""
     status, seconds, report = result
-    if status or warned:
-        # Sphinx re-reads only changed pages: a build of the same sources would say nothing of
-        # these warnings. Without its environment, the next one reads every page and tells them.
-        (settings.tree.doctrees(lang) / "environment.pickle").unlink(missing_ok=True)
     if status:
         why = ("; with STRICT=1 its warnings (below) are errors" if settings.strict and not report
                else "".join(f"\n  {line}" for line in report))
         rendering.done(lang.seg, f"[build] {lang.seg}: sphinx-build failed (exit status {status}) after "
                                  f"{seconds:.1f} s (log: {shown(log_file)}){why}")
         return False
-    if not warned:
-        up_to_date.remember()
+    up_to_date.remember()
     rendering.done(lang.seg, f"[build] {lang.seg}: done in {seconds:.1f} s")
     return True
 
 
-def _render(settings: Settings, site: project.Project, todo: Sequence[_Todo], noplot: bool, log: BuildLog) -> list[str]:
+def _render(settings: Settings, site: project.Project, todo: Sequence[_Todo], noplot: bool,
+            log: BuildLog) -> tuple[list[str], dict[str, list[sphinx_warnings.Warning]]]:
     """Build each language of TODO, as many at once as settings.jobs; returns the URL segments of those that
-    failed. Each language's lines come as it finishes, then every warning once, at the author's file and
-    line (a translation's: at its catalog entry)."""
+    failed, and each one's warnings and errors, at the author's file and line (a translation's: at its catalog
+    entry). Each language's lines come as it finishes."""
     tree = settings.tree
     preload(site)
     tree.logs.mkdir(parents=True, exist_ok=True)
@@ -67,14 +66,20 @@ def _render(settings: Settings, site: project.Project, todo: Sequence[_Todo], no
                 rendering.tick()
             for lang in finished:
                 up_to_date, log_file, build = builds.pop(lang)
-                result = build.get()
                 found[lang.seg] = language_warnings(tree, site, lang, log_file)
-                if not _finished(settings, lang, up_to_date, log_file, result, bool(found[lang.seg]), rendering):
+                if not _finished(settings, lang, up_to_date, log_file, build.get(), rendering):
                     failed.append(lang.seg)
                 log.sphinx_log(lang.seg, log_file)
-    for warning in sphinx_warnings.merge({lang.seg: found[lang.seg] for lang, _, _ in todo if lang.seg in found}):
-        log.line(str(warning))
-    return [lang.seg for lang, _, _ in todo if lang.seg in failed]
+    return [lang.seg for lang, _, _ in todo if lang.seg in failed], found
+
+
+def tell_warnings(tree: BuildTree, found: Mapping[str, Sequence[sphinx_warnings.Warning]], log: BuildLog) -> None:
+    """Every warning of the languages FOUND (by URL segment), once, naming the languages where several were
+    built; those the last build told as they are, counted in one line (BuildLog.tell)."""
+    merged = [str(warning) for warning in sphinx_warnings.merge(found)]
+    untold = log.tell(merged, tree.logs / WARNINGS)
+    if untold:
+        log.line(f"[build] {len(merged)} warning(s) and error(s); {log.summed(untold, tree.logs / WARNINGS)}")
 
 
 def _to_render(build: Build, noplot: bool, unrun: Sequence[str]) -> tuple[list[_Todo], list[str], list[str]]:
@@ -93,7 +98,8 @@ def _to_render(build: Build, noplot: bool, unrun: Sequence[str]) -> tuple[list[_
             failed.append(lang.seg)
             continue
         command = sphinx_args(settings, build.site, lang, src, noplot, unrun)
-        up_to_date = UpToDate.of(tree, build.site, lang, command, build.present.environment, staging_skip(settings))
+        up_to_date = UpToDate.of(tree, build.site, lang, command, build.present.environment, staging_skip(settings),
+                                 log=tree.logs / f"{lang.seg}.log")
         if up_to_date:
             log.line(f"[build] {lang.seg}: up to date")
             current.append(lang.seg)
@@ -114,12 +120,16 @@ def render_site(build: Build, failed: Sequence[str], *, noplot: bool, what: str,
     # check's and publish's input): one that fails (STRICT=1 and a language that failed included) leaves none.
     Path(tree.html, BUILD_RECORD).unlink(missing_ok=True)
     failed = [*failed, *unstaged]
-    if todo:
-        failed += _render(settings, build.site, todo, noplot, log)
+    unrendered, found = _render(settings, build.site, todo, noplot, log) if todo else ([], {})
+    failed += unrendered
+    # A current language's warnings: those its last log tells (of every page: sphinxext.kept_warnings).
+    found |= {lang.seg: language_warnings(tree, build.site, lang, tree.logs / f"{lang.seg}.log")
+              for lang in settings.langs if lang.seg in current}
+    tell_warnings(tree, {lang.seg: found[lang.seg] for lang in settings.langs if lang.seg in found}, log)
     site_pages.write_root_index(build.site.conf, tree.html, settings.langs, build.site.languages.source)
     versions.write_as_built(tree.html, settings.published, settings.version)
     if failed:  # the tutorials' errors again, at the end, where they are seen; a language: its report above
-        raise build_failed(failed)
+        raise build_failed(failed, log)
     versions.write_build_info(tree.html, settings.version, settings.langs, executed=not noplot, partial=" ".join(settings.tutorials))
     rendered = ", ".join(lang.seg for lang, _, _ in todo) or "none"
     log.line(f"[build] done in {log.elapsed():.1f} s: rendered {rendered}"

@@ -46,9 +46,9 @@ import importlib.abc
 import io
 import os
 import pickle
-import platform
 import random
 import re
+import resource
 import signal
 import site
 import subprocess
@@ -63,7 +63,8 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from .. import sphinx_gallery_run as sg
-from ..core.runs.records import OPTIONS, BlockRecord, Dropped, Hardware, RecordError, RunError, RunOptions, RunRecord
+from ..core.runs import run_folder
+from ..core.runs.records import OPTIONS, BlockRecord, Dropped, RecordError, RunError, RunOptions, RunRecord
 from ..core.runs.runs import PROGRESS, CodeBlock, Progress, first_code_line
 from ..core.runs.used import FOLDER as USED
 from ..core.sphinx_gallery_formats import image_path_template
@@ -73,6 +74,9 @@ from .child_site import tutorials_site_used
 # How long finished children get to be reaped before their output is read.
 _CHILDREN_GRACE_S = 1.0
 _MESSAGE_LIMIT = 1000  # characters of an exception's message the build's error line shows
+# The largest file any process of a run may write (RLIMIT_FSIZE, which ftruncate honours too: a sparse file counts by
+# its size): a write past it fails with EFBIG, "File too large" (SIGXFSZ is ignored, not fatal).
+FILE_LIMIT = 8 << 30
 _LOG_FDS = (1, 2)  # the runner's own stdout and stderr (its log), once fds 1 and 2 point at a block's file
 _mask_before_fork: set[int | signal.Signals] = set()
 
@@ -82,7 +86,7 @@ class _Ran(TypedDict):
 
     line: int  # its first line of code
     images: list[str]  # its figures, relative to page/
-    images_rst: str  # sphinx-gallery's reST of them
+    images_rst: str  # sphinx-gallery's reST of them, whose alt texts the record keeps (_alts)
     repr: list[str | None]  # (method, text) of its last expression's repr; None, None without one
     traceback: str | None  # where it raised
 
@@ -247,7 +251,7 @@ class _Gallery:
                  file_conf: dict[str, Any]) -> None:
         self.options = options
         self.conf: dict[str, Any] | None = None
-        page_root = rundir / "page"
+        page_root = rundir / run_folder.PAGE
         images = page_root / options.images
         images.mkdir(parents=True, exist_ok=True)
         iterator = sg.image_path_iterator(image_path_template(images, Path(source).stem))
@@ -359,8 +363,18 @@ def _describe(exc: BaseException, source: str, block_line: int, root: str) -> tu
     return text, line, (summary.strip().splitlines() or [type(exc).__name__])[0]
 
 
+_IMAGE_ALT = re.compile(r"\.\. image-sg:: (\S+)\n(?:[ \t]+:[a-z-]+:.*\n)*?[ \t]+:alt: (.*)")
+
+
+def _alts(images: list[str], images_rst: str) -> tuple[str, ...]:
+    """The alt text of each of IMAGES (paths under page/) in the scrapers' IMAGES_RST, "" where it gives none."""
+    found = {Path(path).name: alt for path, alt in _IMAGE_ALT.findall(images_rst)}
+    return tuple(found.get(Path(image).name, "") for image in images)
+
+
 def _block_shown(block: BlockOutput, printed_file: Path, sizes: tuple[int, int], record: _Ran) -> BlockRecord:
-    """result.json's record of a block that ran to its end: what it printed, then its last expression's text."""
+    """result.json's record of a block that ran to its end: what it printed, then its last expression's text (or
+    its HTML repr), and its figures."""
     printed = block.show_file(printed_file, *sizes)
     method, repr_text = record["repr"]
     as_text = method in ("__repr__", "__str__") and repr_text  # an HTML repr is shown as HTML
@@ -368,7 +382,8 @@ def _block_shown(block: BlockOutput, printed_file: Path, sizes: tuple[int, int],
         repr_text = block.show_text(repr_text)
     shown = f"{printed}\n{repr_text}" if as_text and repr_text else printed
     return BlockRecord(line=record["line"], texts=(shown,) if shown.strip() else (), images=tuple(record["images"]),
-                       rst=sg.output_rst(printed, record["images_rst"], method, repr_text))
+                       alts=_alts(record["images"], record["images_rst"]),
+                       html=repr_text if method == "_repr_html_" else None)
 
 
 def _wait_for_children() -> None:
@@ -381,20 +396,12 @@ def _wait_for_children() -> None:
         child.join(max(0.0, deadline - time.monotonic()))
 
 
-def _hardware() -> tuple[Hardware, list[int]]:
-    """Where the tutorial ran, and the peak GPU memory it allocated on each device."""
+def _gpu_peaks() -> list[int]:
+    """The peak GPU memory the tutorial allocated on each device (none where it never imported torch)."""
     torch = sys.modules.get("torch")
-    if torch is None:  # a tutorial that never imported torch ran on the CPU; importing it now costs seconds
-        from importlib import metadata
-
-        version = None
-        with contextlib.suppress(metadata.PackageNotFoundError):
-            version = metadata.version("torch")
-        return Hardware(device="CPU", gpus=0, machine=platform.machine(), torch=version, cuda=None), []
-    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    hardware = Hardware(device=torch.cuda.get_device_name(0) if gpus else "CPU", gpus=gpus, machine=platform.machine(),
-                        torch=str(torch.__version__), cuda=torch.version.cuda)
-    return hardware, [torch.cuda.max_memory_allocated(device) for device in range(gpus)]
+    if torch is None or not torch.cuda.is_available():
+        return []
+    return [torch.cuda.max_memory_allocated(device) for device in range(torch.cuda.device_count())]
 
 
 def _write_through() -> None:
@@ -415,7 +422,7 @@ def _run_blocks(code_blocks: Iterable[CodeBlock], source: str, rundir: Path, opt
     for k, block in enumerate(code_blocks):
         line = first_code_line(block)
         Progress(block=k, line=line).write(rundir / PROGRESS)
-        _redirect_output(rundir / "out" / f"{k}.txt")
+        _redirect_output(run_folder.output_file(rundir / run_folder.OUT, k))
         block_conf = sg.extract_file_config(block.content)
         record: _Ran = {"line": line, "images": [], "images_rst": "", "repr": [None, None], "traceback": None}
         ran.append(record)
@@ -464,11 +471,8 @@ def _block_failed(block: BlockOutput, printed_file: Path, sizes: tuple[int, int]
     # The traceback first takes its share of the limits: however much the block printed, the error is shown.
     shown_traceback = block.show_text(traceback_text)
     printed = block.show_file(printed_file, *sizes)
-    if not printed.strip():
-        return BlockRecord(line=record["line"], texts=(shown_traceback,), images=tuple(record["images"]),
-                           rst=sg.error_rst(shown_traceback))
-    return BlockRecord(line=record["line"], texts=(printed, shown_traceback), images=tuple(record["images"]),
-                       rst=sg.output_rst(printed) + sg.error_rst(shown_traceback))
+    texts = (printed, shown_traceback) if printed.strip() else (shown_traceback,)
+    return BlockRecord(line=record["line"], texts=texts, images=tuple(record["images"]), failed=True)
 
 
 def main(argv: list[str]) -> None:
@@ -480,15 +484,15 @@ def main(argv: list[str]) -> None:
     if options is None:
         raise SystemExit(f"{rundir / OPTIONS}: missing; the build writes it before it starts the runner")
     limits = options.output_limits
-    out = rundir / "out"
+    out = rundir / run_folder.OUT
     out.mkdir(parents=True, exist_ok=True)
 
     signal.signal(signal.SIGTERM, _kill_own_group)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # inherited, ignored, by every process it starts
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))  # none of them can raise it again
     guard = _start_guard(out, limits)  # before the fork handlers: they are the tutorial's
-    # What the tutorial's processes open and import, in out/used/: not the venv and the engine (the environment's),
-    # nor its working folder and this run (the build's, where its own writes go).
-    tutorials_site_used.install(str(rundir / USED), options.root,
-                                [sys.prefix, str(Path(__file__).resolve().parents[1]), os.getcwd(), str(rundir)])
+    # What the tutorial's processes import from outside the project, in out/used/.
+    tutorials_site_used.install(str(rundir / USED), options.root)
     os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
     file_conf, blocks, tree = sg.split_code_and_text_blocks(source, return_node=True)
     namespace = _become_main(source, ast.get_docstring(tree, clean=False) if tree else None, options.sys_path)
@@ -504,11 +508,10 @@ def main(argv: list[str]) -> None:
     _wait_for_children()
     # A line, not the end of the pipe: a forked worker still running holds the pipe open too.
     guard.communicate(b"done\n")
-    hardware, gpu_peaks = _hardware()
     tutorials_site_used.finish()
-    RunRecord(blocks=_block_records(ran, out, limits), error=error, hardware=hardware, gpu_peak_bytes=tuple(gpu_peaks),
+    RunRecord(blocks=_block_records(ran, out, limits), error=error, gpu_peak_bytes=tuple(_gpu_peaks()),
               code_objects=_code_objects(options, blocks, tree, namespace),
-              images_total=len(gallery.vars["image_path_iterator"])).write(rundir / "result.json")
+              images_total=len(gallery.vars["image_path_iterator"])).write(rundir / run_folder.RESULT)
     _flush()
     # Skip interpreter shutdown: it would wait for non-daemon children the tutorial left running
     # (or crash in an extension's teardown) after the result is already complete.

@@ -33,6 +33,13 @@ VALUES = (
     ConfigValue("tutorials_environment", None, None, ()),  # core.runs.isolation
     ConfigValue("tutorials_needs", None, None, ()),  # core.runs.needs
     ConfigValue("tutorials_commit", "", "html", (str,)),  # sphinxext.page: "View on GitHub" (default: git's HEAD)
+    # The version (a name, or "stable") and the language (a code, default the source one) whose pages the site's
+    # addresses without version and language named before it was versioned (`/<page>`): `publish` sends each such
+    # address to its page there (core.site.publish). Default "": no address of the kind.
+    ConfigValue("tutorials_root_version", "", None, ()),
+    # Patterns of the tutorials that may fail where the site is built, without failing it (core.project).
+    ConfigValue("tutorials_allowed_failures", (), None, ()),
+    ConfigValue("tutorials_root_language", "", None, ()),
     # The build's: the languages of this build, the published versions, the runs pages are rendered from.
     # The one `-D` value of the engine's own: the path of the record the next ones come in (core.site.build_values).
     ConfigValue("tutorials_build_values", "", "env", (str,), by_build=True),

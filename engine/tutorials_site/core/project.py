@@ -35,7 +35,7 @@ from typing import Any
 
 from . import conf_checks, config_values, languages, site_tree
 from .errors import SiteError, UsageError, closest, did_you_mean
-from .sphinx_gallery_formats import DEFAULT_FILENAME_PATTERN, DEFAULT_IGNORE_PATTERN, HEADER_NAMES, page_label
+from .sphinx_gallery_formats import GALLERY_OPTIONS, HEADER_NAMES, page_label
 
 # Options whose effect is ours to give, since sphinx-gallery executes nothing here (see guides/building.md):
 # every other option of sphinx-gallery's configuration reference reaches it unchanged.
@@ -375,12 +375,12 @@ class Project:
     @cached_property
     def filename_pattern(self) -> re.Pattern[str]:
         """What a script's path matches to be executed."""
-        return self._pattern("filename_pattern", DEFAULT_FILENAME_PATTERN, str)
+        return self._pattern("filename_pattern", GALLERY_OPTIONS["filename_pattern"].default, str)
 
     @cached_property
     def ignore_pattern(self) -> re.Pattern[str]:
         """What a script's file name matches to be no tutorial (a helper module)."""
-        return self._pattern("ignore_pattern", DEFAULT_IGNORE_PATTERN, lambda path: path.name)
+        return self._pattern("ignore_pattern", GALLERY_OPTIONS["ignore_pattern"].default, lambda path: path.name)
 
     def _pattern(self, name: str, default: str, text: Callable[[Path], str]) -> re.Pattern[str]:
         """conf.py's pattern NAME, compiled and timed while it matches TEXT of every script of the galleries."""
@@ -434,16 +434,17 @@ class Project:
 
     @cached_property
     def merged_headers(self) -> tuple[str, ...]:
-        """A line for each gallery folder or section with two headers or more (two galleries copied onto one
-        folder, typically): sphinx-gallery uses the first in its order and ignores the others without a word."""
+        """A line for each gallery folder or section with two headers or more: sphinx-gallery uses the first in its
+        order and ignores the others without a word (a site may mean it: a README.md for GitHub beside the
+        header, as PyTorch Korea's tutorials have)."""
         found = []
         for gallery in self.galleries:
             for folder in self.sections(gallery):
                 names = [name for name in HEADER_NAMES if (folder / name).is_file()]
                 if len(names) > 1:
                     found.append(f"{folder.relative_to(self.root).as_posix()}/: {len(names)} gallery headers, "
-                                 f"{' and '.join(names)}; sphinx-gallery shows {names[0]} only (were two folders "
-                                 "copied onto one?): keep one")
+                                 f"{' and '.join(names)}; sphinx-gallery shows {names[0]} and ignores "
+                                 f"{' and '.join(names[1:])}")
         return tuple(found)
 
     @cached_property
@@ -496,6 +497,13 @@ class Project:
         """Listed in expected_failing_examples (paths relative to conf.py's folder, as in sphinx-gallery)."""
         listed = self.options.get("expected_failing_examples", ())
         return any((self.root / p).resolve() == tutorial.path.resolve() for p in listed)
+
+    def allowed_to_fail(self, tutorial: Tutorial) -> bool:
+        """Matched by a pattern of conf.py's tutorials_allowed_failures (paths from the project root, `*` across
+        folders too, as TUTORIALS): a tutorial that may fail where the site is built (a GPU, a download, a package
+        it needs may be missing) without failing the build or `check`, and may pass too."""
+        patterns = self.conf.get("tutorials_allowed_failures") or ()
+        return any(fnmatch.fnmatchcase(tutorial.label, PurePosixPath(os.path.normpath(p)).as_posix()) for p in patterns)
 
     def flag(self, name: str, default: bool = False) -> bool:
         """A yes/no option of sphinx_gallery_conf; a string counts as yes when it is `true` or `1`."""

@@ -9,6 +9,7 @@ root's, so that conf.py's relative paths resolve as at the root while what it or
 project.
 """
 
+import re
 import shutil
 from collections.abc import Collection, Iterator
 from pathlib import Path, PurePosixPath
@@ -16,6 +17,10 @@ from pathlib import Path, PurePosixPath
 # Entries no site has as sources: git's folder and the caches of Python and its tools.
 NOT_SOURCES = frozenset({".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox", ".nox"})
 CONF = "conf.py"
+# Files an editor or a run writes beside what it saves, which change no page and no run: hidden files (Emacs' `.#x`
+# lock, Vim's `.x.swp`), backups (`x~`), Emacs' `#x#`, Vim's write test `4913`, temporary files (`x.tmp`, JetBrains'
+# `x___jb_tmp___`), compiled Python.
+NOT_INPUTS = re.compile(r"(^\.|~$|^#.*#$|\.sw[a-p]$|\.py[cod]$|^4913$|\.tmp$|___jb_\w+___$)")
 
 
 def link(path: Path, target: Path) -> None:

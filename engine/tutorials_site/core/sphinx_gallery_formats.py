@@ -12,16 +12,49 @@ guide), *reference* (its API reference only), *internal* (neither).
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 # Of every file and label it names for a tutorial (documented: the figures' names).
 PREFIX = "sphx_glr_"
 
-# --- discovery: its configuration's defaults (internal: gen_gallery.DEFAULT_GALLERY_CONF) -----------------------
+# --- its configuration: the options the engine reads itself, with their defaults ---------------------------------
 
-DEFAULT_FILENAME_PATTERN = r"/plot"  # re.escape(os.sep) + "plot", on the systems that build here
-DEFAULT_IGNORE_PATTERN = r"__init__\.py"
+
+@dataclass(frozen=True)
+class Option:
+    """One of sphinx_gallery_conf's options the engine reads: sphinx-gallery's default (internal:
+    gen_gallery.DEFAULT_GALLERY_CONF, which tests/test_sphinx_gallery_api.py holds this table to), and whether it
+    changes what a run records (a run's fingerprint then holds it: core.runs.fingerprint)."""
+
+    default: Any
+    run: bool = True
+
+
+# The one table of them. reset_argv's default is a callable of sphinx-gallery's (None here: conf.py gives its own).
+GALLERY_OPTIONS = {
+    "filename_pattern": Option(r"/plot", run=False),  # re.escape(os.sep) + "plot", on the systems that build here
+    "ignore_pattern": Option(r"__init__\.py", run=False),
+    "capture_repr": Option(("_repr_html_", "__repr__")),
+    "ignore_repr_types": Option(""),
+    "image_scrapers": Option(("matplotlib",)),
+    "reset_argv": Option(None),
+    "reset_modules": Option(("matplotlib", "seaborn")),
+    "reset_modules_order": Option("before"),
+    "inspect_global_variables": Option(True),
+    "image_srcset": Option(()),
+    "matplotlib_animations": Option(False),
+}
+RUN_OPTIONS = tuple(name for name, option in GALLERY_OPTIONS.items() if option.run)  # what a run's fingerprint holds
+
+
+def option(options: Mapping[str, Any], name: str) -> Any:
+    """The option NAME of GALLERY_OPTIONS as conf.py's sphinx_gallery_conf (OPTIONS) gives it, else
+    sphinx-gallery's default."""
+    return options.get(name, GALLERY_OPTIONS[name].default)
+
 # The names it looks for a gallery header under, in its order (.txt, then the source suffixes sorted; internal:
 # utils.iter_gallery_header_filenames, with the site's .md and .rst).
 HEADER_NAMES = tuple(f"{stem}{ext}" for ext in (".txt", ".md", ".rst") for stem in ("GALLERY_HEADER", "README", "readme"))

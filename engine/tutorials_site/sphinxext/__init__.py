@@ -18,10 +18,13 @@ from ..core import config_values
 from ..core.runs.records import RecordError
 from ..core.site import build_values
 from ..sphinx_gallery_build import ExtensionMetadata
-from . import assets, cards, colab, color_scheme, gallery, i18n, meta, page, provenance, search, units, versions
+from . import assets, cards, colab, color_scheme, gallery, i18n, kept_warnings, meta, page, provenance, search, units, versions
 
 # In this order: the handlers of one event run in the order they were connected (the page's tags follow it).
-PARTS = (assets, cards, colab, color_scheme, gallery, i18n, meta, page, search, provenance, versions, units)
+PARTS = (assets, cards, colab, color_scheme, gallery, i18n, meta, page, search, provenance, versions, units, kept_warnings)
+# What the extension keeps on Sphinx's environment (kept_warnings' warnings, gallery's downloads): raised whenever
+# that changes, so that Sphinx reads every page again rather than an environment kept by another version.
+ENV_VERSION = 1
 
 
 def take_build_values(app: Sphinx, config: Config) -> None:
@@ -49,6 +52,6 @@ def setup(app: Sphinx) -> ExtensionMetadata:
             app.add_config_value(value.name, value.default, value.rebuild, types=value.types)
     app.connect("config-inited", take_build_values, priority=0)
     parts: list[ExtensionMetadata] = [part.setup(app) for part in PARTS]
-    return {"version": __version__,
+    return {"version": __version__, "env_version": ENV_VERSION,
             "parallel_read_safe": all(part["parallel_read_safe"] for part in parts),
             "parallel_write_safe": all(part["parallel_write_safe"] for part in parts)}

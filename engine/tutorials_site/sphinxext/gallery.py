@@ -17,10 +17,9 @@ import hashlib
 import io
 import os
 import shutil
-import weakref
 import zipfile
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
@@ -35,8 +34,8 @@ from .. import sphinx_gallery_build as sg
 from .. import sphinx_gallery_run as sg_run
 from ..core import project, tutorial_settings
 from ..core.files import read_regular, write_atomically
-from ..core.runs import runs, seal
-from ..core.runs.records import Record, RecordError, RunFile, RunRecord, Stamp
+from ..core.runs import currency, runs, seal, shown, signing
+from ..core.runs.records import BlockRecord, Record, RecordError, RunFile, RunRecord, Stamp
 from ..core.runs.stamps import page_copy, stamp_path
 from ..core.sphinx_gallery_formats import figure_files, image_path_template
 from ..core.text import notebook_text, tutorial_text
@@ -46,19 +45,37 @@ from .head import page_language
 logger = logging.getLogger(__name__)
 
 
-# Each Sphinx configuration's project, with the sphinx_gallery_conf it was discovered from. Keyed weakly on
-# the configuration itself: an id() could be another configuration's once this one is freed.
-_projects: weakref.WeakKeyDictionary[Config, tuple[Mapping[str, Any], project.Project]] = weakref.WeakKeyDictionary()
+@dataclass
+class SiteState:
+    """What the extension knows of the site during one Sphinx application's build (on its configuration,
+    STATE: never pickled, as Sphinx's Config leaves out names that start with "_"; one per application, found
+    again the same by a process that reads in parallel): the project as discovered from the configuration's
+    sphinx_gallery_conf, each tutorial's title, and the downloads sphinx-gallery is about to write over."""
+
+    conf: Mapping[str, Any]  # the sphinx_gallery_conf the project was discovered from
+    project: project.Project
+    titles: dict[str, str] | None = None  # tutorial_titles, found once
+    # The notebooks and zips as the build found them (note_downloads): {path: (digest, mtime)}.
+    downloads_before: dict[Path, tuple[bytes, int]] = field(default_factory=dict)
+
+
+STATE = "_tutorials_site"
+
+
+def site_state(config: Config) -> SiteState:
+    """This configuration's state of the site (discovered once per build, and again where sphinx_gallery_conf is
+    another dictionary)."""
+    conf = config.sphinx_gallery_conf
+    state: SiteState | None = vars(config).get(STATE)
+    if state is None or state.conf is not conf:
+        state = SiteState(conf, project.Project(project_root(config), conf))
+        setattr(config, STATE, state)
+    return state
 
 
 def site_project(config: Config) -> project.Project:
-    """The project as this Sphinx run's configuration declares it (discovered once per build, and again
-    where sphinx_gallery_conf is another dictionary)."""
-    conf = config.sphinx_gallery_conf
-    known = _projects.get(config)
-    if known is None or known[0] is not conf:
-        known = _projects[config] = (conf, project.Project(project_root(config), conf))
-    return known[1]
+    """The project as this Sphinx run's configuration declares it."""
+    return site_state(config).project
 
 
 def project_root(config: Config) -> Path:
@@ -126,7 +143,9 @@ def _read_run(runs_root: Path, tutorial: project.Tutorial) -> tuple[RunRecord, S
         raise ExtensionError(f"{tutorial.label}: {error}; {again}") from None
     if problems:
         raise ExtensionError(f"{tutorial.label}: its run is not the one its stamp sealed: {'; '.join(problems)}; {again}")
-    return result, stamp, runs.figures(files, tutorial)
+    figures = runs.figures(files, tutorial)
+    names = frozenset(PurePosixPath(figure.path).relative_to(runs.PAGE).as_posix() for figure in figures)
+    return shown.validated(result, names), stamp, figures
 
 
 def _without_lines(block: Any, lines: set[int]) -> Any:
@@ -138,13 +157,42 @@ def _without_lines(block: Any, lines: set[int]) -> Any:
     return sg_run.Block(block.type, "".join(kept), block.lineno)
 
 
-def _shown_blocks(src_file: Path, conf: Mapping[str, Any],
-                  result: RunRecord | None) -> tuple[dict[str, Any], list[Any], list[str]]:
-    """(file_conf, blocks, outputs) of what the page and the notebook show of a script and its run, as
+def _output_rst(record: BlockRecord | None, block: Any, file_conf: Mapping[str, Any], conf: Mapping[str, Any]) -> str:
+    """The reST under a code block BLOCK of the script, written here from its run's RECORD (data validated by
+    core.runs.shown; none: it did not run): its figures, its texts in literal blocks, its error as a traceback,
+    its HTML repr sanitised; as sphinx-gallery lays them out."""
+    if record is None:
+        return ""
+    if record.failed and record.texts:
+        *printed, error = record.texts
+        return (sg_run.output_rst(printed[0]) if printed else "") + sg_run.error_rst(error)
+    multi = sg_run.extract_file_config(block.content).get("multi_image_block", file_conf.get("multi_image")) != "single"
+    figures = sg.figures_rst([Path(conf["src_dir"], image) for image in record.images], record.alts,
+                             Path(conf["src_dir"]), conf.get("image_srcset") or (), multi)
+    return sg_run.output_rst(record.texts[0] if record.texts else "", figures,
+                             "_repr_html_" if record.html else None, record.html)
+
+
+def _outputs(blocks: Sequence[Any], result: RunRecord | None, stamp: Stamp | None, file_conf: Mapping[str, Any],
+             conf: Mapping[str, Any]) -> list[str]:
+    """The reST of each of BLOCKS' output (a text block's: none), each code block paired with the run's record of
+    the same block by its identity: where its code started in the script that ran (BlockRecord.line). A current
+    run's code is this script's, block for block, on the lines its stamp records (a prose edit may have moved
+    them since); a block the run did not reach (it failed before) shows none."""
+    recorded = {record.line: record for record in (result.blocks if result else ())}
+    code = [block for block in blocks if block.type == "code"]
+    ran_at = currency.lines_ran_at(stamp, [block.lineno for block in code])
+    moved = {id(block): start - block.lineno for block, start in zip(code, ran_at)}
+    return [_output_rst(recorded.get(runs.first_code_line(block) + moved[id(block)]), block, file_conf, conf)
+            if block.type == "code" else "" for block in blocks]
+
+
+def _shown_blocks(src_file: Path, conf: Mapping[str, Any], result: RunRecord | None,
+                  stamp: Stamp | None = None) -> tuple[dict[str, Any], list[Any], list[str]]:
+    """(file_conf, blocks, outputs) of what the page and the notebook show of a script and its run (_outputs), as
     sphinx-gallery cleans it, the run's own setting comments removed with sphinx-gallery's config comments."""
     file_conf, blocks = sg_run.split_code_and_text_blocks(str(src_file))
-    records = iter(result.blocks if result else ())
-    outputs = [getattr(next(records, None), "rst", "") if block.type == "code" else "" for block in blocks]
+    outputs = _outputs(blocks, result, stamp, file_conf, conf)
     if conf["remove_config_comments"]:
         text = src_file.read_text(encoding="utf-8")
         setting_lines = {line for name in tutorial_settings.SETTINGS for line, _ in tutorial_settings.setting_comments(text, name)}
@@ -179,8 +227,9 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
     """Write the page's reST and thumbnail of one tutorial from its run, with sphinx-gallery's functions; its
     FIGURES (runs.figures: the files of its figures folder) are copied where the reST wants them."""
     target = target_dir / src_file.name
+    shown_stamp = page_copy(stamp, signing.verified(run_dir)) if stamp else None
     key = hashlib.sha256(src_file.read_bytes() + b"\0" + result.to_json().encode() + b"\0"
-                         + (stamp.to_json() if stamp else "").encode()).hexdigest()
+                         + (shown_stamp.to_json() if shown_stamp else "").encode()).hexdigest()
     marker = target.with_name(f"{target.stem}{Rendered.SUFFIX}")
     if _marked(marker) == Rendered(key=key, rendered=_rendered(target)) and sg.md5_file(target).exists():
         return  # rendered from this run and this script, and untouched since
@@ -194,7 +243,7 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
         write_atomically(destination, read_regular(run_dir / figure.path))
     shutil.copyfile(src_file, target)
 
-    file_conf, blocks, outputs = _shown_blocks(src_file, conf, result)
+    file_conf, blocks, outputs = _shown_blocks(src_file, conf, result, stamp)
 
     seconds = result.seconds
     memory = stamp.peak_rss_mb if stamp else 0.0
@@ -213,8 +262,8 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
     sg.write_code_objects(target, result.code_objects)
     sg.write_cost(target, seconds, memory)
     sg.write_md5(target)
-    if stamp is not None:
-        page_copy(stamp).write(stamp_path(target))
+    if shown_stamp is not None:
+        shown_stamp.write(stamp_path(target))
     else:
         stamp_path(target).unlink(missing_ok=True)
     Rendered(key=key, rendered=_rendered(target)).write(marker)
@@ -231,16 +280,14 @@ def write_generated_downloads(app: Sphinx) -> None:
     _write_downloads(app, _from_runs(app)[1])
 
 
-# What a role naming a tutorial without a title shows in a notebook: the title in the build's language,
-# by the role's target. Found once per build, for both passes of _write_downloads.
-_titles: weakref.WeakKeyDictionary[Sphinx, dict[str, str]] = weakref.WeakKeyDictionary()
-
-
 def tutorial_titles(app: Sphinx) -> dict[str, str]:
-    """Each tutorial's title in the build's language, by its reference label and its page (with and without "/")."""
-    if app not in _titles:
+    """Each tutorial's title in the build's language, by its reference label and its page (with and without "/"):
+    what a role naming a tutorial without a title shows in a notebook. Found once per build, for both passes of
+    _write_downloads."""
+    state = site_state(app.config)
+    if state.titles is None:
         titles: dict[str, str] = {}
-        for tutorial in site_project(app.config).tutorials:
+        for tutorial in state.project.tutorials:
             source = Path(app.srcdir, tutorial.gallery.examples_dir, tutorial.rel)  # staged: this language's
             try:
                 title = next((u.msgid for u in tutorial_text.parse(source).units if u.kind == "title"), None)
@@ -248,8 +295,8 @@ def tutorial_titles(app: Sphinx) -> dict[str, str]:
                 title = None  # not staged, or sphinx-gallery reports it where it reads the page
             if title:
                 titles |= {tutorial.ref_label: title, tutorial.page: title, f"/{tutorial.page}": title}
-        _titles[app] = titles
-    return _titles[app]
+        state.titles = titles
+    return state.titles
 
 
 def _write_downloads(app: Sphinx, tutorials: list[project.Tutorial]) -> None:
@@ -257,6 +304,7 @@ def _write_downloads(app: Sphinx, tutorials: list[project.Tutorial]) -> None:
     writes a notebook with the reST its conversion leaves (roles, escapes)."""
     conf = app.config.sphinx_gallery_conf
     spaced = page_language(app.config).spaced
+    before = site_state(app.config).downloads_before
     for tutorial in tutorials:
         source = Path(app.srcdir, tutorial.gallery.examples_dir, tutorial.rel)
         target = Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.rel)
@@ -270,11 +318,11 @@ def _write_downloads(app: Sphinx, tutorials: list[project.Tutorial]) -> None:
         notebook, archive = target.with_suffix(".ipynb"), target.with_suffix(".zip")
         with _scratch(notebook) as fresh:
             sg.save_notebook(sg.notebook(blocks, conf, target.parent), fresh)
-            _write_changed(notebook, fresh.read_bytes())
+            _write_changed(notebook, fresh.read_bytes(), before)
         # The zip holds the script too, which may change where the notebook does not (a setting comment).
         with _scratch(archive) as fresh:
             sg.zip_files([target, notebook], fresh, target.parent)
-            _write_changed(archive, _normalized_zip(fresh.read_bytes()))
+            _write_changed(archive, _normalized_zip(fresh.read_bytes()), before)
 
 
 @contextlib.contextmanager
@@ -287,31 +335,29 @@ def _scratch(path: Path) -> Iterator[Path]:
         fresh.unlink(missing_ok=True)
 
 
-def _write_changed(path: Path, data: bytes) -> None:
+def _write_changed(path: Path, data: bytes, before: Mapping[Path, tuple[bytes, int]]) -> None:
     """PATH holds DATA, written only where it holds something else. Where sphinx-gallery wrote its own over
-    what the build found, the file gets back the modification time it had then."""
+    what the build found (BEFORE), the file gets back the modification time it had then."""
     if path.exists() and path.read_bytes() == data:
         return
     write_atomically(path, data)
-    digest, mtime = _downloads_before.get(path, (None, 0))
+    digest, mtime = before.get(path, (None, 0))
     if digest == hashlib.sha256(data).digest():
         os.utime(path, ns=(mtime, mtime))
 
 
-# The notebooks and zips as the build found them: sphinx-gallery writes its own again for every page it
-# generates (each build, for a tutorial it does not execute), and write_generated_downloads puts ours back with their
-# old mtimes, so that Sphinx, which reads a page again when a file it links to is newer, does not.
-_downloads_before: dict[Path, tuple[bytes, int]] = {}
-
-
 def note_downloads(app: Sphinx) -> None:
-    """Note the notebook and zip of each page sphinx-gallery generates as they are, before it does."""
-    _downloads_before.clear()
+    """Note the notebook and zip of each page sphinx-gallery generates as they are, before it does: it writes
+    its own again for every page it generates (each build, for a tutorial it does not execute), and
+    write_generated_downloads puts ours back with their old mtimes, so that Sphinx, which reads a page again
+    when a file it links to is newer, does not."""
+    before = site_state(app.config).downloads_before
+    before.clear()
     for tutorial in _from_runs(app)[1]:
         target = Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.rel)
         for path in (target.with_suffix(".ipynb"), target.with_suffix(".zip")):
             if path.exists():
-                _downloads_before[path] = (hashlib.sha256(path.read_bytes()).digest(), path.stat().st_mtime_ns)
+                before[path] = (hashlib.sha256(path.read_bytes()).digest(), path.stat().st_mtime_ns)
 
 
 def _forget_rendering(target: Path) -> None:
@@ -403,6 +449,6 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     app.connect("build-finished", refuse_own_execution)
     app.connect("build-finished", drop_removed_pages)
     # Its config-inited, builder-inited and build-finished handlers run once, in the main process; at writing,
-    # drop_unused_css edits only its page's context. `_projects` holds no state of the build: a memo of the
-    # project's discovery from conf.py and the files, which a process reading in parallel finds again the same.
+    # drop_unused_css edits only its page's context. SiteState is this application's, on its configuration: the
+    # project discovered from conf.py and the files, which a process reading in parallel finds again the same.
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -5,6 +5,7 @@ each tag's attributes are escaped one way and no part replaces what another adde
 has no handler of its own.
 """
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
@@ -40,6 +41,15 @@ def meta(kind: str, name: str, content: str) -> Tag:
 def link(rel: str, href: str, hreflang: str = "") -> Tag:
     """`<link rel="REL" [hreflang="HREFLANG"] href="HREF">`."""
     return Tag("link", (("rel", rel), *((("hreflang", hreflang),) if hreflang else ()), ("href", href)))
+
+
+# A `<meta name="NAME">` in a page's head, however written (`.. meta::`'s, another extension's): {name}.
+_META_NAMED = r"""<meta\b[^>]*\bname=["']{name}["']"""
+
+
+def has_meta(context: dict[str, Any], name: str) -> bool:
+    """Whether the page's head has a `<meta name="NAME">` already."""
+    return re.search(_META_NAMED.format(name=re.escape(name)), context.get("metatags", ""), re.I) is not None
 
 
 def add_to_head(context: dict[str, Any], *parts: Tag | str) -> None:

@@ -16,11 +16,11 @@ from sphinx.locale import get_translation
 from .. import __version__
 from .. import sphinx_gallery_build as sg
 from ..core.site.summaries import plain_text, site_description, summary
-from ..core.site.versions import canonical_url, folder_url
+from ..core.site.versions import folder_url, published_url
 from ..core.sphinx_gallery_formats import thumbnail_path
 from ..sphinx_gallery_build import ExtensionMetadata
 from .gallery import example_of
-from .head import add_to_head, meta, page_language
+from .head import add_to_head, has_meta, meta, page_language
 from .i18n import site_languages
 
 _ = get_translation("sphinx")
@@ -73,7 +73,7 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
              for other in site_languages(app) if other is not lang]
     site_url = app.config.tutorials_site_url
     if site_url:
-        tags.append(("property", "og:url", canonical_url(site_url, lang.seg, f"{pagename}.html")))
+        tags.append(("property", "og:url", published_url(site_url, app.config.version, lang.seg, f"{pagename}.html")))
         image = thumbnail(app, pagename, doctree)
         if image:
             # In this version's own folder, where the file surely is.
@@ -81,6 +81,8 @@ def add_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
                                                               f"{app.builder.imagedir}/{image}")))
     if OPEN_GRAPH_EXTENSION in getattr(app, "extensions", {}):
         tags = [tag for tag in tags if not tag[1].startswith("og:")]  # the site's own extension writes those
+    if has_meta(context, "description"):
+        tags = [tag for tag in tags if tag[1] != "description"]  # the page's own (`.. meta::`, an extension's)
     add_to_head(context, *(meta(kind, name, value) for kind, name, value in tags))
 
 

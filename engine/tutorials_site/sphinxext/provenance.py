@@ -21,9 +21,9 @@ from sphinx.util.docutils import SphinxDirective
 from .. import __version__
 from ..core.project import Tutorial
 from ..core.runs import currency
-from ..core.runs.fingerprint import source_digest
+from ..core.runs.fingerprint import tutorial_digest
 from ..core.runs.records import Stamp
-from ..core.runs.stamping import excused
+from ..core.runs.stamping import expected
 from ..core.runs.stamps import STAMP_META, read_stamp, stamp_path
 from ..core.sphinx_gallery_formats import intro_end
 from ..core.text.gallery_strings import split_template
@@ -73,6 +73,8 @@ def describe(stamp: Stamp) -> list[nodes.Node]:
         parts += [nodes.Text(" · ")] + _fill(written, gpus=nodes.Text(str(needed)))
     if not stamp.sandboxed:  # SANDBOX=off: nothing kept the run from what it was not given
         parts += [nodes.Text(" · "), nodes.Text(_("run without a sandbox"))]
+    if not stamp.verified:  # taken from REUSE or a shard by a build without the runs key (core.runs.signing)
+        parts += [nodes.Text(" · "), nodes.Text(_("not verified"))]
     if stamp.network:  # its tutorials-needs line: what it downloaded may differ from one build to the next
         parts += [nodes.Text(" · "), nodes.Text(_("used the network"))]
     parts += [nodes.Text(" · torch "), nodes.literal(text=hardware.torch or "-")]
@@ -119,8 +121,7 @@ class ProvenanceDirective(SphinxDirective):
         # Every language's page shows the run of the repository's English script.
         tutorial = example_of(self.config, self.env.docname)
         if (stamp and tutorial is not None
-                and not currency.problems(source_digest(tutorial.path, tutorial.label, tutorial.root), None,
-                                          stamp=stamp)):
+                and not currency.problems(tutorial_digest(site_project(self.config), tutorial), None, stamp=stamp)):
             self.env.metadata[self.env.docname][STAMP_META] = stamp.to_json()
             line = nodes.container(classes=["tutorial-provenance"])
             line += nodes.paragraph("", "", *describe(stamp))
@@ -135,7 +136,7 @@ class ProvenanceDirective(SphinxDirective):
         """The banner of a failed run (none for one that passed)."""
         if not stamp.failed:
             return []
-        return [failure_banner(stamp, excused(site_project(self.config), tutorial, stamp))]
+        return [failure_banner(stamp, expected(site_project(self.config), tutorial, stamp))]
 
 
 def add_stamp_meta(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],

@@ -1,20 +1,16 @@
-"""What a tutorial's processes use, recorded as they run (Python audit hooks), for its fingerprint (core.runs.used).
+"""What a tutorial's processes import, recorded as they run (Python audit hooks), for its fingerprint (core.runs.used).
 
 The runner installs the hook in its own process and names where to record in the environment
 (VARIABLE); sitecustomize.py installs it in every Python process the tutorial starts (spawned ranks,
 `subprocess` Pythons), and a forked process (a DataLoader worker) keeps its parent's. Each process
 appends to a file of its own, <folder>/<pid>.jsonl, one JSON array a line, each written once:
 
-    ["read", path]    a file under the project it opened to read (links resolved: the working
-                      folder's links to the tutorial's folder are the project's files)
-    ["wrote", path]   a file under the project it opened to write
     ["module", name]  the top-level name of a module it imported or loaded from outside the project
                       (an installed distribution's, or the standard library's)
 
-Python's own module loading opens each source or bytecode file (io.open_code), so helpers loaded
-with importlib are recorded like `import` statements. What is not seen: files opened by C code
-outside Python's open (and by processes that are not Python), and folders listed; a tutorial declares
-those with `# tutorials-reads:`.
+Python's own module loading opens each source or bytecode file (io.open_code), so modules loaded
+with importlib are recorded like `import` statements. The project's files are not recorded here: the
+run's fingerprint holds every one it can see (core.runs.visibility), whatever reads it.
 """
 
 import contextlib
@@ -24,8 +20,7 @@ import os
 import sys
 from typing import Any
 
-VARIABLE = "TUTORIALS_SITE_USED"  # JSON: {"folder": where to record, "root": the project, "skip": [folders]}
-_WRITING = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+VARIABLE = "TUTORIALS_SITE_USED"  # JSON: {"folder": where to record, "root": the project}
 
 
 def _folder(path: str) -> str:
@@ -33,10 +28,9 @@ def _folder(path: str) -> str:
 
 
 class _Recorder:
-    def __init__(self, folder: str, root: str, skip: list[str]) -> None:
+    def __init__(self, folder: str, root: str) -> None:
         # Compared with the paths opened, links resolved: so are these.
         self.folder, self.root = _folder(os.path.realpath(folder)), _folder(os.path.realpath(root))
-        self.skip = tuple(_folder(os.path.realpath(s)) for s in skip)
         self.seen: set[tuple[str, str]] = set()
         self.pid, self.fd = 0, -1
 
@@ -62,7 +56,7 @@ class _Recorder:
                 return name.split(".", 1)[0] or None
         return None
 
-    def opened(self, path: Any, flags: Any) -> None:
+    def opened(self, path: Any) -> None:
         if isinstance(path, bytes):
             path = os.fsdecode(path)
         if not isinstance(path, str) or path.startswith(self.folder):
@@ -71,16 +65,13 @@ class _Recorder:
         if full.endswith(".pyc") and f"{os.sep}__pycache__{os.sep}" in full:
             with contextlib.suppress(ValueError):  # a module's bytecode stands for its source
                 full = importlib.util.source_from_cache(full)
-        if full.startswith(self.root) and not full.startswith(self.skip):
-            self.write("wrote" if isinstance(flags, int) and flags & _WRITING else "read", full)
-            return
         module = None if full.startswith(self.root) else self.module_of(full)
         if module:
             self.write("module", module)
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
         if event == "open":
-            self.opened(os.fspath(args[0]) if hasattr(args[0], "__fspath__") else args[0], args[2])
+            self.opened(os.fspath(args[0]) if hasattr(args[0], "__fspath__") else args[0])
         elif event == "import":
             self.write("module", str(args[0]).split(".", 1)[0])
 
@@ -93,13 +84,13 @@ class _Recorder:
 _recorder: _Recorder | None = None
 
 
-def install(folder: str, root: str, skip: list[str]) -> None:
-    """Record into FOLDER what this process and every process it starts uses under ROOT (less SKIP)."""
+def install(folder: str, root: str) -> None:
+    """Record into FOLDER the modules this process and every process it starts imports from outside ROOT."""
     global _recorder
     os.makedirs(folder, exist_ok=True)
-    _recorder = _Recorder(folder, root, skip)
+    _recorder = _Recorder(folder, root)
     sys.addaudithook(_recorder.hook)
-    os.environ[VARIABLE] = json.dumps({"folder": folder, "root": root, "skip": skip})
+    os.environ[VARIABLE] = json.dumps({"folder": folder, "root": root})
 
 
 def install_from_environment() -> None:
@@ -107,7 +98,7 @@ def install_from_environment() -> None:
     asked = os.environ.get(VARIABLE)
     if asked and _recorder is None:
         settings = json.loads(asked)
-        install(settings["folder"], settings["root"], settings["skip"])
+        install(settings["folder"], settings["root"])
 
 
 def finish() -> None:

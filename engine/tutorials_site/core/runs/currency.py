@@ -10,11 +10,12 @@ hooks, the accelerator pins, conf.py's run settings), and every file and distrib
 like one that passed: its page shows its failure (RETRY_FAILED is the build's choice, not staleness).
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..terminal import OutputLimits
-from . import runs, seal
+from . import runs, seal, signing
 from .records import OPTIONS, RecordError, RunOptions, RunRecord, Stamp
 from .used import Present, SourceDigest
 
@@ -53,6 +54,10 @@ def problems(source: SourceDigest, present: Present | None, *, run: tuple[Path, 
         found.insert(0, "the output shown is not what the run produced (edited after the run?)")
     if present is not None:
         found += _of_environment(seen.stamp, present)
+        if present.sandboxed and not seen.stamp.sandboxed:
+            found.append("made without its sandbox (SANDBOX=off): never current for a sandboxed build")
+        if present.runs_key and run is not None:
+            found += [why for why in [signing.unsigned(present.runs_key, Path(*run), run[1])] if why]
     if not seen.stamp.seconds > 0:
         found.append("zero-time run")
     if limits is not None and seen.limits != limits:
@@ -80,6 +85,13 @@ def _read(runs_root: Path, key: str) -> _Seen | list[str]:
         return [f"its record cannot be used ({error})"]
     except OSError:
         return ["the run's record is damaged (a figure is missing)"]
+
+
+def lines_ran_at(stamp: Stamp | None, lines: Sequence[int]) -> list[int]:
+    """Where each code block of the current script, starting at LINES, started in the script whose run STAMP vouches
+    for (its code is this script's, block for block, where the run is current; a prose edit may have moved it):
+    LINES themselves without a stamp, or one of another script."""
+    return list(stamp.code_lines) if stamp is not None and len(stamp.code_lines) == len(lines) else list(lines)
 
 
 def _of_source(stamp: Stamp, source: SourceDigest) -> list[str]:

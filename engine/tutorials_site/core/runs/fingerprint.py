@@ -13,6 +13,9 @@ The environment fingerprint (environment_fingerprint), the same for every tutori
   runs are current on the CPU machine that assembles the site from them;
 - what every Python start-up runs: each site-packages folder's `.pth` files and
   any `sitecustomize` / `usercustomize` module;
+- the modules of no distribution (loose_modules) in the folders of the builder's
+  PYTHONPATH outside the project, which tutorials get: a distribution there counts
+  by its release in the runs that import it, like any other;
 - what conf.py decides of a run (run_configuration): the sphinx_gallery_conf
   options the runner reads (RUN_OPTIONS), Sphinx's `default_role` (code links)
   and the variables tutorials get (`tutorials_environment`); not the theme,
@@ -42,6 +45,7 @@ re-run with run_stale_examples).
 """
 
 import ast
+import contextlib
 import hashlib
 import io
 import itertools
@@ -50,7 +54,6 @@ import os
 import re
 import sys
 import tokenize
-from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
 from importlib.machinery import PathFinder
@@ -62,8 +65,8 @@ from packaging.utils import canonicalize_name
 
 from .. import project, tutorial_settings
 from ..errors import SiteError
-from ..sphinx_gallery_formats import CONFIG_COMMENT, TEXT_BLOCK_HEADER
-from . import used
+from ..sphinx_gallery_formats import CONFIG_COMMENT, RUN_OPTIONS, TEXT_BLOCK_HEADER
+from . import used, visibility
 from .isolation import SETTING, site_folders
 from .protocol import PROTOCOL
 from .records import Used
@@ -71,10 +74,6 @@ from .used import Present, SourceDigest, release
 
 ENGINE = Path(__file__).resolve().parents[2]  # the engine's package: its runs are versioned by PROTOCOL
 
-# sphinx_gallery_conf's options that change what a run records (commands/execute.py's RunOptions and,
-# with callables of conf.py's own, sphinx-gallery's scrapers and module resets in the runner).
-RUN_OPTIONS = ("capture_repr", "ignore_repr_types", "image_scrapers", "reset_argv", "reset_modules",
-               "reset_modules_order", "inspect_global_variables", "image_srcset", "matplotlib_animations")
 # The two torch builds' locks: what only the CUDA one installs is the accelerator runtime.
 TORCH_LOCKS = ("requirements-cpu.lock", "requirements-cuda.lock")
 _WILDCARD = re.compile(r"[*?[]")  # what makes a part of a glob pattern match more than its own name
@@ -165,8 +164,31 @@ def run_configuration(root: Path) -> str:
     return json.dumps(chosen, sort_keys=True, default=_named)
 
 
-def environment_fingerprint(root: Path) -> str:
-    """The digest of what every run depends on (see above), for the project at ROOT."""
+def loose_modules(folder: Path) -> list[Path]:
+    """The files of the modules in FOLDER (a PYTHONPATH folder) that no distribution installed there owns (no
+    `*.dist-info` names them): top-level `.py` files and packages (folders with an `__init__.py`), whose changes no
+    release number tells; the engine's own package left out (its runs are versioned by PROTOCOL)."""
+    owned: set[str] = set()
+    for info in Path(folder).glob("*.dist-info"):
+        with contextlib.suppress(OSError):
+            owned.update((info / "top_level.txt").read_text(encoding="utf-8").split())
+        with contextlib.suppress(OSError):
+            owned.update(line.split("/", 1)[0].removesuffix(".py")
+                         for line in (info / "RECORD").read_text(encoding="utf-8").splitlines())
+    files: list[Path] = []
+    for entry in sorted(Path(folder).iterdir()) if Path(folder).is_dir() else []:
+        if entry.name.removesuffix(".py") in owned or entry.resolve() == ENGINE:  # the engine counts by PROTOCOL
+            continue
+        if entry.suffix == ".py" and entry.is_file():
+            files.append(entry)
+        elif entry.is_dir() and (entry / "__init__.py").is_file():
+            files += sorted(p for p in entry.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return files
+
+
+def environment_fingerprint(root: Path, pythonpath: str = "") -> str:
+    """The digest of what every run depends on (see above), for the project at ROOT, tutorials started with
+    PYTHONPATH (the builder's: its folders outside the project count by their loose modules)."""
     digest = hashlib.sha256()
 
     def add(label: str, data: bytes) -> None:
@@ -179,6 +201,10 @@ def environment_fingerprint(root: Path) -> str:
     for path in startup_hooks():
         add(path.name, path.read_bytes())
     add("conf.py", run_configuration(root).encode())
+    for folder in (Path(entry) for entry in pythonpath.split(os.pathsep) if entry):
+        if not _inside(folder, root):  # the project's own files count in each run's record
+            for path in loose_modules(folder):
+                add(str(path), path.read_bytes())
     return digest.hexdigest()
 
 
@@ -209,9 +235,12 @@ def declared_reads(source: Path, label: str, root: Path) -> list[Path]:
                                 f"({outside[0].resolve()}); a tutorial declares only the project's files, relative "
                                 "to its folder: copy the file into the project")
             files = [f for m in matched for f in ([m] if m.is_file() else sorted(m.rglob("*"))) if f.is_file()]
-            if any(not _inside(f, root) for f in files):
+            leading_out = next((f for f in files if not _inside(f, root)), None)
+            if leading_out is not None:
+                link = next((part for part in [leading_out, *leading_out.parents] if part.is_symlink()), leading_out)
                 raise SiteError(f"{label}:{line}: tutorials-reads: {pattern!r} holds a link that leads outside the "
-                                "project; a tutorial declares only the project's files: copy the file into the project")
+                                f"project: {os.path.relpath(link, folder)} -> {link.resolve()}; a tutorial declares "
+                                "only the project's files: copy the file into the project")
             if not files:
                 raise SiteError(f"{label}:{line}: tutorials-reads: {pattern!r} matches no file; paths are relative "
                                 "to the tutorial's folder (globs allowed): add the file or fix the line")
@@ -290,25 +319,41 @@ def _code_text(path: Path) -> tuple[bytes, tuple[int, ...]]:
     return b"".join(f"{kind}\0{part}\0".encode() for kind, part in parts), tuple(line for line, _ in blocks)
 
 
-def source_digest(path: Path, label: str | None, root: Path) -> SourceDigest:
+def source_digest(path: Path, label: str | None, root: Path, declared: list[Path] | None = None) -> SourceDigest:
     """What a tutorial brings to its run (see above): its code and the files it declares it reads (in the project
-    at ROOT), digested, and where its code blocks start. LABEL names the script in errors. The modules and files
-    it opens are recorded by the run itself (core.runs.used)."""
+    at ROOT; DECLARED where the caller read them already), digested, and where its code blocks start. LABEL names
+    the script in errors. What else of the project it sees counts by tutorial_digest and its Used record."""
     path = Path(path)
     code, lines = _code_text(path)
     digest = hashlib.sha256(code)
-    for other in declared_reads(path, label or str(path), root):
+    for other in declared_reads(path, label or str(path), root) if declared is None else declared:
         digest.update(b"\0" + os.path.relpath(other, path.parent).encode() + b"\0" + other.read_bytes())
     return SourceDigest(digest.hexdigest(), lines)
 
 
-def present(root: Path) -> Present:
-    """The state of the project at ROOT and of the environment that runs are compared with, now."""
-    return Present(Path(root), environment_fingerprint(root))
+def present(root: Path, sandboxed: bool = True, runs_key: bytes = b"", pythonpath: str = "") -> Present:
+    """The state of the project at ROOT and of the environment that runs are compared with, now, by a build that runs
+    tutorials SANDBOXED (or not), with PYTHONPATH, and holds RUNS_KEY (b"": none, core.runs.signing)."""
+    return Present(Path(root), environment_fingerprint(root, pythonpath), sandboxed, runs_key)
 
 
-def used_by(run_dir: Path, tutorial: project.Tutorial, skip: Iterable[Path]) -> Used:
-    """What TUTORIAL's run in RUN_DIR used (core.runs.used.record): the build folder, the venv and the engine
-    (SKIP and ENGINE) and the script itself are counted elsewhere, the accelerator runtime by its pins."""
-    return used.record(run_dir, tutorial.root, [*skip, ENGINE, tutorial.path, *site_folders()],
-                       accelerator_pins(tutorial.root))
+def seen_by(site: project.Project, tutorial: project.Tutorial) -> visibility.Visible:
+    """What of SITE's project TUTORIAL's run sees (core.runs.visibility), its declared files included."""
+    return visibility.visible(site, tutorial, declared_reads(tutorial.path, tutorial.label, tutorial.root))
+
+
+def tutorial_digest(site: project.Project, tutorial: project.Tutorial) -> SourceDigest:
+    """What TUTORIAL brings to its run: its source digest, with the names of the project's files its run sees (a file
+    added to its folder or taken away makes its run stale; an edit of one does too, by its Used record)."""
+    declared = declared_reads(tutorial.path, tutorial.label, tutorial.root)
+    base = source_digest(tutorial.path, tutorial.label, tutorial.root, declared)
+    # Of its folder and its declared files (conf.py's sys.path modules count by the Used record's digests alone: the
+    # provenance directive, in Sphinx's process, computes this digest too, without the build's sys.path).
+    names = "\0".join(visibility.visible(site, tutorial, declared, modules=False).files).encode()
+    return SourceDigest(hashlib.sha256(base.code.encode() + b"\0seen\0" + names).hexdigest(), base.lines)
+
+
+def used_by(run_dir: Path, site: project.Project, tutorial: project.Tutorial) -> Used:
+    """What TUTORIAL's run in RUN_DIR used (core.runs.used.record): every project file it could see, and the
+    distributions it imported, the accelerator runtime counted by its pins instead."""
+    return used.record(run_dir, tutorial.root, seen_by(site, tutorial).files, accelerator_pins(tutorial.root))

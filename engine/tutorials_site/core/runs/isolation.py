@@ -27,6 +27,7 @@ from pathlib import Path
 from urllib.parse import quote, quote_plus
 
 from ..errors import SiteError
+from . import run_folder
 from .records import RunRecord
 
 # conf.py's list of further variables (names, or fnmatch patterns such as "WANDB_*") tutorials get.
@@ -35,7 +36,7 @@ DEFAULT_ENVIRONMENT = (
     # the system: programs, the user, language and time zone, temporary files, native libraries
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR", "TEMP", "TMP",
     "LD_LIBRARY_PATH", "SOURCE_DATE_EPOCH",
-    # Python: the packages the fingerprint saw (PYTHONPATH), a fixed hash seed
+    # Python: the folders on PYTHONPATH (the fingerprint covers what they hold: core.runs.fingerprint), a hash seed
     "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHASHSEED",
     # downloads of datasets and weights behind a proxy or a private certificate authority
     "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
@@ -57,6 +58,7 @@ SECRET_MIN_LENGTH = 8
 SECRET_NAME = re.compile(r"TOKEN|SECRET|PASS|KEY|AUTH|CRED|PRIVATE|COOKIE|SESSION|SIGNATURE|DSN", re.IGNORECASE)
 RANDOM_VALUE = re.compile(r"(?=.*[A-Za-z])(?=.*\d)\S{16,}")
 URL_WITH_CREDENTIALS = re.compile(r"[A-Za-z][\w+.-]*://[^/\s@]+@")
+_CREDENTIALS = re.compile(r"[A-Za-z][\w+.-]*://[^/\s@:]*:([^/\s@]+)@")
 SHOWN_CHANGES = 8  # files named in a message; the rest are counted
 
 
@@ -68,20 +70,36 @@ def site_folders() -> list[Path]:
     return [Path(folder) for folder in dict.fromkeys(folders) if Path(folder).is_dir()]
 
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def allowed(conf: Mapping[str, object]) -> tuple[str, ...]:
-    """The names and patterns tutorials get: the defaults and conf.py's `tutorials_environment`."""
+    """The names and patterns tutorials get: the defaults and the variables conf.py's `tutorials_environment`
+    names, each by its whole name (a pattern, `*` above all, would hand over whatever secret the builder holds)."""
     extra = conf.get(SETTING, ())
     if isinstance(extra, str) or not isinstance(extra, list | tuple) or not all(
-            isinstance(name, str) and name.strip() for name in extra):
-        raise SiteError(f"conf.py: {SETTING} = {extra!r}: must be a list of variable names or patterns "
-                        "(\"WANDB_MODE\", \"MY_DATA_*\")")
+            isinstance(name, str) and _NAME.fullmatch(name) for name in extra):
+        bad = extra if isinstance(extra, str) or not isinstance(extra, list | tuple) else next(
+            name for name in extra if not (isinstance(name, str) and _NAME.fullmatch(name)))
+        raise SiteError(f"conf.py: {SETTING}: {bad!r}: must be a list of variable names, each whole "
+                        "(\"WANDB_MODE\", \"MY_DATA_DIR\"), never a pattern such as \"*\" or \"MY_*\", which would "
+                        "give tutorials the builder's secrets")
     return (*DEFAULT_ENVIRONMENT, *extra)
 
 
 def tutorial_environment(builder: Mapping[str, str], names: Iterable[str] = DEFAULT_ENVIRONMENT) -> dict[str, str]:
-    """The variables of BUILDER whose name matches one of NAMES (fnmatch patterns, case-sensitive)."""
+    """The variables of BUILDER whose name matches one of NAMES (fnmatch patterns, case-sensitive), less those a
+    pattern matches whose name is a secret's (a variable named whole is given as it is); a proxy's URL without its
+    user and password (a tutorial's downloads reach a proxy that asks for none)."""
     names = tuple(names)
-    return {key: value for key, value in builder.items() if any(fnmatchcase(key, name) for name in names)}
+    given = {key: value for key, value in builder.items()
+             if key in names or (not SECRET_NAME.search(key) and any(fnmatchcase(key, name) for name in names))}
+    return {key: without_credentials(value) if key.lower().endswith("_proxy") else value for key, value in given.items()}
+
+
+def without_credentials(url: str) -> str:
+    """URL without the user and password it may hold (`http://user:secret@proxy:3128` -> `http://proxy:3128`)."""
+    return re.sub(r"^([A-Za-z][\w+.-]*://)[^/\s@]*@", r"\1", url.strip())
 
 
 def withheld(builder: Mapping[str, str], given: Mapping[str, str]) -> dict[str, str]:
@@ -95,12 +113,15 @@ def withheld(builder: Mapping[str, str], given: Mapping[str, str]) -> dict[str, 
     """
     secrets = {}
     for name, value in builder.items():
-        if name in given or len(value) < SECRET_MIN_LENGTH or any(value in v for v in given.values()):
+        if given.get(name) == value or len(value) < SECRET_MIN_LENGTH or any(value in v for v in given.values()):
             continue
         if os.path.isabs(value) and os.path.exists(value):
             continue
         if SECRET_NAME.search(name) or RANDOM_VALUE.fullmatch(value) or URL_WITH_CREDENTIALS.match(value):
             secrets[name] = value
+        credentials = _CREDENTIALS.match(value)
+        if credentials and len(credentials[1]) >= SECRET_MIN_LENGTH:  # a proxy's password, printed alone
+            secrets[f"{name}'s password"] = credentials[1]
     return secrets
 
 
@@ -130,16 +151,46 @@ def shown_forms(value: str) -> dict[str, str]:
     return shown
 
 
+def _letters(value: str) -> str:
+    """VALUE's letters and digits alone, in lower case: what a secret printed spaced out, cut by punctuation or
+    in another case still shows."""
+    return "".join(char for char in value.lower() if char.isalnum())
+
+
+def _rot13(value: str) -> str:
+    return value.translate(_ROT13)
+
+
+_ROT13 = str.maketrans("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                       "nopqrstuvwxyzabcdefghijklmNOPQRSTUVWXYZABCDEFGHIJKLM")
+
+
+def _disguised(value: str, text: str) -> str | None:
+    """How TEXT shows VALUE disguised (spaced out or cut by punctuation, in another case, rot13'd, reversed so),
+    compared by their letters and digits alone; None where it does not."""
+    letters, shown = _letters(value), _letters(text)
+    if len(letters) < SECRET_MIN_LENGTH:
+        return None
+    for form, what in ((letters, "spaced out or in another case"), (_rot13(letters), "rot13"),
+                       (letters[::-1], "reversed"), (_rot13(letters)[::-1], "rot13")):
+        if form in shown:
+            return what
+    return None
+
+
 def leaks(result: RunRecord, secrets: Mapping[str, str]) -> list[tuple[int, str]]:
     """(line of the block, variable name) for each output block of a run's result that shows a secret's value
-    in one of its shown_forms: the name, then the form in parentheses where it is not the value as it is."""
+    in one of its shown_forms, or disguised: the name, then the form in parentheses where it is not the value
+    as it is."""
     found = []
-    shown = [(block.line, "\n".join(block.texts)) for block in result.blocks]
+    shown = [(block.line, "\n".join((*block.texts, block.html or ""))) for block in result.blocks]
     if result.error:
         shown.append((result.error.line, result.error.message))
     for line, text in shown:
         for name, value in secrets.items():
             what = next((what for form, what in shown_forms(value).items() if form in text), None)
+            if what is None:
+                what = _disguised(value, text)
             if what is not None:
                 found.append((line, f"{name} ({what})" if what else name))
     return found
@@ -152,11 +203,15 @@ def redact(run_dir: Path, secrets: Mapping[str, str]) -> None:
     The figures (page/) are left: a value drawn into pixels cannot be found.
     """
     for path in Path(run_dir).rglob("*"):
-        if not path.is_file() or path.is_symlink() or "page" in path.relative_to(run_dir).parts[:1]:
+        if not path.is_file() or path.is_symlink() or run_folder.PAGE in path.relative_to(run_dir).parts[:1]:
             continue
         data = original = path.read_bytes()
         for name, value in secrets.items():
             marker = f"[{name} withheld]".encode()
+            for letters in {_letters(value), _rot13(_letters(value))} if len(_letters(value)) >= SECRET_MIN_LENGTH else ():
+                # its letters with anything but letters and digits between them, in any case
+                spaced = rb"[^0-9A-Za-z]*".join(re.escape(char.encode()) for char in letters)
+                data = re.sub(spaced, marker, data, flags=re.IGNORECASE)
             for shown in shown_forms(value):
                 # as written, and as JSON writes it inside a string (result.json, with ensure_ascii)
                 for form in {shown.encode(), json.dumps(shown)[1:-1].encode()}:

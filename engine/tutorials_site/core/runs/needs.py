@@ -27,6 +27,7 @@ CLASSES = ("cpu", "gpu", "multi-gpu")
 SETTING = "tutorials_needs"  # conf.py's default, for every gallery or per gallery
 DEFAULT = "cpu"
 _GPUS = re.compile(r"gpus[ \t]*=[ \t]*([0-9]+)")  # ASCII digits only: gpus=2
+MAX_GPUS = 256  # more than any one machine holds
 _NAMED = {"cpu": 0, "gpu": 1}
 NETWORK = "network"
 _NETWORK_WORD = re.compile(rf"(?<!\S){NETWORK}(?!\S)")
@@ -39,8 +40,10 @@ def parse(value: str) -> int:
     """
     value = value.strip()
     match = _GPUS.fullmatch(value)
-    if match:
+    if match and len(match[1]) <= len(str(MAX_GPUS)) and int(match[1]) <= MAX_GPUS:
         return int(match[1])
+    if match:
+        raise ValueError(f"{value!r} asks for more GPUs than one machine has (at most gpus={MAX_GPUS})")
     if value in _NAMED:
         return _NAMED[value]
     raise ValueError(f"{value!r} is not cpu, gpu or gpus=N (a whole number of GPUs), written like gpus=2")

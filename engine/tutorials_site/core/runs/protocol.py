@@ -15,4 +15,4 @@ for this version in tests/fixtures/protocol/ (timings and machine-dependent figu
 alters a record fails it until the version is raised and the records kept again.
 """
 
-PROTOCOL = "1"
+PROTOCOL = "2"

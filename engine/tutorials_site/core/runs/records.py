@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 from ..errors import SiteError
 from ..files import read_regular, write_atomically
+from ..sphinx_gallery_formats import GALLERY_OPTIONS
 from ..terminal import DEFAULT_LIMITS, OutputLimits
+from . import run_folder
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance  # what dataclasses.fields() takes: a dataclass
@@ -129,7 +131,7 @@ class Record:
 
 @dataclasses.dataclass(frozen=True)
 class Hardware:
-    """Where a tutorial ran, as the runner saw it."""
+    """Where a tutorial ran, as the build saw it (core.runs.stamping.hardware_here), never as the run says."""
 
     device: str  # "CPU", or the first GPU's name
     gpus: int
@@ -140,12 +142,17 @@ class Hardware:
 
 @dataclasses.dataclass(frozen=True)
 class BlockRecord:
-    """One code block that ran."""
+    """One code block that ran: data alone, from which the build writes every byte of the page's reST itself (a run
+    can write this record too: nothing in it is markup the build trusts)."""
 
     line: int  # its first line of code
-    texts: tuple[str, ...]  # the text of each output block the page shows under it
+    # The text of each output block the page shows under it: what it printed (with its last value's text repr),
+    # and, for a block that failed, its error last (a traceback, or how a run that did not finish ended).
+    texts: tuple[str, ...]
     images: tuple[str, ...]  # its figures, relative to the run folder's page/
-    rst: str  # sphinx-gallery's reST of all that
+    alts: tuple[str, ...] = ()  # each figure's alt text (a matplotlib figure's titles), "" where it has none
+    html: str | None = None  # its last value's HTML repr, sanitised by the build before a page shows it
+    failed: bool = False  # its last text is its error
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,15 +177,14 @@ class RunError:
 class RunRecord(Record):
     """result.json: what a run showed."""
 
-    FORMAT: ClassVar[int] = 1
+    FORMAT: ClassVar[int] = 2  # 2: a block's output as data (texts, figures, alt texts, HTML repr), no reST
     NAME: ClassVar[str] = "run record (result.json)"
 
     blocks: tuple[BlockRecord, ...]
     error: RunError | None
-    hardware: Hardware | None  # None when the runner did not finish
     images_total: int = 0  # figures saved (sphinx_gallery_thumbnail_number = -1 counts from it)
     code_objects: dict[str, Any] = dataclasses.field(default_factory=dict)  # for code links and backreferences
-    gpu_peak_bytes: tuple[int, ...] = ()  # per GPU
+    gpu_peak_bytes: tuple[int, ...] = ()  # per GPU, as the run says (where it ran, the build says: Stamp.hardware)
     seconds: float = 0.0  # the wall time of the runner's process, set by the supervisor
 
 
@@ -237,6 +243,9 @@ class Stamp(Record):
     # Its output cites the script's line numbers (a traceback, a warning) or it failed (its error has a line):
     # it stands for the script only while its code stays on those lines (core.runs.currency).
     cites_lines: bool = False
+    # In a page's copy only (core.runs.stamps.page_copy): False where its run was taken from elsewhere (REUSE, a
+    # shard) by a build without the runs key, which could not verify who made it (core.runs.signing).
+    verified: bool = True
 
 
 # A build's record beside its pages (BuildInfo): written last, by a build that succeeded.
@@ -290,12 +299,12 @@ class Dropped(Record):
 
     FORMAT: ClassVar[int] = 1
     NAME: ClassVar[str] = "output cut (dropped.json)"
-    FILE: ClassVar[str] = "dropped.json"  # in a run's out/
+    FILE: ClassVar[str] = run_folder.DROPPED  # in a run's out/
 
     blocks: tuple[int, ...]
 
 
-OPTIONS = "options.json"  # in a run folder, and in the runner's output folder: the RunOptions it reads
+OPTIONS = run_folder.OPTIONS  # in a run folder, and in the runner's output folder: the RunOptions it reads
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -320,5 +329,7 @@ class RunOptions(Record):
     @classmethod
     def defaults(cls, root: Path | str, images: str, output_limits: OutputLimits = DEFAULT_LIMITS) -> Self:
         """sphinx-gallery's defaults, for a script outside any project's galleries (tests, benchmarks)."""
-        return cls(root=str(root), images=images, capture_repr=("_repr_html_", "__repr__"), ignore_repr_types="",
-                   own_callables=False, inspect_global_variables=True, default_role="", output_limits=output_limits)
+        return cls(root=str(root), images=images, capture_repr=GALLERY_OPTIONS["capture_repr"].default,
+                   ignore_repr_types=GALLERY_OPTIONS["ignore_repr_types"].default, own_callables=False,
+                   inspect_global_variables=GALLERY_OPTIONS["inspect_global_variables"].default, default_role="",
+                   output_limits=output_limits)

@@ -25,13 +25,13 @@ from ..files import open_regular
 from ..project import Tutorial
 from . import seal
 from .records import Record, RecordError, RunError, RunFile, RunRecord, Stamp
+from .run_folder import PAGE as PAGE  # runs.PAGE, ...: its names
+from .run_folder import PROGRESS as PROGRESS
+from .run_folder import RESULT as RESULT
+from .run_folder import STAMP as STAMP
 from .stamps import outputs_digest
 
-RESULT = "result.json"
-PROGRESS = "progress.json"  # the code block a run is in, rewritten as each starts (commands/runner.py)
 _PROGRESS_MAX = 4096  # bytes of a progress.json read: the runner's is a few dozen
-STAMP = seal.STAMP
-PAGE = "page"  # the run's files its page shows, as the staged tree holds them: its figures (figures_folder)
 # The longest time limit the build accepts, from TUTORIAL_TIMEOUT or a tutorial's line: a limit is always set.
 MAX_TIMEOUT = 24 * 3600
 _SECONDS = re.compile(r"[0-9]+(\.[0-9]+)?")  # 600, 90.5: no exponent, sign, inf, nan or other digits
@@ -116,9 +116,10 @@ def read_progress(path: Path | str) -> Progress | None:
 
 
 def outputs(run_dir: Path, result: RunRecord) -> str:
-    """The outputs digest of a run: its blocks' text and its figures' bytes, in order."""
+    """The outputs digest of a run: its blocks' text, its figures' bytes and its HTML reprs, in order."""
     images = [Path(run_dir, PAGE, name).read_bytes() for block in result.blocks for name in block.images]
-    return outputs_digest([text for block in result.blocks for text in block.texts], images)
+    return outputs_digest([text for block in result.blocks for text in block.texts], images,
+                          [block.html for block in result.blocks if block.html])
 
 
 def figures_folder(tutorial: Tutorial) -> PurePosixPath:

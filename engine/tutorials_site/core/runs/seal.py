@@ -18,8 +18,13 @@ from ..errors import SiteError
 from ..files import open_regular
 from .records import RunFile
 
-# The one file of a run its seal leaves out: the stamp that holds the seal.
-STAMP = "stamp.json"
+# The files of a run its seal leaves out: the stamp that holds the seal, its signature (core.runs.signing), and the
+# mark of a copy taken without the key to verify it.
+from .run_folder import SIGNATURE as SIGNATURE
+from .run_folder import STAMP as STAMP
+from .run_folder import UNVERIFIED as UNVERIFIED
+
+_UNSEALED = (STAMP, SIGNATURE, UNVERIFIED)
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK = 1 << 20
 
@@ -87,7 +92,7 @@ def seal(runs_root: Path, key: str) -> tuple[RunFile, ...]:
     found, odd = _files(runs_root, key)
     if found is None or odd:
         raise SealError("; ".join(odd))
-    return tuple(found[path] for path in sorted(found) if path != STAMP)
+    return tuple(found[path] for path in sorted(found) if path not in _UNSEALED)
 
 
 def verify(runs_root: Path, key: str, sealed: Sequence[RunFile]) -> list[str]:
@@ -99,7 +104,7 @@ def verify(runs_root: Path, key: str, sealed: Sequence[RunFile]) -> list[str]:
         return problems
     where = runs_root / key
     expected = {item.path: item for item in sealed}
-    for path in sorted(set(expected) | set(found) - {STAMP}):
+    for path in sorted(set(expected) | set(found) - set(_UNSEALED)):
         have, want = found.get(path), expected.get(path)
         if want is None:
             problems.append(f"{where / path}: not in its stamp's seal (added after the run?)")

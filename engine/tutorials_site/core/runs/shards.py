@@ -29,7 +29,7 @@ from pathlib import Path
 from .. import project
 from ..errors import UsageError
 from ..layout import BuildTree
-from . import needs, runs, stamping
+from . import needs, runs, signing, stamping
 from .records import RecordError, ShardRecord
 
 DURATIONS = ".github/tutorial-durations.json"  # in the project: what CI last recorded (`make durations`)
@@ -138,12 +138,14 @@ def _executed(shard: BuildTree) -> list[str]:
     return listed
 
 
-def merge(site: project.Project, shard_builddirs: Sequence[Path | str], tree: BuildTree) -> dict[str, str]:
+def merge(site: project.Project, shard_builddirs: Sequence[Path | str], tree: BuildTree,
+          runs_key: bytes = b"") -> dict[str, str]:
     """Copy the runs the shards made into `tree`; returns {tutorial key: shard folder it came from}.
 
     From each shard, only the runs of the tutorials its shard.json lists, each tutorial from one shard:
-    a run in a shard that did not execute it, one executed by two shards, or one whose files are not
-    those its stamp sealed (core.runs.seal) is refused before anything is copied.
+    a run in a shard that did not execute it, one executed by two shards, one whose files are not
+    those its stamp sealed (core.runs.seal) or, with RUNS_KEY, one without a valid signature (core.runs.signing)
+    is refused before anything is copied; without it, each run is copied marked unverified.
     """
     if not shard_builddirs:
         raise UsageError('SHARDS: no build folder given (make assemble SHARDS="dir ...")')
@@ -160,12 +162,17 @@ def merge(site: project.Project, shard_builddirs: Sequence[Path | str], tree: Bu
     taken = {t.key: executed_by[t.key] for t in site.tutorials if t.key in executed_by
              and os.path.lexists(executed_by[t.key].run_dir(t.key) / runs.STAMP)}  # else not kept there: named later
     unsealed = [problem for key, source in taken.items() for problem in runs.unsealed(source.runs, key)]
+    if runs_key:
+        unsealed += [f"{source.run_dir(key)}: {why}" for key, source in taken.items()
+                     for why in [signing.unsigned(runs_key, source.run_dir(key), key)] if why]
     if unsealed:
         raise UsageError("SHARDS: a shard's run is not the one its stamp sealed (changed since it ran), nothing "
                          "copied; give the shards' build folders as their builds left them:\n  " + "\n  ".join(unsealed))
     shutil.rmtree(tree.runs, ignore_errors=True)  # the site shows the shards' runs, none left from before
     for key, source in taken.items():
         shutil.copytree(source.run_dir(key), tree.run_dir(key), symlinks=True)  # verified: no link in it
+        if not runs_key:
+            signing.mark_unverified(tree.run_dir(key), f"the shard {source.root}")
     return {key: str(source.root) for key, source in taken.items()}
 
 

@@ -9,6 +9,7 @@ import platform
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from importlib import metadata
 from pathlib import Path
 
 from .. import git
@@ -30,7 +31,7 @@ def cites_lines(result: RunRecord, script: str) -> bool:
     frame (`x.py", line 12`), a warning or a log line (`x.py:12`), a debugger's (`x.py(12)`); or it failed, its
     error at a line. Its output then holds where the code stood, which a prose edit above it moves."""
     cited = re.compile(rf'(?<![\w.-]){re.escape(script)}(?:", line \d|:\d|\(\d)')
-    shown = (text for block in result.blocks for text in (*block.texts, block.rst))  # its reST: an HTML repr too
+    shown = (text for block in result.blocks for text in (*block.texts, block.html or ""))  # an HTML repr too
     return result.error is not None or any(cited.search(text) for text in shown)
 
 
@@ -52,10 +53,16 @@ def run_stamp(result: RunRecord, *, hardware: Hardware, raised: bool, source: So
                  sandboxed=sandboxed, network=network)
 
 
-def excused(project: Project, tutorial: Tutorial, stamp: Stamp) -> bool:
+def expected(project: Project, tutorial: Tutorial, stamp: Stamp) -> bool:
     """Whether STAMP's failed run raised, as conf.py's expected_failing_examples expects of TUTORIAL (a run that
     timed out or died is never what it expects)."""
     return stamp.failed and not stamp.unfinished and project.expected_to_fail(tutorial)
+
+
+def excused(project: Project, tutorial: Tutorial, stamp: Stamp) -> bool:
+    """Whether STAMP's failed run fails neither the build nor `check`: conf.py expects it (expected), or allows
+    TUTORIAL to fail however it does (tutorials_allowed_failures)."""
+    return stamp.failed and (expected(project, tutorial, stamp) or project.allowed_to_fail(tutorial))
 
 
 def own_frames(traceback: str, label: str) -> list[str]:
@@ -146,8 +153,22 @@ def origin(root: Path) -> dict[str, str]:
 
 
 def hardware_here(machine: Machine) -> Hardware:
-    """Where a run the runner did not finish ran (the runner records it at its end): the GPUs torch sees here,
-    torch's installed version; its CUDA version is not known without importing torch."""
+    """Where a run ran, as the build sees it (a run's own record is not believed): the GPUs torch sees here
+    (MACHINE), torch's installed release and the CUDA release it was built for (its version.py, read, not
+    imported)."""
     torch = installed_version("torch")
     return Hardware(device=machine.device or "CPU", gpus=machine.gpus, machine=platform.machine(),
-                    torch=None if torch == "not installed" else torch, cuda=None)
+                    torch=None if torch == "not installed" else torch, cuda=_torch_cuda())
+
+
+_CUDA_LINE = re.compile(r"^cuda\b[^=\n]*=\s*['\"]([^'\"]+)['\"]", re.MULTILINE)
+
+
+def _torch_cuda() -> str | None:
+    """The CUDA release the installed torch was built for (torch.version.cuda), None for a CPU build or none."""
+    try:
+        text = Path(str(metadata.distribution("torch").locate_file("torch/version.py"))).read_text(encoding="utf-8")
+    except (metadata.PackageNotFoundError, OSError):
+        return None
+    found = _CUDA_LINE.search(text)
+    return found[1] if found else None

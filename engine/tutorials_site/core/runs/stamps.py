@@ -25,10 +25,11 @@ def read_stamp(target_file: Path | str) -> Stamp | None:
         return None
 
 
-def page_copy(stamp: Stamp) -> Stamp:
+def page_copy(stamp: Stamp, verified: bool = True) -> Stamp:
     """The stamp as a page carries it: without the seal, whose digests of the run's own files (its logs, its
-    timed record) would make every page of two runs differ; `make check` holds the run beside the page to it."""
-    return dataclasses.replace(stamp, files=())
+    timed record) would make every page of two runs differ, and saying whether its run was VERIFIED; `make check`
+    holds the run beside the page to it."""
+    return dataclasses.replace(stamp, files=(), verified=verified)
 
 
 def shown_text(output: str) -> str:
@@ -40,8 +41,14 @@ def shown_text(output: str) -> str:
     return "\n".join(line.rstrip() for line in output.strip("\n").splitlines())
 
 
-def outputs_digest(outputs: Iterable[str], images: Iterable[bytes]) -> str:
-    """The digest of what a run shows: each non-empty output block's text, then each figure's bytes.
+def shown_html(html: str) -> str:
+    """An HTML repr as its page holds it: its lines without their indentation (reST indents them), none blank."""
+    return "\n".join(line.strip() for line in html.splitlines() if line.strip())
+
+
+def outputs_digest(outputs: Iterable[str], images: Iterable[bytes], htmls: Iterable[str] = ()) -> str:
+    """The digest of what a run shows: each non-empty output block's text, each figure's bytes, each HTML repr
+    (sanitised: core.runs.shown).
 
     Computed from the run when it is stamped, and again from a built page by `make check`.
     """
@@ -51,4 +58,7 @@ def outputs_digest(outputs: Iterable[str], images: Iterable[bytes]) -> str:
             digest.update(b"text\0" + text.encode() + b"\0")
     for data in images:
         digest.update(b"image\0" + hashlib.sha256(data).digest())
+    for html in (shown_html(h) for h in htmls):
+        if html:
+            digest.update(b"html\0" + html.encode() + b"\0")
     return digest.hexdigest()

@@ -1,25 +1,26 @@
 """What a run used, and whether it is still what is there: the part of a run's fingerprint that is its own.
 
-While a tutorial runs, each of its Python processes records the files under the project it opened and
-the modules it imported (commands/child_site/tutorials_site_used.py, into RUNDIR/out/used/<pid>.jsonl).
-Once it ended, the build makes of that the run's Used record (record): each project file it read, by
-digest, and each installed distribution it imported, by name and release. A module it looked for and went
+While a tutorial runs, each of its Python processes records the modules it imported from outside the project
+(commands/child_site/tutorials_site_used.py, into RUNDIR/out/used/<pid>.jsonl). Once it ended, the build makes
+the run's Used record (record): each project file the run could see (core.runs.visibility: whatever read it,
+Python, `cat` or C), by digest, and each installed distribution it imported, by name and release. A module it looked for and went
 without (an optional dependency) is no part of it: installing it later runs nothing again, as installing
 any distribution a run did not import. Whether a run is still current, these among the rest, core.runs.currency says.
 """
 
 import hashlib
 import json
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from . import run_folder
 from .records import Used, UsedDistribution, UsedFile
 
-FOLDER = "out/used"  # in a run folder: one file per process of the run
+FOLDER = run_folder.USED  # in a run folder: one file per process of the run
 ABSENT = "absent"  # the digest of a file the run tried to open that does not exist
 
 
@@ -45,44 +46,29 @@ def installed() -> dict[str, str]:
     return found
 
 
-@dataclass(frozen=True)
-class Entries:
-    """What a run's processes recorded: the files they read and wrote, the top-level modules they imported."""
-
-    read: frozenset[Path]
-    wrote: frozenset[Path]
-    modules: frozenset[str]
-
-    @classmethod
-    def read_folder(cls, folder: Path) -> "Entries":
-        """The entries of every process's file in FOLDER (none where it does not exist)."""
-        found: dict[str, set[str]] = {"read": set(), "wrote": set(), "module": set()}
-        for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
-            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-                try:
-                    kind, value = json.loads(line)
-                except ValueError:
-                    continue  # a line cut short by a process killed while writing it
-                if kind in found and isinstance(value, str):
-                    found[kind].add(value)
-        return cls(frozenset(map(Path, found["read"])), frozenset(map(Path, found["wrote"])),
-                   frozenset(found["module"]))
+def modules(folder: Path) -> frozenset[str]:
+    """The top-level modules the run's processes recorded in FOLDER (none where it does not exist)."""
+    found: set[str] = set()
+    for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                kind, value = json.loads(line)
+            except ValueError:
+                continue  # a line cut short by a process killed while writing it
+            if kind == "module" and isinstance(value, str):
+                found.add(value)
+    return frozenset(found)
 
 
-def record(run_dir: Path, root: Path, skip: Iterable[Path], ignored: Collection[str]) -> Used:
-    """The Used record of the run in RUN_DIR of a project at ROOT: the files it read under ROOT, less those
-    under SKIP (the build folder, the venv, the engine, the tutorial's own source: each counted elsewhere)
-    and those it wrote itself, by digest; the distributions of the modules it imported, less IGNORED
-    (those the environment fingerprint counts by their pins), by release as installed now."""
-    entries = Entries.read_folder(run_dir / FOLDER)
-    root, skipped = Path(root).resolve(), [Path(path).resolve() for path in skip]  # the entries' links are resolved
-    files = sorted(path for path in entries.read - entries.wrote
-                   if path.is_relative_to(root) and not path.is_dir()
-                   and not any(path == s or path.is_relative_to(s) for s in skipped))
+def record(run_dir: Path, root: Path, files: Sequence[str], ignored: Collection[str]) -> Used:
+    """The Used record of the run in RUN_DIR of a project at ROOT: FILES (relative to ROOT: what the run could see of
+    it, core.runs.visibility), by digest as they are now, the build's own reading; the distributions of the modules
+    its processes imported, less IGNORED (those the environment fingerprint counts by their pins), by release as
+    installed now."""
     by_module = metadata.packages_distributions()
     versions = installed()
-    names = {canonicalize_name(dist) for module in entries.modules for dist in by_module.get(module, ())}
-    return Used(files=tuple(UsedFile(path.relative_to(root).as_posix(), file_digest(path)) for path in files),
+    names = {canonicalize_name(dist) for module in modules(run_dir / FOLDER) for dist in by_module.get(module, ())}
+    return Used(files=tuple(UsedFile(path, file_digest(Path(root, path))) for path in sorted(files)),
                 distributions=tuple(UsedDistribution(name, versions.get(name, ABSENT))
                                     for name in sorted(names - set(ignored))))
 
@@ -94,6 +80,8 @@ class Present:
 
     root: Path
     environment: str  # core.runs.fingerprint.environment_fingerprint
+    sandboxed: bool = True  # the build runs tutorials in their sandbox: a run made without one is not current
+    runs_key: bytes = field(default=b"", repr=False)  # TUTORIALS_RUNS_KEY: a run is current only signed with it
     _digests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     _versions: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 

@@ -60,31 +60,37 @@ def outputs_snapshot(outdir: Path) -> list[str]:
 
 @dataclass(frozen=True)
 class UpToDate:
-    """A language's build, true when neither its inputs nor its outputs changed since its last success
-    (remember); sphinx-build is then skipped."""
+    """A language's build, true when neither its inputs nor its outputs (its log among them: the build tells
+    its warnings from there) changed since its last success (remember); sphinx-build is then skipped."""
 
     record: Path  # RECORD in the language's doctrees
     outdir: Path  # where its pages are written
     digest: str  # inputs_digest, now
+    log: Path | None = None  # its Sphinx log
 
     @classmethod
     def of(cls, tree: BuildTree, project: Project, lang: Language, command: Sequence[str],
-           environment: str, skip: Collection[Path] = ()) -> "UpToDate":
-        """The cache of LANG's build by the sphinx-build arguments COMMAND (whose last is the output folder)."""
+           environment: str, skip: Collection[Path] = (), log: Path | None = None) -> "UpToDate":
+        """The cache of LANG's build by the sphinx-build arguments COMMAND (whose last is the output folder),
+        whose Sphinx log is LOG."""
         return cls(tree.doctrees(lang) / RECORD, Path(command[-1]),
-                   inputs_digest(tree, project, command, lang, environment, skip))
+                   inputs_digest(tree, project, command, lang, environment, skip), log)
+
+    def _snapshot(self) -> list[str]:
+        logged = [f"log {self.log.stat().st_size} {self.log.stat().st_mtime_ns}"] if self.log and self.log.is_file() else []
+        return [self.digest, *outputs_snapshot(self.outdir), *logged]
 
     def __bool__(self) -> bool:
         try:
             recorded = self.record.read_text().splitlines()
         except OSError:
             return False
-        return recorded == [self.digest, *outputs_snapshot(self.outdir)]
+        return recorded == self._snapshot()
 
     def forget(self) -> None:
         """Make the build not current, before it starts: one cut short must not be taken for current."""
         self.record.unlink(missing_ok=True)
 
     def remember(self) -> None:
-        """Record the build as current, once it succeeded without warnings."""
-        self.record.write_text("\n".join([self.digest, *outputs_snapshot(self.outdir)]))
+        """Record the build as current, once it succeeded."""
+        self.record.write_text("\n".join(self._snapshot()))

@@ -16,9 +16,10 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from .. import languages, project
+from ..files import shown
 from ..layout import BuildTree
-from ..runs import currency, runs, stamping
-from ..runs.fingerprint import present, source_digest
+from ..runs import currency, runs, signing, stamping
+from ..runs.fingerprint import present, tutorial_digest
 from ..runs.records import BUILD_RECORD, BuildInfo, RecordError, RunRecord, Stamp
 from ..runs.stamps import STAMP_META, outputs_digest, page_copy
 from ..sphinx_gallery_formats import OUTPUT_CLASS, figure_name
@@ -26,7 +27,8 @@ from ..sphinx_gallery_formats import OUTPUT_CLASS, figure_name
 
 class _OutputBlocks(HTMLParser):
     """The text of each output block of a page: the <pre> of the <div class="highlight"> just inside a
-    <div class="sphx-glr-script-out …">.
+    <div class="sphx-glr-script-out …">; and the markup of each HTML repr, what is inside a
+    <div class="output_html …"> (sphinx-gallery's HTML_HEADER), as the page's source has it.
 
     That is how Sphinx's HTML writer renders the code blocks sphinx-gallery marks with
     `.. rst-class:: sphx-glr-script-out` (its output and traceback blocks); tests/test_sphinx_gallery_api.py
@@ -36,13 +38,42 @@ class _OutputBlocks(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.texts: list[str] = []
+        self.htmls: list[str] = []
         self._expected: list[tuple[str, str | None]] = []
         self._text: list[str] | None = None
+        self._source = ""
+        self._html: tuple[int, int] | None = None  # (where the repr's markup starts, <div> depth inside it)
+
+    def feed(self, data: str) -> None:
+        """Parse DATA, kept to take HTML reprs from as written."""
+        self._source += data
+        super().feed(data)
+
+    def _offset(self) -> int:
+        """Where in the source the tag being handled starts."""
+        line, column = self.getpos()
+        return sum(len(text) for text in self._source.splitlines(keepends=True)[:line - 1]) + column
+
+    def _html_tag(self, tag: str, start: bool) -> bool:
+        """Follow the <div>s of an HTML repr being read; at its end, keep its markup. Whether TAG was inside one."""
+        if self._html is None:
+            return False
+        begin, depth = self._html
+        depth += (1 if start else -1) if tag == "div" else 0
+        if depth == 0:
+            self.htmls.append(self._source[begin:self._offset()])
+            self._html = None
+        else:
+            self._html = (begin, depth)
+        return True
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if self._text is not None:
-            return  # markup inside the <pre> (highlighting spans)
+        if self._text is not None or self._html_tag(tag, start=True):
+            return  # markup inside the <pre> (highlighting spans), or inside an HTML repr
         classes = (dict(attrs).get("class") or "").split()
+        if tag == "div" and "output_html" in classes:
+            self._html = (self._offset() + len(self.get_starttag_text() or ""), 1)
+            return
         if tag == "div" and classes[:1] == [OUTPUT_CLASS]:
             self._expected = [("div", "highlight"), ("pre", None)]
         elif self._expected and tag == self._expected[0][0] and self._expected[0][1] in (None, *classes):
@@ -57,6 +88,8 @@ class _OutputBlocks(HTMLParser):
             self._text.append(data)
 
     def handle_endtag(self, tag: str) -> None:
+        if self._html_tag(tag, start=False):
+            return
         if self._text is not None and tag == "pre":
             self.texts.append("".join(self._text))
             self._text = None
@@ -101,18 +134,22 @@ def parse(path: Path | str) -> _Page:
     return page
 
 
-def check_stamps(site: project.Project, htmldir: Path | str, langs: Sequence[languages.Language]) -> list[str]:
+def check_stamps(site: project.Project, htmldir: Path | str, langs: Sequence[languages.Language],
+                 runs_key: bytes = b"", *, sandboxed: bool = True, verified_only: bool = False,
+                 pythonpath: str = "") -> list[str]:
     """Problems of SITE's tutorial pages; a tutorial conf.py's filename_pattern does not execute is listed by
-    not_executed(), not here."""
+    not_executed(), not here. RUNS_KEY: each run beside the pages must be signed with it (core.runs.signing);
+    SANDBOXED: a run made without its sandbox is a problem; VERIFIED_ONLY (ci-build): so is a page whose run was
+    taken unverified. PYTHONPATH: the builder's, whose folders count in the fingerprint."""
     problems = []
-    now = present(site.root)
+    now = present(site.root, sandboxed, runs_key, pythonpath)
     runs_root = BuildTree(Path(htmldir).parent).runs
     kept: dict[str, Stamp | list[str]] = {}  # each tutorial's run, read and verified once for every language
     for lang in langs:
         for tutorial in (t for t in site.tutorials if t.executed):
             source = tutorial.path
             page = Path(htmldir, lang.seg, tutorial.page + ".html")
-            where = f"{page}: {tutorial.label} ({lang.seg})"
+            where = f"{_from(site, page)}: {tutorial.label} ({lang.seg})"
             if not page.exists():
                 problems.append(f"{where}: page missing")
                 continue
@@ -126,19 +163,37 @@ def check_stamps(site: project.Project, htmldir: Path | str, langs: Sequence[lan
             except RecordError as error:
                 problems.append(f"{where}: {error}; build it again")
                 continue
+            if verified_only and not stamp.verified:
+                problems.append(f"{where}: its run was taken from elsewhere without the runs key to verify it "
+                                f"({signing.VARIABLE} unset): ci-build takes only runs signed by a trusted build")
             if stamp.failed and not stamping.excused(site, tutorial, stamp):
                 problems.append(f"{where}: {failure(parsed.texts)}, which conf.py does not expect: fix the tutorial, "
-                                "or list it in conf.py's expected_failing_examples")
-            shown = shown_outputs(page, parsed, source.stem)
+                                "or list it in conf.py's expected_failing_examples (it must fail) or "
+                                "tutorials_allowed_failures (it may)")
+            outputs = shown_outputs(page, parsed, source.stem)
             problems += [f"{where}: {problem}" for problem in
-                         currency.problems(source_digest(source, tutorial.label, site.root), now, stamp=stamp, shown=shown)]
+                         currency.problems(tutorial_digest(site, tutorial), now, stamp=stamp, shown=outputs)]
             if runs_root.is_dir():
                 if tutorial.key not in kept:
-                    kept[tutorial.key] = _sealed_run(runs_root, tutorial.key)
+                    kept[tutorial.key] = _sealed_run(runs_root, tutorial.key, runs_key)
                 run = kept[tutorial.key]
                 problems += [f"{where}: {problem}" for problem in
                              (run if isinstance(run, list) else _shown_run(runs_root, tutorial.key, run, stamp))]
     return problems
+
+
+def _from(site: project.Project, path: Path) -> str:
+    """PATH as messages name it: from the project's root where it is inside it."""
+    resolved = path.resolve()
+    return resolved.relative_to(site.root.resolve()).as_posix() if resolved.is_relative_to(site.root.resolve()) else str(path)
+
+
+def failed_as_allowed(site: project.Project, htmldir: Path | str) -> list[str]:
+    """The tutorials whose run in the build folder of HTMLDIR failed as conf.py expects or allows: what check
+    counts, where it passes."""
+    tree = BuildTree(Path(htmldir).parent)
+    return [t.label for t in site.tutorials
+            if (stamp := stamping.stamp_of(tree.run_dir(t.key))) is not None and stamping.excused(site, t, stamp)]
 
 
 def failure(texts: Sequence[str]) -> str:
@@ -148,30 +203,32 @@ def failure(texts: Sequence[str]) -> str:
     return f"its run failed ({ending}; its page shows it)" if ending else "its run failed (its page shows the error)"
 
 
-def _sealed_run(runs_root: Path, key: str) -> Stamp | list[str]:
-    """The stamp of the run KEY under RUNS_ROOT where it is the run its stamp sealed; else why not."""
+def _sealed_run(runs_root: Path, key: str, runs_key: bytes) -> Stamp | list[str]:
+    """The stamp of the run KEY under RUNS_ROOT where it is the run its stamp sealed (and, with RUNS_KEY, signed);
+    else why not."""
     try:
         stamp = Stamp.read(runs_root / key / runs.STAMP)
     except RecordError as error:
         return [f"its run cannot be read: {error}"]
     if stamp is None:
-        return [f"its run is not in {runs_root / key} (a build folder holds the runs its pages show)"]
-    return runs.unsealed(runs_root, key) or stamp
+        return [f"its run is not in {shown(runs_root / key)} (a build folder holds the runs its pages show)"]
+    unsigned = signing.unsigned(runs_key, runs_root / key, key) if runs_key else None
+    return runs.unsealed(runs_root, key) or ([f"its run in {shown(runs_root / key)} is {unsigned}"] if unsigned else stamp)
 
 
-def _shown_run(runs_root: Path, key: str, run: Stamp, shown: Stamp) -> list[str]:
-    """Whether the page that carries the stamp SHOWN shows the run KEY, whose stamp is RUN."""
-    if page_copy(run) == shown:
+def _shown_run(runs_root: Path, key: str, run: Stamp, on_page: Stamp) -> list[str]:
+    """Whether the page that carries the stamp ON_PAGE shows the run KEY, whose stamp is RUN."""
+    if page_copy(run, signing.verified(runs_root / key)) == on_page:
         return []
-    return [f"its page shows another run than the one in {runs_root / key} (its stamp differs): build it again"]
+    return [f"its page shows another run than the one in {shown(runs_root / key)} (its stamp differs): build it again"]
 
 
 def missing_build(htmldir: Path | str) -> str:
     """What check and publish say of a folder of pages without its build record: a folder with no page of any
     language is one nothing was built into yet."""
     if not any(Path(htmldir).glob("*/index.html")):
-        return f"{htmldir}: nothing built there yet: run `make html` first"
-    return (f"{htmldir}: no {BUILD_RECORD}: its last build failed or did not finish (a build writes it last, once "
+        return f"{shown(htmldir)}: nothing built there yet: run `make html` first"
+    return (f"{shown(htmldir)}: no {BUILD_RECORD}: its last build failed or did not finish (a build writes it last, once "
             "every language succeeded, so that pages of two builds are never taken for one); build it with `make html`")
 
 
@@ -187,7 +244,7 @@ def whole_build(htmldir: Path | str) -> BuildInfo | str:
         return missing_build(htmldir)
     if not info.partial:
         return info
-    return (f"{htmldir}: built with TUTORIALS={info.partial}, the other tutorials not executed; "
+    return (f"{shown(htmldir)}: built with TUTORIALS={info.partial}, the other tutorials not executed; "
             "build the whole site with `make html` (no TUTORIALS), then check or publish it")
 
 
@@ -233,7 +290,7 @@ def shown_outputs(page: Path | str, parsed: _Page, stem: str) -> str:
     figure = figure_name(stem, srcset=False)
     sources = [link for _, link in parsed.images if figure.fullmatch(unquote(link).rpartition("/")[2])]
     images = [(Path(page).parent / unquote(link)).read_bytes() for link in dict.fromkeys(sources)]
-    return outputs_digest(texts, images)
+    return outputs_digest(texts, images, parsed.htmls)
 
 
 # The folders of a build Sphinx copies files into as they are (its static files, a theme's among them: pydata's

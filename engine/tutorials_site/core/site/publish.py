@@ -29,7 +29,7 @@ from ..errors import SiteError
 from ..files import LEFTOVERS, write_atomically
 from ..runs.records import BuildInfo
 from . import checks, versions
-from .site_pages import chooser_page, not_found_page
+from .site_pages import REDIRECT_MARK, chooser_page, not_found_page, redirect_page
 
 STAGING = ".publish-"
 
@@ -106,27 +106,88 @@ def site_url(site: project.Project) -> str:
     return url.rstrip("/") + "/"
 
 
-def _sitemap(pages: Path, manifest: versions.Manifest, url: str, site: languages.SiteLanguages) -> str:
-    """Every page of the stable version and of each release, with its other languages as alternates."""
+def _sitemap(pages: Path, url: str, site: languages.SiteLanguages) -> str:
+    """Every page of the stable version, where search engines should know it from (a release's canonical address:
+    versions.published_url), with its other languages as alternates."""
     ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:xhtml="http://www.w3.org/1999/xhtml"'
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<urlset {ns}>"]
-    folders = ["stable"] + [e.name for e in manifest.versions if e.release]
-    for folder in folders:
-        base = pages / folder
-        by_lang = {lang: base / lang.seg for lang in site.all if (base / lang.seg).is_dir()}
-        for lang, directory in by_lang.items():
-            for page in sorted(directory.rglob("*.html")):
-                relative = page.relative_to(directory).as_posix()
-                if relative.startswith(("_", "genindex", "search")):
-                    continue
-                lines.append(f"<url><loc>{html.escape(url + folder + '/' + lang.seg + '/' + relative)}</loc>")
-                present = [other for other, other_dir in by_lang.items() if (other_dir / relative).exists()]
-                for hreflang, other in languages.alternates(present, site.source):  # as the pages say them
-                    href = html.escape(url + folder + "/" + other.seg + "/" + relative)
-                    lines.append(f'  <xhtml:link rel="alternate" hreflang="{hreflang}" href="{href}"/>')
-                lines.append("</url>")
+    base = pages / "stable"
+    by_lang = {lang: base / lang.seg for lang in site.all if (base / lang.seg).is_dir()}
+    for lang, directory in by_lang.items():
+        for page in sorted(directory.rglob("*.html")):
+            relative = page.relative_to(directory).as_posix()
+            if relative.startswith(("_", "genindex", "search")) or _is_redirect(page):
+                continue
+            lines.append(f"<url><loc>{html.escape(url + 'stable/' + lang.seg + '/' + relative)}</loc>")
+            present = [other for other, other_dir in by_lang.items() if (other_dir / relative).exists()]
+            for hreflang, other in languages.alternates(present, site.source):  # as the pages say them
+                href = html.escape(url + "stable/" + other.seg + "/" + relative)
+                lines.append(f'  <xhtml:link rel="alternate" hreflang="{hreflang}" href="{href}"/>')
+            lines.append("</url>")
     lines.append("</urlset>")
     return "\n".join(lines) + "\n"
+
+
+def _is_redirect(page: Path) -> bool:
+    """Whether PAGE is a redirect page, the engine's (site_pages.redirect_page) or an extension's
+    (sphinx-reredirects': a refresh and nothing else)."""
+    with open(page, "rb") as file:
+        head = file.read(1024).decode("utf-8", "replace")
+    return REDIRECT_MARK in head or ('http-equiv="refresh"' in head and "<body" not in head)
+
+
+def root_addresses(site: project.Project, manifest: versions.Manifest) -> tuple[str, languages.Language] | None:
+    """conf.py's tutorials_root_version and tutorials_root_language: the version and language whose pages the
+    site's old addresses (`/<page>`) named; None where it sets none. PublishError where they name none of the
+    published versions or the site's languages."""
+    version = str(site.conf.get("tutorials_root_version") or "")
+    if not version:
+        return None
+    code = str(site.conf.get("tutorials_root_language") or "") or site.languages.source.code
+    names = {"stable", *(entry.name for entry in manifest.versions)}
+    lang = next((lang for lang in site.languages.all if lang.code == code), None)
+    if version not in names or lang is None:
+        raise PublishError(f"conf.py: tutorials_root_version {version!r} and tutorials_root_language {code!r}: "
+                           f"a version of the published tree ({', '.join(sorted(names))}) and a language of the site "
+                           f"({', '.join(lang.code for lang in site.languages.all)})")
+    return version, lang
+
+
+def old_addresses(site: project.Project, pages: Path, manifest: versions.Manifest, url: str) -> dict[Path, str]:
+    """{address under PAGES: its redirect page} for each page of the root version and language (root_addresses),
+    at the address it had before the site was versioned, sending its reader to it there; addresses the tree
+    keeps for itself (a version's folder, a language's, the site's own files) stay its own."""
+    root = root_addresses(site, manifest)
+    if root is None:
+        return {}
+    version, lang = root
+    folder = pages / version / lang.seg
+    name = next((entry.name for entry in manifest.versions if (pages / entry.name).resolve() == folder.parent.resolve()),
+                version)  # stable's release: its pages' addresses are stable's
+    reserved = {"stable", "index.html", *versions.RESERVED, *(entry.name for entry in manifest.versions),
+                *(other.seg for other in site.languages.all)}
+    found = {}
+    for page in sorted(folder.rglob("*.html")):
+        relative = page.relative_to(folder)
+        if relative.parts[0] in reserved or relative.parts[0].startswith(("_", ".")) or _is_redirect(page):
+            continue
+        target = "../" * (len(relative.parts) - 1) + f"{version}/{lang.seg}/{relative.as_posix()}"
+        found[pages / relative] = redirect_page(target, versions.published_url(url, name, lang.seg, relative.as_posix()))
+    return found
+
+
+def _write_old_addresses(pages: Path, found: dict[Path, str], manifest: versions.Manifest) -> None:
+    """Write the redirect pages FOUND (old_addresses), and remove those an earlier publish wrote that no page
+    needs any more; never anything in a version's folder."""
+    versions_here = {"stable", *(entry.name for entry in manifest.versions)}
+    for entry in pages.iterdir():
+        if entry.name in versions_here or entry.name.startswith(".") or entry.is_symlink():
+            continue
+        for page in ([entry] if entry.is_file() else sorted(entry.rglob("*.html"))):
+            if page.suffix == ".html" and page not in found and REDIRECT_MARK in page.read_text(errors="replace")[:1024]:
+                page.unlink()
+    for path, text in found.items():
+        write_atomically(path, text)
 
 
 def check_target(pages: Path, root: Path) -> None:
@@ -178,8 +239,9 @@ def _publish_locked(site: project.Project, htmldir: Path, pages: Path, info: Bui
         shutil.rmtree(leftover) if leftover.is_dir() and not leftover.is_symlink() else leftover.unlink()
 
     name = info.name
-    _install(htmldir, pages / name, pages)
     new = versions.manifest([e for e in current.versions if e.name != name] + [info.entry()])
+    root_addresses(site, new)  # conf.py's, refused before anything changes
+    _install(htmldir, pages / name, pages)
     stable = new.stable
     assert stable is not None  # the versions include the one just added
     _link_stable(pages, stable)
@@ -192,7 +254,8 @@ def _publish_locked(site: project.Project, htmldir: Path, pages: Path, info: Bui
                      chooser_page(site.conf, stable_langs, langs.source, "stable/",
                                   canonical=f"{url}stable/{langs.source.seg}/index.html", site=url), durable=True)
     write_atomically(pages / "404.html", not_found_page(site.conf, url, stable_langs), durable=True)
-    write_atomically(pages / "sitemap.xml", _sitemap(pages, new, url, langs), durable=True)
+    write_atomically(pages / "sitemap.xml", _sitemap(pages, url, langs), durable=True)
+    _write_old_addresses(pages, old_addresses(site, pages, new, url), new)
     write_atomically(pages / "robots.txt", f"User-agent: *\nAllow: /\nSitemap: {url}sitemap.xml\n", durable=True)
     write_atomically(pages / ".nojekyll", "", durable=True)
 

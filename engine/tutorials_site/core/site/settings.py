@@ -3,13 +3,13 @@
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import languages
 from ..errors import UsageError
 from ..layout import BuildTree
-from ..runs import needs, sandbox, shards
+from ..runs import needs, sandbox, shards, signing
 from ..runs.records import VersionEntry
 from ..runs.runs import parse_timeout
 from ..terminal import DEFAULT_BLOCK_LIMIT, LIMIT_VARIABLE, OutputLimits, parse_size
@@ -46,6 +46,10 @@ class Settings:
     served_at: str = ""  # the URL `make serve` serves this build at (its builds say so instead of a file to open)
     # PROGRESS_INTERVAL: without a terminal, a line every so many seconds says how a running tutorial goes
     progress_interval: float = DEFAULT_PROGRESS_INTERVAL
+    # TUTORIALS_RUNS_KEY (the environment only, never an option): the key that signs the runs this build stamps,
+    # without which it takes no run it did not make (core.runs.signing); b"": none
+    runs_key: bytes = field(default=b"", repr=False)
+    pythonpath: str = ""  # the builder's PYTHONPATH, which tutorials get: its folders count in their fingerprint
 
     @property
     def published(self) -> tuple[VersionEntry, ...]:
@@ -105,6 +109,8 @@ def from_environment(environ: Mapping[str, str], root: Path, builddir: Path | st
         verbose=flag(environ.get("VERBOSE")),
         sandboxed=sandboxed,
         progress_interval=_seconds(environ, "PROGRESS_INTERVAL", DEFAULT_PROGRESS_INTERVAL),
+        runs_key=environ.get(signing.VARIABLE, "").strip().encode(),
+        pythonpath=environ.get("PYTHONPATH", ""),
     )
 
 

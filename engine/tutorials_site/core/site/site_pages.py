@@ -44,6 +44,15 @@ def not_found_page(conf: Mapping[str, Any], url: str, langs: Sequence[languages.
                                                       **_site(conf))
 
 
+def redirect_page(target: str, canonical: str) -> str:
+    """A page that sends its reader (and search engines, by its canonical link) to TARGET, a relative address,
+    whose absolute address is CANONICAL; its query and fragment go along."""
+    return _TEMPLATES.get_template("redirect.html").render(target=target, canonical=canonical)
+
+
+REDIRECT_MARK = '<meta name="tutorials-redirect"'  # what every redirect_page holds, in its first lines
+
+
 def write_root_index(conf: Mapping[str, Any], htmldir: Path, langs: Sequence[languages.Language],
                      source: languages.Language) -> None:
     """The site root's index.html, which sends a reader to a language's pages (chooser_page)."""

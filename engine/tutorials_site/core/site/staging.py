@@ -10,6 +10,7 @@ Unchanged files keep their mtimes, so Sphinx and sphinx-gallery see no change.
 """
 
 import glob
+import hashlib
 import io
 import shutil
 from collections.abc import Collection, Mapping
@@ -21,7 +22,7 @@ from babel.messages.mofile import write_mo
 
 from .. import languages, project, site_tree
 from ..layout import BuildTree
-from ..runs.records import Record
+from ..runs.records import Record, RecordError
 from ..sphinx_gallery_formats import TIMES_PAGE, figure_files, thumbnail_name
 from ..text import catalogs, translate
 
@@ -43,6 +44,26 @@ class TranslationStatus(Record):
 
     total: int
     english: int
+    problems: tuple[str, ...] = ()  # the catalog's translations refused (translate.Report)
+    inputs: str = ""  # what the script was generated from (_inputs): the same again, it is not generated again
+
+
+def _inputs(site: project.Project, lang: languages.Language, tutorial: project.Tutorial, generator: str) -> str:
+    """A digest of what translate.generate makes a language's script of: the script, its catalog, the language's
+    link targets, and GENERATOR (the engine's code that does it)."""
+    digest = hashlib.sha256(f"{generator}\0{lang.code}\0".encode())
+    for path in (tutorial.path, catalogs.tutorial_po(site, lang, tutorial), site.locales / lang.code / translate.LINK_TARGETS):
+        digest.update(path.read_bytes() if path.is_file() else b"-")
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _generator() -> str:
+    """The engine's code that generates a translated script (its text processing), digested."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(translate.__file__).parent.glob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 def _write_if_changed(path: Path, data: str | bytes) -> None:
     """Keeps mtimes (and sphinx-gallery's md5 cache) of unchanged generated files."""
@@ -89,19 +110,37 @@ def _mirror(source: Path, folder: Path) -> None:
         site_tree.link(folder / path.name, path)
 
 
-def _gallery_files(site: project.Project, lang: languages.Language, folder: Path, reports: list[translate.Report],
-                   sections: Collection[Path]) -> dict[str, Content]:
-    """What a gallery folder or section holds in a language: scripts translated, all else linked."""
+def _translated(site: project.Project, lang: languages.Language, tutorial: project.Tutorial, staged: Path,
+                generator: str) -> tuple[str | bytes, TranslationStatus]:
+    """TUTORIAL's script in LANG and its status: as staged at STAGED where it was generated from the same inputs
+    (a build of a real site generates hundreds), else generated."""
+    inputs = _inputs(site, lang, tutorial, generator)
+    status_path = staged.with_name(f"{staged.stem}.i18n.json")
+    try:
+        kept = TranslationStatus.read(status_path) if staged.is_file() else None
+    except RecordError:
+        kept = None
+    if kept is not None and kept.inputs == inputs:
+        return staged.read_bytes(), kept
+    text, report = translate.generate(site, lang, tutorial)
+    return text, TranslationStatus(total=report.total, english=report.english, problems=tuple(report.problems),
+                                   inputs=inputs)
+
+
+def _gallery_files(site: project.Project, lang: languages.Language, folder: Path, staged: Path,
+                   reports: list[translate.Report], sections: Collection[Path], generator: str) -> dict[str, Content]:
+    """What a gallery folder or section (staged at STAGED) holds in a language: scripts translated, all else
+    linked."""
     wanted: dict[str, Content] = {}
     tutorials = {t.path: t for t in site.tutorials}
     for path in sorted(folder.iterdir()):
         if path in sections:
             wanted[path.name] = None  # a section: synced on its own
         elif path in tutorials and lang != site.languages.source:
-            text, report = translate.generate(site, lang, tutorials[path])
+            text, status = _translated(site, lang, tutorials[path], staged / path.name, generator)
             wanted[path.name] = text
-            wanted[f"{path.stem}.i18n.json"] = TranslationStatus(total=report.total, english=report.english).to_json()
-            reports.append(report)
+            wanted[f"{path.stem}.i18n.json"] = status.to_json()
+            reports.append(translate.Report(total=status.total, english=status.english, problems=list(status.problems)))
         elif path.name != "__pycache__":
             wanted[path.name] = path  # the header (translated by Sphinx), helper modules, data: as they are
     return wanted
@@ -166,11 +205,12 @@ def stage(tree: BuildTree, site: project.Project, lang: languages.Language,
     src = tree.src(lang)
     site_tree.mirror(site.root, src, (tree.root, *skip), _claimed(site))
     reports: list[translate.Report] = []
+    generator = _generator() if lang != site.languages.source else ""
     for gallery in site.galleries:
         sections = site.sections(gallery)
         for folder in sections:
-            _sync_folder(src / folder.relative_to(site.root),
-                         _gallery_files(site, lang, folder, reports, sections))
+            staged = src / folder.relative_to(site.root)
+            _sync_folder(staged, _gallery_files(site, lang, folder, staged, reports, sections, generator))
         _drop_removed_pages(site, gallery, src / gallery.gallery_dir)
     mo_dir = src / LOCALE / lang.code / "LC_MESSAGES"
     if lang == site.languages.source:

@@ -84,13 +84,10 @@ def folder_url(site_url: str, folder: str, seg: str, page: str) -> str:
     return f"{site_url.rstrip('/')}/{folder}/{seg}/{page}"
 
 
-def canonical_url(site_url: str, seg: str, page: str) -> str:
-    """Where search engines should know a page from: the stable version, whichever version it is in."""
-    return folder_url(site_url, "stable", seg, page)
-
-
 def published_url(site_url: str, name: str, seg: str, page: str) -> str:
-    """A page of version `name` as its alternates name it: releases' under stable/, others' under their own folder."""
+    """The address of a page of version `name`, as its canonical link, its hreflang alternates, its og:url and the
+    sitemap name it: a release's under stable/ (where search engines should know it from, whichever release it
+    is in), another version's under its own folder (unindexed)."""
     return folder_url(site_url, "stable" if is_release(name) else name, seg, page)
 
 

@@ -13,6 +13,7 @@ Babel reads, writes and merges them. A changed English unit becomes fuzzy (with
 the previous English kept as `#| msgid`) or untranslated: both show English.
 """
 
+import ast
 import contextlib
 import io
 import re
@@ -73,9 +74,30 @@ def load(path: Path | str) -> Catalog:
     _check_duplicates(path, text)
     try:
         with open(path, "rb") as f:
-            return read_po(f, abort_invalid=True)
+            catalog = read_po(f, abort_invalid=True)
     except PoFileError as error:
         raise CatalogError(f"{shown(path)}: {error}") from None
+    for message in catalog:
+        _previous_from_comments(message)
+    return catalog
+
+
+def _previous_from_comments(message: Message) -> None:
+    """A fuzzy entry's previous English (`#| msgid "..."`) as Babel keeps it, previous_id, where Babel's reader left
+    it among its translator's comments, one comment a line: written back as comments, its lines were wrapped again
+    without their `|`, which the next read took for words of a translator's comment (`# the`, `# loop is`). Babel
+    writes a long previous English wrapped inside its strings, at spaces: its lines are joined by one again."""
+    lines = [comment[2:] for comment in message.user_comments if comment.startswith("| ")]
+    written = " ".join(lines).removeprefix("msgid ")
+    if not lines or not written.startswith('"'):
+        return
+    try:
+        previous = ast.literal_eval(written)  # adjacent string literals: one string
+    except (SyntaxError, ValueError):
+        return  # not Babel's: left as the translator's comment it looks like
+    if isinstance(previous, str):
+        message.previous_id = [previous]
+        message.user_comments = [comment for comment in message.user_comments if not comment.startswith("| ")]
 
 
 def _check_duplicates(path: Path | str, text: str) -> None:
@@ -138,10 +160,10 @@ def save(catalog: Catalog, path: Path | str) -> None:
     (its template's creation date aside) is left as it is: an update rewrites no catalog it did not change.
     References name the file without a line: a line number moves with every edit above it (the engine's code,
     a tutorial's code), which would rewrite catalogs whose messages did not change. Babel reads a fuzzy entry's
-    previous English (`#| msgid`) as a comment of its translator: once the entry is no longer fuzzy, it goes."""
+    previous English (`#| msgid`, read back by load() as its previous_id): once the entry is no longer fuzzy, it goes."""
     for message in catalog:
         if not message.fuzzy:
-            message.user_comments = [c for c in message.user_comments if not c.startswith("| ")]
+            message.previous_id = []
     data = io.BytesIO()
     with _linear_wrapping():
         write_po(data, catalog, width=79, include_previous=True, sort_output=False, include_lineno=False)

@@ -4,11 +4,15 @@ A tutorial script (or a page, whose pieces Sphinx reads: sphinxext.units) and it
 pieces (core.text.alignment) and paired. What a pair imports is checked as the build checks a catalog's translation:
 one that breaks its markup is not imported, one that points elsewhere than the English (another link target,
 inline literal or role: the English changed since, most likely) is imported as fuzzy, as is a pair that is
-likely but not certain. Nothing else is imported: a unit that pairs with nothing, one left in English, a comment
-on code that changed since the translation. Every unit not imported as it is becomes a line of the report.
+likely but not certain. A paragraph the translator split in two is imported joined into one; two the translator
+merged are imported each with its part of the translation where the alignment found where to cut it, else each
+with the whole, as fuzzy. Nothing else is imported: a unit that pairs with nothing, one left in English, a comment
+on code that changed since the translation. Every unit not imported as it is becomes a line of the report, which
+says in a translator's words what was compared and what one side lacks (one line for a merge or a split).
 """
 
 import ast
+import dataclasses
 import io
 import re
 import tokenize
@@ -18,7 +22,7 @@ from dataclasses import dataclass
 from babel.messages.catalog import Catalog
 
 from . import tutorial_text
-from .alignment import CODE, COMMENT, Pair, Piece, align, is_comment
+from .alignment import CODE, COMMENT, Doubt, Pair, Piece, align, is_comment
 
 # Why a translation may not replace its English (None: it may): (msgid, msgstr, the English piece's kind).
 Check = Callable[[str, str, str], str | None]
@@ -51,6 +55,7 @@ class Result:
     findings: tuple[Finding, ...]
     units: int
     as_is: int = 0  # English units the translation itself left in English: nothing to import there
+    skipped: str = ""  # why the file was not read (its place and what is wrong), all its English units then left
 
     @property
     def certain(self) -> int:
@@ -61,6 +66,17 @@ class Result:
     def fuzzy(self) -> int:
         """How many it imports as fuzzy."""
         return sum(i.fuzzy for i in self.imported)
+
+
+def skipped(english: Sequence[Piece], why: str) -> Result:
+    """What a file gives that cannot be read (WHY: its place and what is wrong): its English units left in English."""
+    return Result((), (), sum(piece.kind != CODE for piece in english), skipped=why)
+
+
+def total(results: Sequence[Result]) -> Result:
+    """What a set of files gives together (their reports aside)."""
+    return Result(tuple(i for r in results for i in r.imported), (), sum(r.units for r in results),
+                  sum(r.as_is for r in results))
 
 
 def name(kind: str) -> str:
@@ -142,20 +158,38 @@ def _escaped(text: str) -> str:
     return "".join(pieces) + text[position:]
 
 
-def _finding(pair: Pair, english: Sequence[Piece], translated: Sequence[Piece], english_file: str,
-             near: int) -> Finding:
+@dataclass(frozen=True)
+class _Sides:
+    """The pieces of both documents, how the report names the English one (ENGLISH_FILE), whether the translation's
+    language spaces its words (SPACED), and the build's checks of a translation."""
+
+    english: Sequence[Piece]
+    translated: Sequence[Piece]
+    english_file: str
+    spaced: bool
+    breaks: Check
+    points_elsewhere: Check
+
+    def quote(self, index: int) -> str:
+        """An English unit as the report shows it: where it is, and its first words."""
+        unit = self.english[index]
+        text = " ".join(unit.text.split())
+        return f'{self.english_file}:{unit.line} "{text if len(text) <= 60 else text[:60].rsplit(" ", 1)[0] + " …"}"'
+
+
+def _finding(pair: Pair, sides: _Sides, near: int) -> Finding:
     """The report's line for a unit the pair does not import (NEAR: the translated line where a missing one goes)."""
-    if pair.translated is None:
-        assert pair.english is not None
-        unit = english[pair.english]
-        words = " ".join(unit.text.split()[:8])
-        return Finding(near, f"left in English: {name(unit.kind)} with no translation here "
-                             f"({english_file}:{unit.line}: {words!r})")
-    piece = translated[pair.translated]
-    why = {"extra": f"{name(piece.kind)} with no English counterpart",
-           "same": f"{name(piece.kind)} left in English in the translation",
-           "code changed": "a comment on code that differs from the English (changed since the translation)"}
-    return Finding(piece.line, f"not imported: {why.get(pair.verdict, pair.verdict)}")
+    if not pair.translated:
+        unit = sides.english[pair.english[0]]
+        return Finding(near, f"left in English: {name(unit.kind)} of the English, {sides.quote(pair.english[0])}, has no "
+                             "translation here: none of the translated units between the same lines of code matches it")
+    what = name(sides.translated[pair.translated[0]].kind)
+    why = {"extra": f"{what} that matches none of the English units between the same lines of code (an addition of "
+                    "the translator's, or English that changed since the translation)",
+           "same": f"{what} still in English, as the English has it: there is no translation to import",
+           "code changed": f"{what} on code that differs from the English code (changed since the translation), "
+                           "which it may no longer describe"}
+    return Finding(sides.translated[pair.translated[0]].line, f"not imported: {why[pair.verdict]}")
 
 
 @dataclass(frozen=True)
@@ -177,47 +211,110 @@ def _checked(unit: Piece, text: str, breaks: Check, points_elsewhere: Check) -> 
     return min(found, key=lambda c: (c.broken is not None, c.elsewhere is not None))
 
 
-def _imported(pair: Pair, english: Sequence[Piece], translated: Sequence[Piece], english_file: str, breaks: Check,
-              points_elsewhere: Check) -> tuple[Imported | None, Finding | None]:
-    """What a pair the alignment made imports, and what the report says of it."""
-    assert pair.english is not None and pair.translated is not None
-    unit, piece = english[pair.english], translated[pair.translated]
-    checked = _checked(unit, " ".join(piece.text.split()), breaks, points_elsewhere)
-    msgstr = checked.msgstr
-    if checked.broken:
-        return None, Finding(piece.line, f"not imported: {checked.broken}")
-    if checked.elsewhere:
-        return Imported(unit.text, msgstr, True), Finding(piece.line, f"imported as fuzzy: {checked.elsewhere}")
+def _texts(pair: Pair, sides: _Sides) -> list[tuple[int, str]]:
+    """The translation each English unit of a pair gets (its index, the text): a split paragraph's two parts joined
+    into one paragraph as its language writes one; a merged paragraph's cut in two where the alignment found where,
+    else the whole of it for each."""
+    texts = [" ".join(sides.translated[j].text.split()) for j in pair.translated]
+    if len(texts) == 2:  # a language without spaces puts none after a wide character ending the first ("。")
+        glue = "" if not sides.spaced and tutorial_text.is_wide(texts[0][-1:] or " ") else " "
+        return [(pair.english[0], glue.join(texts))]
+    if len(pair.english) == 2 and pair.cut is not None:
+        whole = sides.translated[pair.translated[0]].text
+        return [(pair.english[0], " ".join(whole[:pair.cut].split())), (pair.english[1], " ".join(whole[pair.cut:].split()))]
+    return [(i, texts[0]) for i in pair.english]
+
+
+def _doubts(doubt: Doubt | None, sides: _Sides, references: bool) -> str:
+    """Why a pair is only likely, in the report's words: what was compared, and what one side lacks (REFERENCES:
+    whether to say which inline code and links differ, where the build's checks do not say it already)."""
+    if doubt is None:
+        return ""
+    if not references:
+        doubt = dataclasses.replace(doubt, lacks=(), adds=())
+    said = [f"the translation does not write {', '.join(doubt.names)}, which the English writes" if doubt.names else "",
+            f"the translation has words the English has not: {', '.join(doubt.added[:6])}" if doubt.added else "",
+            f"the English has {', '.join(doubt.lacks[:6])}, which the translation has not" if doubt.lacks else "",
+            f"the translation has {', '.join(doubt.adds[:6])}, which the English has not" if doubt.adds else "",
+            f"the translation is {doubt.length:.1f} times as long as this file's translations of that much English"
+            if doubt.length != 1.0 else "",
+            f"{', '.join(doubt.misplaced)} is in a unit beside them rather than in both (the translator may have moved "
+            "text between units)" if doubt.misplaced else "",
+            "another way of pairing the units around it fits nearly as well" if doubt.near else "",
+            *(f"{sides.quote(i)}, which has no translation here, may be translated in it too" for i in doubt.alone[0]),
+            *(f"the unit at line {sides.translated[j].line}, which translates nothing here, may be part of its "
+              "translation" for j in doubt.alone[1]),
+            "they have no code, name, number, link or glossed term in common, nor as many sentences"
+            if doubt.unsupported else ""]
+    return "; ".join(s for s in said if s)
+
+
+def _what(pair: Pair, sides: _Sides) -> str:
+    """What the translated unit of a pair was read as: the translation of which English."""
+    if len(pair.english) == 2:
+        kinds = name(sides.english[pair.english[0]].kind).split(" ", 1)[1] + "s"
+        return (f"read as the translation of two English {kinds} together, {sides.quote(pair.english[0])} and "
+                f"{sides.quote(pair.english[1])}")
+    if len(pair.translated) == 2:
+        line = sides.translated[pair.translated[1]].line
+        return f"read, with the next unit (line {line}), as the translation of {sides.quote(pair.english[0])}"
+    return f"read as the translation of {sides.quote(pair.english[0])}"
+
+
+def _why_fuzzy(pair: Pair, sides: _Sides, references: bool) -> str:
+    """Why the alignment left a pair uncertain, in the report's words ("" where it did not; REFERENCES: _doubts)."""
     if pair.verdict == "near changed code":
-        return Imported(unit.text, msgstr, True), Finding(
-            piece.line, f"imported as fuzzy: {name(unit.kind)} beside code that differs from the English (changed "
-                        "since the translation): check that it still translates it")
-    if pair.verdict == "likely":
-        return Imported(unit.text, msgstr, True), Finding(
-            piece.line, f"imported as fuzzy: {name(unit.kind)} paired with {english_file}:{unit.line} by its "
-                        "place more than by evidence: check that it translates it")
-    return Imported(unit.text, msgstr, False), None
+        return ("the code beside it differs from the English code (changed since the translation): check that it "
+                "still translates it")
+    if pair.verdict == "likely" and len(pair.english) == 2:
+        doubts = _doubts(pair.doubt, sides, references)
+        return ((f"{doubts}: " if doubts else "its sentences do not divide clearly between them: ")
+                + "each is given all of it, fuzzy, to keep only its own part")
+    return f"{_doubts(pair.doubt, sides, references)}: check that it translates it" if pair.verdict == "likely" else ""
+
+
+def _imported(pair: Pair, sides: _Sides) -> tuple[list[Imported], Finding | None]:
+    """What a pair the alignment made imports, and the report's line for it (None: imported as it is)."""
+    imported, refused, elsewhere = [], [], []
+    for index, text in _texts(pair, sides):
+        unit = sides.english[index]
+        checked = _checked(unit, text, sides.breaks, sides.points_elsewhere)
+        which = f" (for {sides.quote(index)})" if len(pair.english) == 2 else ""
+        if checked.broken:
+            refused.append(f"the build would refuse it{which}: {checked.broken}")
+            continue
+        imported.append(Imported(unit.text, checked.msgstr, pair.verdict != "certain" or checked.elsewhere is not None))
+        elsewhere += [f"{checked.elsewhere}{which}"] if checked.elsewhere else []
+    said = [why for why in (_why_fuzzy(pair, sides, not elsewhere), *elsewhere, *refused) if why]
+    if not said:
+        return imported, None
+    status = "imported as fuzzy" if imported else "not imported"
+    return imported, Finding(sides.translated[pair.translated[0]].line,
+                             f"{status}: {_what(pair, sides)}, but {'; '.join(said)}")
 
 
 def pair_up(english: Sequence[Piece], translated: Sequence[Piece], english_file: str, breaks: Check,
-            points_elsewhere: Check) -> Result:
+            points_elsewhere: Check, spaced: bool = True) -> Result:
     """Pair a document's pieces with its translated copy's: what is imported, and the report (ENGLISH_FILE: the
-    English document as the report names it)."""
+    English document as the report names it; SPACED: whether the translation's language spaces its words)."""
+    sides = _Sides(english, translated, english_file, spaced, breaks, points_elsewhere)
     imported: list[Imported] = []
     findings: list[Finding] = []
     near = 1
     pairs = align(english, translated)
-    as_is = sum(pair.verdict == "same" for pair in pairs)
+    # A unit left alone that a pair's line names already (it may be part of that pair) has no line of its own.
+    named = {(side, unit) for pair in pairs if pair.doubt for side in (0, 1) for unit in pair.doubt.alone[side]}
     for pair in pairs:
-        if pair.translated is not None:
-            near = translated[pair.translated].line
+        if pair.translated:
+            near = translated[pair.translated[0]].line
         if pair.verdict in ("certain", "likely", "near changed code"):
-            result, finding = _imported(pair, english, translated, english_file, breaks, points_elsewhere)
-            imported += [result] if result else []
+            more, finding = _imported(pair, sides)
+            imported += more
             findings += [finding] if finding else []
-        else:
-            findings.append(_finding(pair, english, translated, english_file, near))
+        elif not ({(0, unit) for unit in pair.english} | {(1, unit) for unit in pair.translated}) & named:
+            findings.append(_finding(pair, sides, near))
     units = sum(piece.kind != CODE for piece in english)
+    as_is = sum(pair.verdict == "same" for pair in pairs)
     return Result(tuple(imported), tuple(sorted(findings, key=lambda f: f.line)), units, as_is)
 
 

@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from babel.messages.catalog import Catalog
 
@@ -39,6 +40,7 @@ from . import tutorial_text
 from .catalogs import is_translated
 from .catalogs import load as load_catalog
 
+_T = TypeVar("_T")
 # (file, line) of the author's text for a (path, line) Sphinx reported; None: not ours to map.
 Locate = Callable[[str, int | None], tuple[str, int | None] | None]
 
@@ -312,22 +314,37 @@ def merge(per_language: Mapping[str, Sequence[Warning]]) -> list[Warning]:
 # --- one staged language tree ----------------------------------------------------------------------
 
 
-def _units(path: Path) -> Sequence[tutorial_text.Unit]:
-    return tutorial_text.parse(path).units
-
-
-def _catalog(path: Path) -> Catalog | None:
-    return load_catalog(path) if path.is_file() else None
-
-
 @dataclass(frozen=True)
 class _StagedTree:
-    """The Sphinx source tree staged for one language, and where its generated files come from (see `locator`)."""
+    """The Sphinx source tree staged for one language, and where its generated files come from (see `locator`).
+
+    Each file a warning is located by (a generated page, a script, its units, a catalog, a header) is read and
+    parsed once however many warnings it holds: a log of a real site holds hundreds.
+    """
 
     staged_root: Path
     galleries: Mapping[str, str]
     repo_root: Path
     catalogs: Path | None  # the translated language's catalogs (<locales>/<code>/LC_MESSAGES), None for the source
+    _read: dict[tuple[str, Path], object] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+
+    def _once(self, kind: str, path: Path, read: Callable[[Path], _T]) -> _T:
+        """READ(PATH), read once per locator."""
+        if (kind, path) not in self._read:
+            self._read[kind, path] = read(path)
+        return self._read[kind, path]  # type: ignore[return-value]
+
+    def _text(self, path: Path) -> str:
+        return self._once("text", path, lambda p: p.read_text(encoding="utf-8"))
+
+    def _bytes(self, path: Path) -> bytes:
+        return self._once("bytes", path, lambda p: p.read_bytes())
+
+    def _units(self, path: Path) -> Sequence[tutorial_text.Unit]:
+        return self._once("units", path, lambda p: tutorial_text.parse(p).units)
+
+    def _catalog(self, path: Path) -> Catalog | None:
+        return self._once("catalog", path, lambda p: load_catalog(p) if p.is_file() else None)
 
     def locate(self, path: str, line: int | None) -> tuple[str, int | None] | None:
         """The author's (file, line) for the (PATH, LINE) Sphinx reported; None when not ours to map."""
@@ -365,7 +382,7 @@ class _StagedTree:
         """The gallery source file PAGE is a copy of (copyfile_regex, or conf.py copying pages beside the scripts
         into the gallery's folder, as PyTorch's does); None where it is no such copy."""
         source = self.repo_root / examples_dir / inside
-        if page.suffix != ".py" and page.is_file() and source.is_file() and source.read_bytes() == page.read_bytes():
+        if page.suffix != ".py" and page.is_file() and source.is_file() and self._bytes(source) == self._bytes(page):
             return source.relative_to(self.repo_root).as_posix()
         return None
 
@@ -378,7 +395,7 @@ class _StagedTree:
         label = english.relative_to(self.repo_root).as_posix()
         if line is None:
             return label, None
-        script_line = source_line(page.read_text(encoding="utf-8"), line, staged_script.read_text(encoding="utf-8"))
+        script_line = source_line(self._text(page), line, self._text(staged_script))
         if script_line is None:
             return None
         if self.catalogs is not None:
@@ -390,15 +407,15 @@ class _StagedTree:
 
     def _translated(self, english: Path, staged_script: Path, line: int, po: Path) -> tuple[str, int] | None:
         """The catalog entry of PO that gave the staged script's LINE its text; None where it shows the English."""
-        units = _units(english)
+        units = self._units(english)
         unit = unit_at(units, line)
-        english_lines = english.read_text(encoding="utf-8").splitlines()
-        staged_lines = staged_script.read_text(encoding="utf-8").splitlines()
+        english_lines = self._text(english).splitlines()
+        staged_lines = self._text(staged_script).splitlines()
         # A translation the build refused is shown in English: then the English script is to blame.
         shared = min(len(staged_lines), len(english_lines))
         if unit is None or all(english_lines[k] == staged_lines[k] for k in unit.lines if k < shared):
             return None
-        catalog = _catalog(po)
+        catalog = self._catalog(po)
         entry = catalog_line(units, line, catalog) if catalog is not None else None
         return (po.relative_to(self.repo_root).as_posix(), entry) if entry is not None else None
 
@@ -412,9 +429,9 @@ class _StagedTree:
             return None
         if line is None:
             return headers[0].relative_to(self.staged_root).as_posix(), None
-        index_text = page.read_text(encoding="utf-8")
+        index_text = self._text(page)
         for header in headers:
-            found = header_line(index_text, header.read_text(encoding="utf-8"), line)
+            found = header_line(index_text, self._text(header), line)
             if found is not None:
                 return header.relative_to(self.staged_root).as_posix(), found
         return None

@@ -165,15 +165,27 @@ def references_changed(unit: tutorial_text.Unit, msgstr: str,
             links[target] -= count
             links[source] += count
     compared: list[tuple[str, collections.Counter[Any], collections.Counter[Any]]] = [
-        ("role target", english[0], translated[0]), ("inline literal", english[1], translated[1]),
-        ("link target", english[2], +links)]
-    for kind, want, got in compared:
+        ("refers to", english[0], translated[0]), ("has the inline code", english[1], translated[1]),
+        ("links to", english[2], +links)]
+    for says, want, got in compared:
         if want != got:
-            missing, extra = list((want - got).elements()), list((got - want).elements())
-            shown = [f":{r[0].strip(':')}:`{r[1]}`" if isinstance(r, tuple) else r for r in missing + extra]
-            return (f"changes a {kind}: the English has {', '.join(shown[:len(missing)]) or 'nothing more'}, "
-                    f"the translation {', '.join(shown[len(missing):]) or 'nothing more'}; keep the English targets")
+            return _differs(says, list((want - got).elements()), list((got - want).elements()))
     return None
+
+
+def _differs(says: str, missing: list[Any], extra: list[Any]) -> str:
+    """What references_changed says of a kind of reference (SAYS: what a text with one of them does) that the
+    English has and the translation lacks (MISSING), or the other way round (EXTRA)."""
+    def shown(found: list[Any]) -> str:
+        return ", ".join(f":{r[0].strip(':')}:`{r[1]}`" if isinstance(r, tuple) else
+                         f"``{r}``" if says.endswith("code") else str(r) for r in found)
+    if missing and extra:
+        what = f"the translation {says} {shown(extra)} where the English {says} {shown(missing)}"
+    elif extra:
+        what = f"the translation {says} {shown(extra)} and the English does not"
+    else:
+        what = f"the English {says} {shown(missing)} and the translation does not"
+    return f"{what}: a translation keeps the English's inline code, links and references as they are"
 
 
 @dataclass(frozen=True)
@@ -197,10 +209,13 @@ def refusal(unit: tutorial_text.Unit, msgstr: str, allowed_links: Mapping[str, s
     return Refusal(changed, stops_build=True) if changed else None
 
 
+LINK_TARGETS = "link-targets.txt"  # in <the site's locales>/<code>/
+
+
 def link_targets(site: project.Project, lang: languages.Language) -> dict[str, set[str]]:
     """The localized link targets a language allows, from <the site's locales>/<code>/link-targets.txt:
     one `<English target> <localized target>` pair per line, `#` for comments."""
-    path = site.locales / lang.code / "link-targets.txt"
+    path = site.locales / lang.code / LINK_TARGETS
     allowed: collections.defaultdict[str, set[str]] = collections.defaultdict(set)
     if path.exists():
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):

@@ -330,10 +330,12 @@ INLINE_MARKUP = re.compile(
     r"|\|\S(?:[^|]*\S)?\|_{0,2}"  # substitution references
     r"|\\."  # an escaped character; an escaped space joins what it separates
 )
-# Japanese and Chinese line-breaking rules (kinsoku): no line starts with closing punctuation or a small kana, and
-# none ends with opening punctuation.
+# Japanese and Chinese write words without spaces, and a line break between two of their characters may fall
+# inside a word, which a reader of the downloaded script then reads cut in two. So a line breaks there only after
+# the punctuation that ends a clause or closes a bracket, and never before more of it (kinsoku: no line starts
+# with closing punctuation or a small kana); a paragraph without such a place stays on one long line.
+BREAK_AFTER = set("、。，．：；？！）」』】〕〉》］｝〙〗")
 NO_LINE_START = set("、。，．,.・：；？！?!）」』】〕〉》］｝〙〗’”ーゝゞ々ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ…‥")
-NO_LINE_END = set("（「『【〔〈《［｛〘〖‘“")
 
 
 @functools.cache  # asked of every character of every translated paragraph at each build
@@ -359,9 +361,10 @@ def _atoms(text: str) -> list[str]:
 
 
 def _breakable(before: str, after: str, spaced: bool) -> bool:
-    """Whether a line may break between two atoms that touch (no space between them)."""
-    return (not spaced and len(before) == len(after) == 1 and is_wide(before) and is_wide(after)
-            and after not in NO_LINE_START and before not in NO_LINE_END)
+    """Whether a line may break between two atoms that touch (no space between them): in a language written
+    without spaces, after its clause-ending or closing punctuation, before another of its characters."""
+    return (not spaced and len(before) == len(after) == 1 and before in BREAK_AFTER and is_wide(after)
+            and after not in NO_LINE_START)
 
 
 def _words(text: str, spaced: bool) -> list[tuple[str, str]]:
@@ -372,8 +375,10 @@ def _words(text: str, spaced: bool) -> list[tuple[str, str]]:
     for index, atom in enumerate(atoms):
         if atom == " ":
             before, after = word[-1:], (atoms[index + 1] if index + 1 < len(atoms) else "")[:1]
-            if not spaced and before and after and is_wide(before) and is_wide(after):
-                word += atom  # a line break there would be read as no space at all
+            if not spaced and before and after and is_wide(after):
+                # Before a Japanese or Chinese character a space never breaks: between two of them a line break would
+                # be read as no space at all, and after a number or a Latin word it would cut "1 つ" or "GPU に".
+                word += atom
                 continue
             if word:
                 words.append((separator, word))
@@ -405,8 +410,9 @@ def _lines(words: list[tuple[str, str, int]], width: int) -> list[str]:
 
 def wrap(text: str, count: int, spaced: bool = True) -> list[str]:
     """`text` on at most `count` lines, as even as can be, broken only where a reader of the language sees
-    the break as the space it replaces (at spaces) or as nothing (between two Japanese or Chinese characters,
-    `spaced` False: `join_wide_breaks` removes those line breaks where the text is shown)."""
+    the break as the space it replaces (at spaces) or as nothing (in Japanese and Chinese, `spaced` False,
+    after a clause's punctuation: `join_wide_breaks` removes those line breaks where the text is shown); fewer
+    lines where the text has fewer such places."""
     words = [(separator, word, display_width(word)) for separator, word in _words(text, spaced)]
     if count <= 1 or len(words) <= 1:
         return [text]
