@@ -190,12 +190,12 @@ def test_check_and_publish_before_any_build_say_to_run_make_html_first(tmp_path,
     builddir = tmp_path / "never_built"
     with pytest.raises(SystemExit) as exited:
         cli.main(["--project", str(FIXTURES), "check", "--builddir", str(builddir)])
-    assert exited.value.code == f"check: {builddir / 'html'}: nothing built there yet: run `make html` first"
+    assert exited.value.code == f"check: {builddir / 'html'}: nothing built there yet: run `tutorials-site html` first"
     monkeypatch.setenv("PAGES", str(tmp_path / "pages"))
     with pytest.raises(SystemExit) as exited:
         cli.main(["--project", str(FIXTURES), "publish", "--builddir", str(builddir)])
     assert exited.value.code == (f"error: refusing to publish {builddir / 'html'}: nothing built there yet: run "
-                                 "`make html` first")
+                                 "`tutorials-site html` first")
 
 
 def test_audit_before_anything_is_published_says_to_run_make_docs_first(tmp_path):
@@ -203,4 +203,4 @@ def test_audit_before_anything_is_published_says_to_run_make_docs_first(tmp_path
         audit.stable_languages(project.Project.read(FIXTURES), tmp_path / "docs")
     assert str(raised.value) == (f"PAGES={tmp_path / 'docs'}: nothing published there yet: run `make docs "
                                  "VERSION=1.0` first (it builds every language and publishes them into docs/ as the "
-                                 "stable version), then `make audit`")
+                                 "stable version), then `tutorials-site audit`")

@@ -208,7 +208,7 @@ def test_only_warn_builds_the_failed_page_with_its_traceback_and_check_refuses_i
     error = failed_line("beginner_source/raises_error.py")
     lines = result.stdout.splitlines()
     warning = ("[build] WARNING: only_warn_on_example_error: building the pages of these failed tutorials "
-               "with their errors (make check will refuse them):")
+               "with their errors (tutorials-site check will refuse them):")
     assert lines.count(warning) == 1, output
     assert lines[lines.index(warning) + 1] == f"  {error}", output
     assert count_lines(result.stdout, error) == 2, output  # when it failed, and under the warning

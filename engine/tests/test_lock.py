@@ -1,4 +1,4 @@
-"""The torch family's builds in the locks (commands/lock.py, core/runs/torch_builds.py): `make lock` and the venv's
+"""The torch family's builds in the locks (commands/lock.py, core/runs/torch_builds.py): `tutorials-site lock` and the venv's
 install step run offline here, against tiny wheels in folders standing for PyPI and PyTorch's CPU index."""
 
 import hashlib
@@ -170,7 +170,7 @@ def test_a_cpu_lock_with_pypi_s_torchvision_is_refused_at_its_line(tmp_path):
         "torchaudio==2.13.0+cpu \\\n    --hash=sha256:02\n")
     assert torch_builds.wrong_builds(tmp_path, "requirements-cpu.lock", "cpu") == [
         "requirements-cpu.lock:4: torchvision==0.28.0 is not a +cpu build, as torch and its family must be there: "
-        "pin torchvision with == in requirements.txt, its +cpu wheel reachable (TORCH_CPU_WHEELS), then run `make lock`"]
+        "pin torchvision with == in requirements.txt, its +cpu wheel reachable (TORCH_CPU_WHEELS), then run `tutorials-site lock`"]
     assert [error.split(":")[1] for error in torch_builds.wrong_builds(tmp_path, "requirements-cpu.lock", None)] == ["1", "6"]
 
 

@@ -1,4 +1,4 @@
-"""The author's fast loop: `make html TUTORIALS=...` executes only the tutorials named, and `make serve`."""
+"""The author's fast loop: `TUTORIALS=... tutorials-site html` executes only the tutorials named, and `tutorials-site serve`."""
 
 import contextlib
 import os
@@ -83,7 +83,7 @@ def test_a_selection_matching_nothing_stops_the_build_before_anything_runs(proje
 @pytest.mark.site
 def test_only_make_html_takes_a_selection(project_copy):
     result = build(project_copy, project_copy / "_build", "--noplot", env={"LANGUAGES": "en", "TUTORIALS": DDP})
-    assert "TUTORIALS: only `make html` executes a selection" in _one_line(result)
+    assert "TUTORIALS: only `tutorials-site html` executes a selection" in _one_line(result)
     assert not (project_copy / "_build" / "html").exists()
 
 
@@ -101,7 +101,7 @@ def test_a_fresh_clone_executes_only_the_selection_and_is_refused_until_built_wh
     assert NOT_EXECUTED in _page(builddir, "ddp_tutorial") and STAMP_META not in _page(builddir, "ddp_tutorial")
 
     refusal = ("/_build/html: built with TUTORIALS=beginner_source/data_parallel_tutorial.py, the other tutorials "
-               "not executed; build the whole site with `make html` (no TUTORIALS), then check or publish it")
+               "not executed; build the whole site with `tutorials-site html` (no TUTORIALS), then check or publish it")
     check = _command(project_copy, "check", str(builddir / "html"))
     assert _one_line(check).startswith("check: ") and _one_line(check).endswith(refusal)
     pages.mkdir()
@@ -231,7 +231,7 @@ def test_serve_rebuilds_a_saved_tutorial_and_reloads_the_page(project_copy, tmp_
 @pytest.mark.parametrize("port, said", [
     ("80x", "error: PORT: '80x' is not a port number (1 to 65535; for example PORT=8001)"),
     ("70000", "error: PORT: '70000' is not a port number (1 to 65535; for example PORT=8001)"),
-    ("taken", "is in use (another `make serve`?); give another port, for example PORT="),
+    ("taken", "is in use (another `tutorials-site serve`?); give another port, for example PORT="),
 ])
 def test_serve_refuses_a_port_it_cannot_use_before_building(project_copy, port, said):
     with socket.socket() as taken:

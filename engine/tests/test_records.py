@@ -117,7 +117,7 @@ def test_publish_refuses_a_build_record_of_another_format(tmp_path):
     with pytest.raises(PublishError) as raised:
         validate(Project.read(FIXTURES), html)
     assert str(raised.value) == (f"refusing to publish {html / 'build.json'}: a build record (build.json) of format 7; "
-                                 "this build reads format 1: build it again with `make html`")
+                                 "this build reads format 1: build it again with `tutorials-site html`")
 
 
 def test_assemble_refuses_a_shard_record_of_another_format(tmp_path):
@@ -127,5 +127,5 @@ def test_assemble_refuses_a_shard_record_of_another_format(tmp_path):
     with pytest.raises(UsageError) as raised:
         shards.merge(Project.read(FIXTURES), [shard], type("Tree", (), {"root": tmp_path / "assembled"})())
     assert str(raised.value) == (f"SHARDS: {shard / 'shard.json'}: a shard record (shard.json) of format 0; this "
-                                 "build reads format 1: give the folders `make html SHARD=i/N` made with this "
+                                 "build reads format 1: give the folders `SHARD=i/N tutorials-site html` made with this "
                                  "version of the project")

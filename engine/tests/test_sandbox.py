@@ -87,7 +87,7 @@ def test_without_bwrap_the_build_says_what_to_install(tmp_path, monkeypatch):
     said = execute.sandbox_here(tmp_path, ())
     assert said == ("[execute] cannot sandbox the tutorials: bubblewrap (bwrap) is not installed; install it (Debian "
                     "and Ubuntu: `sudo apt-get install bubblewrap`), or build with SANDBOX=off to run the tutorials "
-                    "without a sandbox (they can then write wherever you can; `make ci-build` refuses it)")
+                    "without a sandbox (they can then write wherever you can; `tutorials-site ci-build` refuses it)")
 
 
 @pytest.mark.parametrize(("failure", "hint"), [
@@ -105,7 +105,7 @@ def test_a_bwrap_that_cannot_make_namespaces_is_told_once_with_the_sysctl_to_set
                                                      f"{failure}")
     assert (hint in said) if hint else "sysctl" not in said
     assert said.endswith("or build with SANDBOX=off to run the tutorials without a sandbox (they can then write "
-                         "wherever you can; `make ci-build` refuses it)")
+                         "wherever you can; `tutorials-site ci-build` refuses it)")
 
 
 def test_this_machine_makes_a_sandbox_with_what_python_needs_readable():

@@ -127,7 +127,7 @@ def test_assemble_takes_from_each_shard_only_the_runs_it_executed(project_copy, 
                         f"{shard}/shard.json lists too; give each shard of one SHARD=i/N split once",
         (assembled,): f"error: SHARDS: {assembled}: the folder being assembled into; assemble into another BUILDDIR",
         (tmp_path,): f"error: SHARDS: {tmp_path}: not a shard's build folder (no shard.json in it); "
-                     "give the folders `make html SHARD=i/N` made",
+                     "give the folders `SHARD=i/N tutorials-site html` made",
     }
     before = {folder: sorted(folder.rglob("*")) for folder in (shard, other)}
     for shard_dirs, message in cases.items():

@@ -1,4 +1,4 @@
-"""`make audit`: the published site measured the way readers and search engines meet it.
+"""`tutorials-site audit`: the published site measured the way readers and search engines meet it.
 
 PAGES is served on 127.0.0.1 as GitHub Pages serves it (gzip, the tree's
 404.html); Lighthouse measures the landing page, the gallery indexes and the
@@ -34,7 +34,9 @@ from ..core.site.settings import Settings
 if TYPE_CHECKING:
     from playwright.sync_api import ConsoleMessage, Page, Request, Response  # a test tool: imported when the audit runs
 
-# The Makefile installs the npm tools into the venv the commands run in ($VENV/node).
+# The npm tools the audit runs, from the environment the command runs in (<venv>/node), as tested; this
+# repository's Makefile installs them there (make test-tools).
+NODE_TOOLS = ("lighthouse@13.5.0", "axe-core@4.11.0")
 NODE_MODULES = Path(sys.prefix) / "node" / "node_modules"
 AXE = NODE_MODULES / "axe-core" / "axe.min.js"
 LIGHTHOUSE = NODE_MODULES / "lighthouse" / "cli" / "index.js"
@@ -305,13 +307,14 @@ def axe_pass(base: str, paths: Sequence[str], chromium: str) -> tuple[int, int]:
 
 
 def run(site: project.Project, settings: Settings) -> None:
-    """`make audit`: Lighthouse and axe-core on SITE's published tree PAGES; Failed where a page breaks the budget."""
+    """`tutorials-site audit`: Lighthouse and axe-core on SITE's published tree PAGES; Failed where a page breaks the budget."""
     pages = Path(settings.pages)
     segs = audit.stable_languages(site, pages, [lang.seg for lang in settings.langs])
     gallery_dirs = {gallery.gallery_dir for gallery in site.galleries}
     for needed in (LIGHTHOUSE, AXE):
         if not needed.is_file():
-            raise UsageError(f"{needed}: missing; `make audit` installs the npm tools into the venv first")
+            raise UsageError(f"{needed}: missing; the audit runs Lighthouse and axe-core from {NODE_MODULES.parent}: "
+                             f"npm install --prefix {NODE_MODULES.parent} {' '.join(NODE_TOOLS)}")
     if not shutil.which("node"):
         raise UsageError("node: not found; Lighthouse runs under node (install nodejs)")
     if not Path(settings.chromium).is_file():

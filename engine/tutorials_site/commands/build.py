@@ -1,10 +1,10 @@
-"""`make html`, `make html-noplot`, `make assemble`: a build in three stages, each in a module of its own.
+"""`tutorials-site html`, `html-noplot`, `assemble`: a build in three stages, each in a module of its own.
 
 1. Preparation (commands.prepare): conf.py read, the tutorials selected, and what would fail later refused,
    before anything runs.
 2. Execution (commands.execution): each tutorial whose run is not current (core.runs.runs) runs once, as
    `python tutorial.py` would, in a process of its own (commands.execute), with a time limit; its run serves
-   every language. `make assemble` executes nothing: it takes the runs the shards left (core.runs.shards).
+   every language. `tutorials-site assemble` executes nothing: it takes the runs the shards left (core.runs.shards).
 3. Rendering (commands.render): each language gets its own Sphinx source tree under <builddir>/src/<seg>/
    (core.site.staging) and its own output under <builddir>/html/<seg>/; sphinx-gallery renders the pages
    from the runs (sphinxext.gallery) and executes nothing itself; then the site root's index and records.
@@ -36,11 +36,11 @@ FROM_SHARDS = "none executed (the shards' runs)"
 
 
 def html(settings: Settings) -> None:
-    """`make html`: execute what is not current, then build the selected languages.
+    """`tutorials-site html`: execute what is not current, then build the selected languages.
 
     With SHARD ("i/N"), only that shard's tutorials are executed, and nothing is rendered:
-    `make assemble` renders the pages from the shards' runs. Where conf.py sets plot_gallery to False,
-    nothing is executed: the pages show no output, as with `make html-noplot`.
+    `tutorials-site assemble` renders the pages from the shards' runs. Where conf.py sets plot_gallery to False,
+    nothing is executed: the pages show no output, as with `tutorials-site html-noplot`.
     """
     build = prepare(settings, executes_nothing=False)
     if build.without_output:
@@ -58,14 +58,14 @@ def html(settings: Settings) -> None:
 
 
 def html_noplot(settings: Settings) -> None:
-    """`make html-noplot`: build the selected languages, executing nothing: the pages show no output."""
+    """`tutorials-site html-noplot`: build the selected languages, executing nothing: the pages show no output."""
     render_site(prepare(settings, executes_nothing=True), [], noplot=True, what=WITHOUT_OUTPUT)
 
 
 def assemble(settings: Settings, shard_builddirs: Sequence[Path]) -> None:
-    """`make assemble`: render the site once from the shards' runs, executing nothing, and validate it."""
+    """`tutorials-site assemble`: render the site once from the shards' runs, executing nothing, and validate it."""
     if settings.shard:  # it renders what every shard ran
-        raise UsageError("SHARD: `make assemble` renders the runs of every shard; leave SHARD out of it")
+        raise UsageError("SHARD: `tutorials-site assemble` renders the runs of every shard; leave SHARD out of it")
     site = project.current(settings.root)
     merged = shards.merge(site, shard_builddirs, settings.tree, settings.runs_key)
     print(f"[assemble] {len(merged)} executed tutorial run(s) from {len(shard_builddirs)} shard(s)", flush=True)

@@ -1,4 +1,4 @@
-"""`make update-po` and `make i18n-status`.
+"""`tutorials-site update-po` and `make i18n-status`.
 
 update-po extracts every translatable unit (tutorials with core.text.tutorial_text,
 each hand-written page with Sphinx's gettext builder, the site's labels from

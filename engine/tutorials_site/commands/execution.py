@@ -295,13 +295,13 @@ def expectations(build: Build, failed: Sequence[str]) -> list[str]:
         errors.append(error)
     if errors and build.site.flag("only_warn_on_example_error"):
         build.log.line("[build] WARNING: only_warn_on_example_error: building the pages of these failed tutorials "
-                       "with their errors (make check will refuse them):\n  " + "\n  ".join(errors))
+                       "with their errors (tutorials-site check will refuse them):\n  " + "\n  ".join(errors))
         return []
     return errors
 
 
 def execute_shard(build: Build, shard: shards.Shard) -> None:
-    """SHARD=i/N: execute that shard's tutorials and record them for `make assemble`, which renders the pages."""
+    """SHARD=i/N: execute that shard's tutorials and record them for `tutorials-site assemble`, which renders the pages."""
     tutorials = shards.selection(build.site, shard)
     executed = run_tutorials(build.settings, build.site, tutorials, build.present, build.log)
     # Its tutorials' runs, executed or taken from REUSE, also when it stops; durations count the executed ones only.
@@ -310,7 +310,7 @@ def execute_shard(build: Build, shard: shards.Shard) -> None:
     if executed.failed:
         raise build_failed(executed.failed, build.log)
     build.log.line(f"[build] shard {shard}: done in {build.log.elapsed():.1f} s ({tutorials_done(executed)}); "
-                   "`make assemble` renders the pages")
+                   "`tutorials-site assemble` renders the pages")
 
 
 def unstamped_keys(build: Build) -> list[str]:
@@ -330,7 +330,7 @@ def unrun_keys(build: Build) -> list[str]:
 
 
 def from_shards(build: Build) -> list[str]:
-    """`make assemble`'s runs: those the shards left in this build folder, executing nothing (a tutorial without
+    """`tutorials-site assemble`'s runs: those the shards left in this build folder, executing nothing (a tutorial without
     a current run is an error); the failures that fail the build once its pages are written (expectations)."""
     missing = [f"{t.key}: " + "; ".join(problems) for t in build.selected if t.executed
                for problems in [currency.problems(tutorial_digest(build.site, t), build.present,

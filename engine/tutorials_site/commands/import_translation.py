@@ -1,9 +1,9 @@
-"""`make import-translation FROM=DIR LANGUAGES=ko`: a copy of the site translated in place (DIR: a checkout in
+"""`FROM=DIR LANGUAGES=ko tutorials-site import-translation`: a copy of the site translated in place (DIR: a checkout in
 this site's layout, its tutorials and pages translated where they stand) becomes one language's catalogs.
 
 Each tutorial and hand-written page present in both is paired with the English unit by unit (core.text.importing;
 a page's units as Sphinx's gettext builder reads them, sphinxext.units), and what pairs becomes translations in
-the catalogs `make update-po` makes. A catalog's translations are kept unless OVERWRITE=1. The report names,
+the catalogs `tutorials-site update-po` makes. A catalog's translations are kept unless OVERWRITE=1. The report names,
 at the translated file's line, every unit not imported as it is, then what each file and the whole gave.
 """
 
@@ -214,7 +214,7 @@ def summary(shown: str, result: importing.Result, applied: importing.Applied | N
 
 def import_translation(site: project.Project, langs: Sequence[languages.Language], folder: str, overwrite: bool,
                        log: Path, made: Collection[Path]) -> None:
-    """`make import-translation`: the checkout FOLDER names into the catalogs of the one language LANGS names."""
+    """`tutorials-site import-translation`: the checkout FOLDER names into the catalogs of the one language LANGS names."""
     translated = [lang for lang in langs if lang != site.languages.source]
     if len(langs) != 1 or len(translated) != 1:
         raise SiteError("import-translation: LANGUAGES names the one language the checkout is translated into (one "

@@ -77,11 +77,11 @@ def _selection(settings: Settings, site: project.Project, executes_nothing: bool
     if not settings.tutorials:
         return site.tutorials
     if executes_nothing or settings.shard:
-        raise UsageError("TUTORIALS: only `make html` executes a selection of tutorials; "
+        raise UsageError("TUTORIALS: only `tutorials-site html` executes a selection of tutorials; "
                          "leave TUTORIALS out of html-noplot, assemble and SHARD builds")
     selected = site.select(settings.tutorials)
     log.line(f"[build] TUTORIALS: selected {', '.join(t.label for t in selected)} (the build is partial: "
-             "`make check` and `make publish` refuse it)")
+             "`tutorials-site check` and `tutorials-site publish` refuse it)")
     return selected
 
 

@@ -1,4 +1,4 @@
-"""`make serve`: the built site on 127.0.0.1, built again whenever an input is saved, and the browser reloaded.
+"""`tutorials-site serve`: the built site on 127.0.0.1, built again whenever an input is saved, and the browser reloaded.
 
 sphinx-autobuild's pieces do the serving: its RebuildServer watches the inputs (watchfiles) and, after each
 rebuild, tells every open page through a websocket to reload; its middleware adds that script to each HTML
@@ -82,7 +82,7 @@ class Rebuild:
 
 
 def own_outputs() -> frozenset[Path]:
-    """The files this process's standard output and error go to (`make serve > serve.log` in the project): a build
+    """The files this process's standard output and error go to (`tutorials-site serve > serve.log` in the project): a build
     writes there, which is no save, and watched it would rebuild without end."""
     found = set()
     for fd in (1, 2):
@@ -169,7 +169,7 @@ def _refuse_taken(port: int) -> None:
         except OSError as error:
             if error.errno != errno.EADDRINUSE:
                 raise
-            raise UsageError(f"PORT={port}: {HOST}:{port} is in use (another `make serve`?); "
+            raise UsageError(f"PORT={port}: {HOST}:{port} is in use (another `tutorials-site serve`?); "
                              f"give another port, for example PORT={port + 1 if port < 65535 else 8001}") from None
 
 
@@ -183,8 +183,8 @@ def serve(site: project.Project, settings: Settings, environ: Mapping[str, str])
         from starlette.routing import Mount, WebSocketRoute
         from starlette.staticfiles import StaticFiles
     except ImportError as error:
-        raise Failed(f"serve: {error.name} is not installed: `make serve` installs the test requirements "
-                     "(requirements-test.lock) first; run it through make") from None
+        raise Failed(f"serve: {error.name} is not installed: it comes with tutorials-site (sphinx-autobuild's "
+                     "dependencies); install the engine again in this environment") from None
     port = port_of(environ)
     _refuse_taken(port)
     rebuild = Rebuild(site.root, settings.tree.root, f"http://{HOST}:{port}/",

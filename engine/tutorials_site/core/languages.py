@@ -49,7 +49,7 @@ def of(code: str) -> Language:
     (segment `pt-br` for `pt_BR`, its name in itself)."""
     if code in BY_CODE:
         return BY_CODE[code]
-    from babel import Locale, UnknownLocaleError  # only here: `make lock` imports this module without packages
+    from babel import Locale, UnknownLocaleError  # only here: `tutorials-site lock` imports this module without packages
 
     try:
         locale = Locale.parse(code)

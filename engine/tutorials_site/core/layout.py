@@ -57,5 +57,5 @@ class BuildTree:
 
     @property
     def shard_record(self) -> Path:
-        """What a SHARD=i/N build executed, for `make assemble`."""
+        """What a SHARD=i/N build executed, for `tutorials-site assemble`."""
         return self.root / "shard.json"

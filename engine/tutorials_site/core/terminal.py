@@ -9,7 +9,7 @@ left holds only characters that docutils, Pygments and HTML keep as they are
 (line feeds and printable text: docutils splits lines wherever Python's
 `str.splitlines` does and turns VT and FF into spaces, HTML has no use for
 lone surrogates or noncharacters), so that the text of a page's output block
-is exactly the text of the run (`make check` compares the two).
+is exactly the text of the run (`tutorials-site check` compares the two).
 
 Rendering is streamed: a run's output is read from disk in chunks, and at most
 the limits (OutputLimits) are held in memory; what lies beyond them is

@@ -47,7 +47,7 @@ logger = logging.getLogger(__name__)
 ENGLISH = "en"  # the language sphinx-gallery and the engine write their own strings in
 _QUIET = utils.Reporter("", utils.Reporter.SEVERE_LEVEL + 1, utils.Reporter.SEVERE_LEVEL + 1)  # a lookup's reports
 # Sphinx's own label (its headings' links), which its catalogs lack in Korean and Japanese: listed
-# here, `make update-po` keeps it in the engine's label catalogs (sphinxext.assets), which Sphinx reads too.
+# here, `tutorials-site update-po` keeps it in the engine's label catalogs (sphinxext.assets), which Sphinx reads too.
 SPHINX_FALLBACKS = (N_("Link to this heading"),)
 
 

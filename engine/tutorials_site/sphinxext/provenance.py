@@ -4,7 +4,7 @@ Every tutorial page gets a `tutorial-provenance` directive under its intro. It
 reads the stamp of the tutorial's run (copied beside the page by
 sphinxext.gallery) and renders one line (device, torch, CUDA, commit, date;
 the GPUs the tutorial is written for, when it ran on fewer; that it ran without a sandbox, or used
-the network) plus the stamp itself as a <meta> tag, which `make check` verifies. Over it, a
+the network) plus the stamp itself as a <meta> tag, which `tutorials-site check` verifies. Over it, a
 run that failed gets a banner saying so (and that conf.py expects it, where it does). A page
 whose output does not come from a run of its current English source says so
 instead.
@@ -141,7 +141,7 @@ class ProvenanceDirective(SphinxDirective):
 
 def add_stamp_meta(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
                    doctree: nodes.document | None) -> None:
-    """Put the stamp the directive kept as the page's <meta> tag, which `make check` reads (html-page-context)."""
+    """Put the stamp the directive kept as the page's <meta> tag, which `tutorials-site check` reads (html-page-context)."""
     stamp = (context.get("meta") or {}).get(STAMP_META)
     if stamp:
         add_to_head(context, meta("name", STAMP_META, stamp))

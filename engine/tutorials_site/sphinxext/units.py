@@ -1,4 +1,4 @@
-"""A page's pieces for `make import-translation`: written where the build asks (`tutorials_units`), by Sphinx's
+"""A page's pieces for `tutorials-site import-translation`: written where the build asks (`tutorials_units`), by Sphinx's
 gettext builder, one JSON file per page.
 
 Each piece is a message exactly as the gettext builder extracts it (sphinx.util.nodes.extract_messages, as its

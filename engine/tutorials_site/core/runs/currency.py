@@ -1,4 +1,4 @@
-"""Whether a run is current: the one answer, for the build, REUSE, `make assemble`, `make check` and the
+"""Whether a run is current: the one answer, for the build, REUSE, `tutorials-site assemble`, `tutorials-site check` and the
 provenance directive alike (tests/test_currency.py holds the table of what makes a run stale).
 
 A run is current while its stamp vouches for it: its folder holds the files its stamp sealed (core.runs.seal), its
@@ -42,9 +42,9 @@ def problems(source: SourceDigest, present: Present | None, *, run: tuple[Path, 
       build put beside the page, which the build judged whole before putting it there: it asks only whether the
       page is of that source (a page rendered again from an older staging would not be).
     - SHOWN None with STAMP: what the page shows is not judged (a stamp alone, no page).
-    - LIMITS None: the output limits are not judged: `make check` of a page's stamp (a page does not say under
+    - LIMITS None: the output limits are not judged: `tutorials-site check` of a page's stamp (a page does not say under
       which limits its run was recorded, so a STAMP given with LIMITS is stale). The build, REUSE and
-      `make assemble` give the limits of now.
+      `tutorials-site assemble` give the limits of now.
     """
     seen = _read(*run) if run is not None else _Seen(stamp, shown, None) if stamp is not None else ["not executed"]
     if isinstance(seen, list):

@@ -4,8 +4,8 @@
   supervisor adds the run's time, or writes it from what a runner that did not finish left);
 - Stamp, a run folder's stamp.json (and a tutorial page's <meta>): what vouches that the run
   stands for the current source in the current environment, with what it used (core.runs.stamps, core.runs.used);
-- BuildInfo, <html>/build.json: what `make publish` needs to know of a build;
-- ShardRecord, <builddir>/shard.json: what a `SHARD=i/N` build executed, for `make assemble`;
+- BuildInfo, <html>/build.json: what `tutorials-site publish` needs to know of a build;
+- ShardRecord, <builddir>/shard.json: what a `SHARD=i/N` build executed, for `tutorials-site assemble`;
 - RunOptions, a run folder's options.json: what the runner needs of conf.py, written by the build.
 
 The JSON is the dataclass's fields (nested records as objects, tuples as lists) plus `format`, the

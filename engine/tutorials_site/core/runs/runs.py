@@ -9,7 +9,7 @@ A failed run is kept like a successful one: its page shows its error, and the
 build reports it again without running it. A run without a stamp, whose
 files are not those its stamp sealed (core.runs.seal), or whose stamp does not match
 the current source and environment, is not current (core.runs.currency): the build
-runs the tutorial again (or `make assemble` refuses).
+runs the tutorial again (or `tutorials-site assemble` refuses).
 """
 
 import os

@@ -195,7 +195,7 @@ def unavailable(program: str | None, failure: str) -> str:
     """The build's one message where no sandbox can be made: PROGRAM (None: bwrap is not installed) failed
     with FAILURE (its own last line); what to install or allow, or SANDBOX=off."""
     off = (f"or build with {SETTING}=off to run the tutorials without a sandbox (they can then write wherever "
-           "you can; `make ci-build` refuses it)")
+           "you can; `tutorials-site ci-build` refuses it)")
     if program is None:
         return (f"[execute] cannot sandbox the tutorials: bubblewrap ({PROGRAM}) is not installed; install it "
                 f"(Debian and Ubuntu: `sudo apt-get install bubblewrap`), {off}")

@@ -3,7 +3,7 @@
 Whatever of a run reaches a page comes from its files: result.json (each block's reST, its texts, the names
 for code links), the figures under page/, and what the build reads back (options.json, the output files). The
 build seals them all when it stamps the run (Stamp.files: path, sha256 and size of each file but the stamp);
-a kept run, one REUSE gives and a shard's are taken, and `make check` and `make assemble` pass, only where the
+a kept run, one REUSE gives and a shard's are taken, and `tutorials-site check` and `tutorials-site assemble` pass, only where the
 run's files are exactly those, none missing, none changed and none added. A run holds folders and regular files
 only: a symbolic link anywhere in it, the run folder and the folders above it in the runs folder included, is
 never followed, and refuses the run (each step is opened with O_NOFOLLOW, each file checked to be regular).

@@ -8,7 +8,7 @@ Tutorials are dealt, longest first, to the shard with the least work so far (by
 the durations CI recorded, committed in .github/tutorial-durations.json), so
 every runner gets the same lists without talking to the others. Each run's
 duration is in its execution stamp; a maintainer refreshes the committed file
-from the shards' build folders (`make durations`). `make shard-matrix` lists
+from the shards' build folders (`tutorials-site durations`). `tutorials-site shard-matrix` lists
 the shards of each class that has tutorials, for CI's matrix.
 
 The deal does not depend on which runs are current: a shard given REUSE (in CI,
@@ -32,7 +32,7 @@ from ..layout import BuildTree
 from . import needs, runs, signing, stamping
 from .records import RecordError, ShardRecord
 
-DURATIONS = ".github/tutorial-durations.json"  # in the project: what CI last recorded (`make durations`)
+DURATIONS = ".github/tutorial-durations.json"  # in the project: what CI last recorded (`tutorials-site durations`)
 DEFAULT_SECONDS = 5.0  # for a tutorial never timed
 
 
@@ -88,7 +88,7 @@ def durations_file(site: project.Project) -> Path:
 
 
 def load_durations(site: project.Project) -> dict[str, float]:
-    """SITE's committed durations (DURATIONS), {tutorial key: seconds}; none before the first `make durations`."""
+    """SITE's committed durations (DURATIONS), {tutorial key: seconds}; none before the first `tutorials-site durations`."""
     path = durations_file(site)
     durations: dict[str, float] = json.loads(path.read_text()) if path.exists() else {}
     return durations
@@ -124,11 +124,11 @@ def _executed(shard: BuildTree) -> list[str]:
     try:
         record = ShardRecord.read(shard.shard_record)
     except RecordError as error:
-        raise UsageError(f"SHARDS: {error}: give the folders `make html SHARD=i/N` made with this version of the "
+        raise UsageError(f"SHARDS: {error}: give the folders `SHARD=i/N tutorials-site html` made with this version of the "
                          "project") from None
     if record is None:
         raise UsageError(f"SHARDS: {shard.root}: not a shard's build folder (no shard.json in it); "
-                         "give the folders `make html SHARD=i/N` made")
+                         "give the folders `SHARD=i/N tutorials-site html` made")
     listed = list(record.tutorials)
     for stamp in sorted(shard.runs.rglob(runs.STAMP)):
         key = stamp.parent.relative_to(shard.runs).as_posix()
@@ -148,7 +148,7 @@ def merge(site: project.Project, shard_builddirs: Sequence[Path | str], tree: Bu
     is refused before anything is copied; without it, each run is copied marked unverified.
     """
     if not shard_builddirs:
-        raise UsageError('SHARDS: no build folder given (make assemble SHARDS="dir ...")')
+        raise UsageError('SHARDS: no build folder given (SHARDS="dir ..." tutorials-site assemble)')
     executed_by: dict[str, BuildTree] = {}
     for shard in (BuildTree(Path(folder)) for folder in shard_builddirs):
         if shard.root.resolve() == tree.root.resolve():

@@ -8,14 +8,14 @@ shard's artifact but holds no key (a pull request's workflow, a fork's) can re-s
 code, but not sign it.
 
 An HMAC, not GitHub's artifact attestations: runs are checked by the engine itself, on every machine that builds
-(a shard, assemble, the next main build reading the cache, `make check`), offline and in microseconds, without the
+(a shard, assemble, the next main build reading the cache, `tutorials-site check`), offline and in microseconds, without the
 gh CLI, a token or a network call; and caches (actions/cache) cannot be attested at all. What it needs is one
 repository secret, given to trusted refs only.
 
 A build with the key signs each run it stamps and takes no run without a valid signature (here, from REUSE, from
-a shard; `make check` refuses its pages). A build without it (a laptop, a pull request) signs nothing and cannot
+a shard; `tutorials-site check` refuses its pages). A build without it (a laptop, a pull request) signs nothing and cannot
 verify: a run it copies from elsewhere (REUSE, a shard) is marked UNVERIFIED, its pages say "not verified", and
-`make ci-build` refuses it.
+`tutorials-site ci-build` refuses it.
 """
 
 import hashlib

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .records import RecordError, Stamp
 
-# The <meta> name under which every tutorial page carries its stamp (checked by `make check`).
+# The <meta> name under which every tutorial page carries its stamp (checked by `tutorials-site check`).
 STAMP_META = "tutorial-execution-stamp"
 
 
@@ -27,7 +27,7 @@ def read_stamp(target_file: Path | str) -> Stamp | None:
 
 def page_copy(stamp: Stamp, verified: bool = True) -> Stamp:
     """The stamp as a page carries it: without the seal, whose digests of the run's own files (its logs, its
-    timed record) would make every page of two runs differ, and saying whether its run was VERIFIED; `make check`
+    timed record) would make every page of two runs differ, and saying whether its run was VERIFIED; `tutorials-site check`
     holds the run beside the page to it."""
     return dataclasses.replace(stamp, files=(), verified=verified)
 
@@ -50,7 +50,7 @@ def outputs_digest(outputs: Iterable[str], images: Iterable[bytes], htmls: Itera
     """The digest of what a run shows: each non-empty output block's text, each figure's bytes, each HTML repr
     (sanitised: core.runs.shown).
 
-    Computed from the run when it is stamped, and again from a built page by `make check`.
+    Computed from the run when it is stamped, and again from a built page by `tutorials-site check`.
     """
     digest = hashlib.sha256()
     for text in (shown_text(o) for o in outputs):

@@ -82,7 +82,7 @@ def wrong_builds(root: Path, lock: str, build: str | None) -> list[str]:
     else:
         wanted, fix = "PyPI's build (no local label)", "without a local label in requirements.txt"
     return [f"{lock}:{pin.line}: {pin.name}=={pin.version} is not {wanted}, as torch and its family must be there: "
-            f"pin {pin.name} {fix}, then run `make lock`" for pin in family_pins(root / lock) if pin.label != build]
+            f"pin {pin.name} {fix}, then run `tutorials-site lock`" for pin in family_pins(root / lock) if pin.label != build]
 
 
 def other_builds(pins: Iterable[Pin], installed: Mapping[str, str]) -> list[str]:

@@ -1,8 +1,8 @@
 """One build at a time in a build folder (BUILDDIR).
 
 Two builds writing one folder would share its runs, logs and staged sources and
-mix their output. A build takes the folder's lock exclusively, `make check` and
-`make publish` take it shared (they read what a build writes); whoever finds it
+mix their output. A build takes the folder's lock exclusively, `tutorials-site check` and
+`tutorials-site publish` take it shared (they read what a build writes); whoever finds it
 taken stops at once with the holder's pid, before changing anything. The lock is
 flock(2) on the folder itself, so nothing is left in it: the kernel drops the
 lock when the holding process ends, however it ends (SIGKILL too), so a killed

@@ -29,7 +29,7 @@ class BuildValues(Record):
     runs: str = ""  # the runs folder pages are rendered from; empty: they show no output (sphinxext.gallery)
     unrun: tuple[str, ...] = ()  # the keys of the tutorials a TUTORIALS build shows without output
     strict: bool = False  # STRICT=1: what would be shown untranslated is an error (sphinxext.i18n)
-    units: str = ""  # where `make import-translation`'s gettext run writes each page's pieces (sphinxext.units)
+    units: str = ""  # where `tutorials-site import-translation`'s gettext run writes each page's pieces (sphinxext.units)
 
     def settings(self) -> dict[str, Any]:
         """{setting name: value} of each `tutorials_*` setting it holds."""

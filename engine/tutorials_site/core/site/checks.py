@@ -227,9 +227,9 @@ def missing_build(htmldir: Path | str) -> str:
     """What check and publish say of a folder of pages without its build record: a folder with no page of any
     language is one nothing was built into yet."""
     if not any(Path(htmldir).glob("*/index.html")):
-        return f"{shown(htmldir)}: nothing built there yet: run `make html` first"
+        return f"{shown(htmldir)}: nothing built there yet: run `tutorials-site html` first"
     return (f"{shown(htmldir)}: no {BUILD_RECORD}: its last build failed or did not finish (a build writes it last, once "
-            "every language succeeded, so that pages of two builds are never taken for one); build it with `make html`")
+            "every language succeeded, so that pages of two builds are never taken for one); build it with `tutorials-site html`")
 
 
 def whole_build(htmldir: Path | str) -> BuildInfo | str:
@@ -239,13 +239,13 @@ def whole_build(htmldir: Path | str) -> BuildInfo | str:
     try:
         info = BuildInfo.read(Path(htmldir, BUILD_RECORD))
     except RecordError as error:
-        return f"{error}: build it again with `make html`"
+        return f"{error}: build it again with `tutorials-site html`"
     if info is None:
         return missing_build(htmldir)
     if not info.partial:
         return info
     return (f"{shown(htmldir)}: built with TUTORIALS={info.partial}, the other tutorials not executed; "
-            "build the whole site with `make html` (no TUTORIALS), then check or publish it")
+            "build the whole site with `tutorials-site html` (no TUTORIALS), then check or publish it")
 
 
 def failed_runs(site: project.Project, htmldir: Path | str) -> list[str]:

@@ -35,15 +35,15 @@ class Settings:
     jobs: int
     timeout: float  # seconds a tutorial may run (TUTORIAL_TIMEOUT), unless it sets its own
     output_limits: OutputLimits  # how much of a tutorial's output is recorded and shown (TUTORIAL_OUTPUT_LIMIT)
-    chromium: str  # the browser `make audit` drives (CHROMIUM)
-    # TUTORIALS: paths or patterns of the only tutorials `make html` executes (empty: all); resolved
+    chromium: str  # the browser `tutorials-site audit` drives (CHROMIUM)
+    # TUTORIALS: paths or patterns of the only tutorials `tutorials-site html` executes (empty: all); resolved
     # against conf.py's galleries by Project.select.
     tutorials: tuple[str, ...] = ()
     reuse: BuildTree | None = None  # a build folder whose current runs are taken instead of executed (REUSE)
     retry_failed: bool = False  # RETRY_FAILED: a tutorial whose current run failed runs again
     verbose: bool = False  # VERBOSE: Sphinx's own output on the screen too, not only in <builddir>/logs/
     sandboxed: bool = True  # SANDBOX (on, the default, or off): each tutorial runs in a sandbox (core.runs.sandbox)
-    served_at: str = ""  # the URL `make serve` serves this build at (its builds say so instead of a file to open)
+    served_at: str = ""  # the URL `tutorials-site serve` serves this build at (its builds say so instead of a file to open)
     # PROGRESS_INTERVAL: without a terminal, a line every so many seconds says how a running tutorial goes
     progress_interval: float = DEFAULT_PROGRESS_INTERVAL
     # TUTORIALS_RUNS_KEY (the environment only, never an option): the key that signs the runs this build stamps,

@@ -158,7 +158,7 @@ def write_as_built(htmldir: Path, published: Sequence[VersionEntry], name: str) 
 def write_build_info(htmldir: Path, name: str, langs: Sequence[languages.Language], executed: bool,
                      partial: str = "") -> None:
     """What the publish step needs to know about this build: its version entry; `partial`: the TUTORIALS
-    it executed alone (`make check` and `make publish` refuse such a build)."""
+    it executed alone (`tutorials-site check` and `tutorials-site publish` refuse such a build)."""
     BuildInfo(name=name, label=name, release=is_release(name), torch=installed_version("torch"),
               languages=tuple(lang.seg for lang in langs), built=now(),
               path=f"{name}/", executed=executed, partial=partial).write(Path(htmldir, BUILD_RECORD))

@@ -1,4 +1,4 @@
-"""Pairing a document's English units with those of a copy translated in place (`make import-translation`).
+"""Pairing a document's English units with those of a copy translated in place (`tutorials-site import-translation`).
 
 Each side is read as pieces in reading order: units of text (a heading, a paragraph, a list item, a code
 comment) and code (a script's code lines, a page's code blocks), comments taken out. Code is the anchor: a

@@ -1,4 +1,4 @@
-"""A copy translated in place, made into translations of a catalog's messages (`make import-translation`).
+"""A copy translated in place, made into translations of a catalog's messages (`tutorials-site import-translation`).
 
 A tutorial script (or a page, whose pieces Sphinx reads: sphinxext.units) and its translated copy are read as
 pieces (core.text.alignment) and paired. What a pair imports is checked as the build checks a catalog's translation:
