@@ -478,7 +478,7 @@ def parse_html(path: Path) -> Node:
 # Lines allowed to differ between two builds of the same commit: run times, memory and dates.
 TIMING = [
     (re.compile(r'<p class="sphx-glr-timing">.*?</p>'), "TIME"),  # the page, in every language
-    (re.compile(r'(<p class="tutorials-card-facts">)[^<]*? · '), r"\1TIME · "),  # the landing card's time to run
+    (re.compile(r'(<p class="tutorials-card-facts[^"]*">)[^<]*? · '), r"\1TIME · "),  # the landing card's time to run
     (re.compile(r"\d+ minutes [\d.]+ seconds"), "TIME"),  # its reST source
     (re.compile(r"\d\d:\d\d\.\d{3}"), "TIME"),
     (re.compile(r"(&quot;|\")seconds(&quot;|\"): [\d.]+"), "seconds: TIME"),

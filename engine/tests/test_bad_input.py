@@ -1001,11 +1001,12 @@ def test_tutorials_environment_names_variables_never_patterns(listed):
 
 FORGES_ITS_RECORD = """
     import json, os, sys
+    first = sys._getframe().f_lineno - 1  # the block's first line of code: the record the page pairs with it
     output = sys.orig_argv[-1]  # the runner's output folder, as /proc/self/cmdline shows it
     forged = (".. literalinclude:: /proc/self/environ\\n\\n.. raw:: html\\n   :file: " + os.path.expanduser("~/.git-credentials")
               + "\\n\\n<script>steal()</script>")
     with open(os.path.join(output, "result.json"), "w") as file:
-        json.dump({"format": 2, "blocks": [{"line": 9, "texts": [forged], "images": [], "html": forged}], "error": None,
+        json.dump({"format": 2, "blocks": [{"line": first, "texts": [forged], "images": [], "html": forged}], "error": None,
                    "gpu_peak_bytes": [1 << 40] * 8}, file)
     os._exit(0)
     """

@@ -95,7 +95,7 @@ STALE = [
     ("its cited lines moved", lambda run: _moved(run, cites=True), "its output cites the script's line numbers"),
     ("another environment", lambda run: _set(run, present=Present(run.project, "f" * 64)), "executed in another env"),
     ("a project file it read changed", lambda run: (run.project / "data.csv").write_text("3\n"),
-     "a project file it read changed since: data.csv"),
+     "a project file it could read changed since: data.csv"),
     ("a distribution it imported changed", lambda run: run.stamp(used=Used(files=(), distributions=(
         UsedDistribution("pytest", "0.1"),))), f"a distribution it imported changed since: pytest 0.1 -> {PYTEST}"),
     ("stamped before runs recorded what they use", lambda run: run.stamp(used=None), "ran before the build recorded"),

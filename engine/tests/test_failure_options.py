@@ -257,9 +257,13 @@ def test_abort_on_example_error_ends_with_the_tutorials_error_alone(aborted: dic
     result, output = aborted["result"], aborted["output"]
     assert result.returncode == 1, output
     assert "Extension error" not in output, output
-    # The kept failure, as the build that ran it told it: counted, in the file that holds it.
-    assert last_line(result.stderr) == (f"[build] failed: 1 error(s) as the last build told them "
-                                        f"({Path('_build', 'logs', 'failures.log')})"), output
+    assert last_line(result.stderr) == f"[build] failed: {failed_line('beginner_source/a_raises.py')}", output
+    # Built again: the kept failure, as the build that ran it told it, counted in the file that holds it.
+    again = build(aborted["builddir"].parent, aborted["builddir"], env=ENGLISH)
+    said = again.stdout + again.stderr
+    assert again.returncode == 1 and "Extension error" not in said, said
+    assert last_line(again.stderr) == (f"[build] failed: 1 error(s) as the last build told them "
+                                       f"({Path('_build', 'logs', 'failures.log')})"), said
 
 
 def test_run_stale_examples_executes_every_tutorial_on_every_build(tmp_path: Path) -> None:

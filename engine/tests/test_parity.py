@@ -129,7 +129,9 @@ def example_page(page: Path) -> dict[str, object]:
     body = _article(parse(page))
     outputs = [_normalize_output(div.find_all("pre")[0].text()) if div.find_all("pre") else div.text()
                for div in body.find_all("div", {"sphx-glr-script-out"})]
-    html_reprs = [div.inner_html().strip() for div in body.find_all("div", {"output_subarea", "output_html", "rendered_html"})]
+    # As a browser's tree holds them: the sanitiser writes the tree HTML5 parses, a table's rows in its <tbody>.
+    html_reprs = [re.sub(r"</?tbody>", "", div.inner_html().strip())
+                  for div in body.find_all("div", {"output_subarea", "output_html", "rendered_html"})]
     figures = []
     for img in body.find_all("img"):
         if img.classes & {"sphx-glr-single-img", "sphx-glr-multi-img"}:

@@ -52,16 +52,17 @@ _ = plt.plot([1, 2, 3])
 '''
 
 
-def assemble(project, builddir, *shard_dirs):
+def assemble(project, builddir, *shard_dirs, **env):
     return subprocess.run([sys.executable, "-m", "tutorials_site", "assemble", "--builddir", str(builddir),
                            *map(str, shard_dirs)], cwd=project, capture_output=True, text=True,
-                          env={**os.environ, "LANGUAGES": "en ja"})
+                          env={**os.environ, "LANGUAGES": "en ja", **env})
 
 
 @pytest.mark.site
 def test_two_shards_assembled_give_the_same_site_as_one_build(project_copy, tmp_path):
     (project_copy / "beginner_source" / "second_tutorial.py").write_text(SECOND)
-    env = {"LANGUAGES": "en ja"}
+    # As in CI, the shards and the assembly hold the runs key: the shards' runs are verified, as the single build's.
+    env = {"LANGUAGES": "en ja", "TUTORIALS_RUNS_KEY": "the trusted builds' secret"}
     single = build(project_copy, tmp_path / "single", env=env)
     assert single.returncode == 0, single.stdout + single.stderr
     for i in (1, 2):
@@ -72,7 +73,7 @@ def test_two_shards_assembled_give_the_same_site_as_one_build(project_copy, tmp_
     every = {t.key for t in Project.read(project_copy).tutorials}
     assert not executed_by[0] & executed_by[1] and executed_by[0] | executed_by[1] == every
 
-    result = assemble(project_copy, tmp_path / "assembled", tmp_path / "shard1", tmp_path / "shard2")
+    result = assemble(project_copy, tmp_path / "assembled", tmp_path / "shard1", tmp_path / "shard2", **env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert executed(result) is None  # nothing executed
     site, assembled = tmp_path / "single" / "html", tmp_path / "assembled" / "html"

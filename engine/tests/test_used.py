@@ -101,7 +101,7 @@ def test_a_run_is_current_until_a_file_it_read_or_a_distribution_it_imported_cha
     # a helper it loaded changed; a distribution it imported upgraded
     append(root / "helper.py", "# changed\n")
     assert currency.problems(SOURCE, used.Present(root, "e"), stamp=stamp(record)) == [
-        "a project file it read changed since: helper.py"]
+        "a project file it could read changed since: helper.py"]
     (root / "helper.py").write_text("VALUE = 1\n")
     upgraded = imported.rename(site / "numpy_like-2.1.dist-info")
     (upgraded / "METADATA").write_text("Metadata-Version: 2.1\nName: numpy-like\nVersion: 2.1\n")
@@ -219,14 +219,16 @@ def test_a_build_runs_again_exactly_the_tutorials_whose_files_or_distributions_c
     fake_distribution(site, "sphinx-design", "0.6.1", module="sphinx_design_like")
     assert executed(build(project_copy, builddir, env=env)) == 0
     assert tutorials_site(project_copy, "check", **env).returncode == 0
-    # the helper loaded with importlib: `make check` refuses the page, and a build runs its tutorial alone
+    # the helper loaded with importlib, a file of the gallery folder every tutorial there could read: `check` refuses
+    # their pages, and a build runs them again (each, whatever reads the file)
     append(gallery / "fp_helper.py", "VALUE = 2\n")
     check = tutorials_site(project_copy, "check", **env)
     assert check.returncode != 0
-    assert ("beginner_source/plot_importlib.py (en): a project file it read changed since: "
-            "beginner_source/fp_helper.py") in check.stdout + check.stderr
+    for label in ("plot_importlib", "plot_imports_dist", "data_parallel_tutorial", "ddp_tutorial"):
+        assert (f"beginner_source/{label}.py (en): a project file it could read changed since: "
+                "beginner_source/fp_helper.py") in check.stdout + check.stderr, label
     again = build(project_copy, builddir, env=env)
-    assert executed(again) == 1, again.stdout
+    assert executed(again) == 4, again.stdout
     assert "2" in (builddir / "runs" / "beginner_source" / "plot_importlib" / "result.json").read_text()
     # the distribution one tutorial imports, upgraded: that one alone
     info.rename(site / "fake_dist-1.1.dist-info")

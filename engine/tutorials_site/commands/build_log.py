@@ -233,12 +233,13 @@ class BuildLog:
     def tell(self, reports: Sequence[str], record: Path, told: Sequence[str] = ()) -> int:
         """Tell each of REPORTS in full, but those the last build told as they are (RECORD, <kind>.json, read and
         then written with REPORTS and TOLD, those told already), unless VERBOSE=1; <kind>.log beside it holds
-        them all. Returns how many were left untold (summed_up names them)."""
+        them all. Under GitHub Actions every report is told: its problem matcher makes each line an annotation of
+        that run, which a line summing them up would not. Returns how many were left untold (summed_up names them)."""
         try:
             before = set((Told.read(record.with_suffix(".json")) or Told(reports=())).reports)
         except RecordError:
             before = set()  # another format: told again
-        untold = [] if self.verbose else [report for report in reports if report in before]
+        untold = [] if self.verbose or self.actions else [report for report in reports if report in before]
         for report in reports:
             if report not in untold:
                 self.line(report)

@@ -118,7 +118,7 @@ def _of_environment(stamp: Stamp, present: Present) -> list[str]:
         return [*found, "ran before the build recorded what a run uses"]
     changed = [f.path for f in stamp.used.files if present.digest(f.path) != f.sha256]
     if changed:
-        found.append(f"a project file it read changed since: {', '.join(changed[:5])}"
+        found.append(f"a project file it could read changed since: {', '.join(changed[:5])}"
                      + (f" and {len(changed) - 5} more" if len(changed) > 5 else ""))
     upgraded = [f"{d.name} {d.version} -> {present.version(d.name)}" for d in stamp.used.distributions
                 if present.version(d.name) != d.version]
