@@ -29,6 +29,19 @@ def build(project: Path, builddir: Path, **env: str) -> subprocess.CompletedProc
                           text=True, env={**os.environ, "LANGUAGES": "", **env})
 
 
+PARALLEL = "beginner_source/parallel"  # the "Parallel and distributed training" section
+
+
+@pytest.fixture(scope="session")
+def parallel_site(tmp_path_factory) -> Path:
+    """A copy of the site built in every language, executing the parallel section's tutorials alone, on the CPU
+    (CUDA hidden: two gloo ranks each); its build folder. In CI, the runs `make docs` made (REUSE) are taken."""
+    project = site_copy(tmp_path_factory.mktemp("parallel") / "project")
+    result = build(project, project / "_build", TUTORIALS=f"{PARALLEL}/*", CUDA_VISIBLE_DEVICES="")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return project / "_build"
+
+
 @pytest.fixture(scope="session")
 def machine():
     """What torch reports on this machine, as a tutorial's process sees it: .gpus, .device and .cuda."""

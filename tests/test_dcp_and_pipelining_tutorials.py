@@ -1,6 +1,6 @@
-"""The distributed-checkpoint and pipeline-parallel tutorials of the parallel track, each run through the runner
-(in this machine's sandbox) from a copy in a temporary folder: their CPU path on a machine without a GPU (two
-ranks over gloo), a rank per GPU where there are GPUs. What their ranks print, tagged and in rank order, what they
+"""The distributed-checkpoint and pipeline-parallel tutorials of the parallel track, as they ran in this machine's
+sandbox: their CPU path on a machine without a GPU (two ranks over gloo, the section build's runs), a rank per GPU
+where there are GPUs (a copy run here). What their ranks print, tagged and in rank order, what they
 check (a resumed run repeats the losses of one that never stopped; the pipeline's gradients are the uncut model's),
 and what they measure (the bubble drawn from the recorded order, against the formula)."""
 
@@ -11,8 +11,9 @@ import pytest
 
 from conftest import ROOT
 from tutorials_site.commands.execute import RunOptions, run_tutorial, sandbox_here
+from tutorials_site.core.runs.records import RunRecord
 
-pytestmark = pytest.mark.tutorial
+pytestmark = [pytest.mark.site, pytest.mark.tutorial]
 
 SHIPPED = ROOT / "beginner_source" / "parallel"  # the shipped tutorials, copied: a test never runs them in place
 
@@ -24,28 +25,36 @@ def world(machine):
 
 
 @pytest.fixture(scope="module")
-def ran(tmp_path_factory):
-    """ran(name) -> (the run's outcome, its run folder): the shipped tutorial NAME, copied and run once per module."""
-    outcomes = {}
+def ran(tmp_path_factory, machine, parallel_site):
+    """ran(name) -> (the run's record, its run folder): the shipped tutorial NAME's run. Without a GPU that is its
+    CPU path, which the section's build ran already (parallel_site); with GPUs, a copy run here once, a rank per GPU."""
+    records = {}
 
     def ran(name):
         if not (SHIPPED / f"{name}.py").is_file():  # renamed or removed: nothing of the site's left to test
             pytest.skip(f"the site ships no {SHIPPED.name}/{name}.py")
-        if name not in outcomes:
+        if name in records:
+            return records[name]
+        if not machine.gpus:
+            run = parallel_site / "runs" / "beginner_source" / "parallel" / name
+            record = RunRecord.read(run / "result.json")
+            assert record is not None and record.error is None, run
+        else:
             folder = tmp_path_factory.mktemp(name)
             source = shutil.copy(SHIPPED / f"{name}.py", folder / f"{name}.py")
             options = RunOptions.defaults(ROOT, "beginner/parallel/images")
             outcome = run_tutorial(source, folder / "run", folder, options, timeout=300,
                                    label=f"beginner_source/parallel/{name}.py", confined=sandbox_here(ROOT, ()))
             assert outcome.ok, outcome.error
-            outcomes[name] = outcome, folder / "run"
-        return outcomes[name]
+            record, run = outcome.result, folder / "run"
+        records[name] = record, run
+        return records[name]
 
     return ran
 
 
-def outputs(outcome):
-    return ["".join(block.texts) for block in outcome.result.blocks]
+def outputs(record):
+    return ["".join(block.texts) for block in record.blocks]
 
 
 def ranks_in_order(text, world):
@@ -96,8 +105,8 @@ def test_dcp_saves_from_every_rank_resumes_resharded_and_loads_for_inference(ran
 
 
 def test_pipelining_builds_each_stage_alone_matches_the_uncut_model_and_draws_the_schedules(ran, world):
-    outcome, run = ran("5_pipelining_tutorial")
-    start, stages, checks, bubbles = [text for text in outputs(outcome) if text]
+    record, run = ran("5_pipelining_tutorial")
+    start, stages, checks, bubbles = [text for text in outputs(record) if text]
     started(start, world)
     lines = stages.splitlines()
     for said in range(0, len(lines), world):  # one `say` per schedule: every rank's line, in rank order
@@ -121,6 +130,6 @@ def test_pipelining_builds_each_stage_alone_matches_the_uncut_model_and_draws_th
     blocks_per_stage = 2
     assert rows["ScheduleGPipe"][2] == str([microbatches * blocks_per_stage] * world)  # every micro-batch's
     assert rows["Schedule1F1B"][2] == str([min(microbatches, world - rank) * blocks_per_stage for rank in range(world)])
-    (images,) = [list(block.images) for block in outcome.result.blocks if block.images]
+    (images,) = [list(block.images) for block in record.blocks if block.images]
     assert images == ["beginner/parallel/images/sphx_glr_5_pipelining_tutorial_001.png"]
     assert (run / "page" / images[0]).read_bytes().startswith(b"\x89PNG")

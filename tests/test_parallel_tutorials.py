@@ -7,24 +7,21 @@ import re
 
 import pytest
 
-from conftest import ROOT, build, site_copy
+from conftest import PARALLEL as SECTION
+from conftest import ROOT
 from tutorials_site.core.site.checks import output_texts
 
 pytestmark = [pytest.mark.site, pytest.mark.tutorial]
 
-SECTION = "beginner_source/parallel"
 SHIPPED = sorted((ROOT / SECTION).glob("*.py"))  # the shipped tutorials of the section
 LANGS = ("ko", "ja", "zh_CN")
 WORLD = 2  # the ranks each tutorial starts on a machine without a GPU
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """A copy of the site built in every language, executing the section's tutorials alone, on the CPU."""
-    project = site_copy(tmp_path_factory.mktemp("parallel") / "project")
-    result = build(project, project / "_build", TUTORIALS=f"{SECTION}/*", CUDA_VISIBLE_DEVICES="")
-    assert result.returncode == 0, result.stdout + result.stderr
-    return project / "_build" / "html"
+def built(parallel_site):
+    """The pages of a copy of the site built in every language, the section's tutorials executed on the CPU."""
+    return parallel_site / "html"
 
 
 def test_the_section_holds_the_track_in_reading_order():

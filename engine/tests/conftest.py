@@ -44,9 +44,11 @@ ENGINE = Path(sphinxext.__file__).resolve().parents[2]  # the engine's folder: i
 # In a copy, all of them except this one are stubs (prose and comments, no code): the tests that build a
 # copy exercise the pipeline, and each of their builds then takes seconds. Catalogs stay whole.
 KEPT_TUTORIAL = "data_parallel_tutorial"
-# What a build prints depends on these (commands/build_log.py): cleared here, once, so that the tests' builds
-# print what a build outside CI prints, whatever runs the tests, unless a test sets them.
-for _name in ("VERBOSE", "GITHUB_ACTIONS"):
+# What a build prints depends on these (commands/build_log.py), and what it builds and takes on the build
+# settings a caller may have set (`make test REUSE=…` in CI, for the site's tests): cleared here, once, so that
+# the tests' builds are what a plain build outside CI is, whatever runs the tests, unless a test sets them.
+for _name in ("VERBOSE", "GITHUB_ACTIONS", "REUSE", "TUTORIALS", "SHARD", "SHARDS", "LANGUAGES", "NEEDS", "STRICT",
+              "RETRY_FAILED", "BUILDDIR", "PAGES", "FROM", "OVERWRITE", "TUTORIALS_RUNS_KEY"):
     os.environ.pop(_name, None)
 
 

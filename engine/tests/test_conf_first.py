@@ -198,9 +198,9 @@ def test_check_and_publish_before_any_build_say_to_run_make_html_first(tmp_path,
                                  "`tutorials-site html` first")
 
 
-def test_audit_before_anything_is_published_says_to_run_make_docs_first(tmp_path):
+def test_audit_before_anything_is_published_says_to_run_docs_first(tmp_path):
     with pytest.raises(audit.AuditError) as raised:
         audit.stable_languages(project.Project.read(FIXTURES), tmp_path / "docs")
-    assert str(raised.value) == (f"PAGES={tmp_path / 'docs'}: nothing published there yet: run `make docs "
-                                 "VERSION=1.0` first (it builds every language and publishes them into docs/ as the "
-                                 "stable version), then `tutorials-site audit`")
+    assert str(raised.value) == (f"PAGES={tmp_path / 'docs'}: nothing published there yet: run `VERSION=1.0 "
+                                 "tutorials-site docs` first (it builds every language and publishes them into PAGES "
+                                 "as the stable version), then `tutorials-site audit`")

@@ -28,11 +28,11 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging as sphinx_logging
 from sphinx.util.build_phase import BuildPhase
-from sphinx.util.typing import ExtensionMetadata
 
 from .. import __version__
 from .. import sphinx_gallery_build as sg
 from ..core.runs.records import Record, RecordError
+from ..sphinx_gallery_build import ExtensionMetadata
 
 logger = sphinx_logging.getLogger(__name__)
 ENV_ATTRIBUTE = "tutorials_warnings"  # reading's warnings, {docname: [Kept, ...]}, on the environment

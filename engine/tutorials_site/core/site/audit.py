@@ -58,15 +58,16 @@ def stable_languages(site: project.Project, pages: Path | str, wanted: Collectio
     refuses a tree without stable/."""
     pages = Path(pages)
     if not (pages / "versions.json").is_file():
-        raise AuditError(f"PAGES={pages}: nothing published there yet: run `VERSION=1.0 tutorials-site docs` first (it builds "
-                         "every language and publishes them into docs/ as the stable version), then `tutorials-site audit`")
+        raise AuditError(f"PAGES={pages}: nothing published there yet: run `VERSION=1.0 tutorials-site docs` first (it "
+                         "builds every language and publishes them into PAGES as the stable version), then "
+                         "`tutorials-site audit`")
     try:
         stable = versions.load(pages / "versions.json").stable
     except versions.VersionsError as error:
         raise AuditError(f"PAGES={pages}: {error}") from None
     if not stable or not (pages / "stable").is_dir():
         raise AuditError(f"PAGES={pages}: not a published tree with a stable/ version (no versions.json naming one); "
-                         "`VERSION=1.0 tutorials-site docs` publishes one into docs/")
+                         "`VERSION=1.0 tutorials-site docs` publishes one into PAGES")
     segs = [lang.seg for lang in site.languages.all if (pages / "stable" / lang.seg / "index.html").is_file()]
     if not segs:
         raise AuditError(f"PAGES={pages}: stable/ holds no language (no stable/<language>/index.html)")
