@@ -101,6 +101,9 @@ def _row(what: str, seconds: float, read: dict[str, int], plain_s: float | None 
 def main(site: Path) -> None:
     from tutorials_site.core import project
 
+    if not (site / "conf.py").is_file():
+        raise SystemExit(f"error: BENCH_SITE={site}: no conf.py there: give the folder of a site built once with "
+                         "`tutorials-site html-noplot`")
     found = project.Project.read(site)
     tutorial = next(t.path for t in found.tutorials if _PROSE.search(t.path.read_text()))
     page = next(p for p in sorted(site.glob("*.rst")) if p.name != "index.rst" and "\n\n" in p.read_text())
@@ -125,3 +128,7 @@ def main(site: Path) -> None:
         back_s, back_read = engine_build(site)
         plain_build(site, plain)
         _row(f"{what} undone: every language at once", back_s, back_read, None, None)
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]).resolve())

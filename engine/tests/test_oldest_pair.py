@@ -111,7 +111,8 @@ def test_the_sphinx_side_and_the_doors_to_sphinx_gallery_pass_there(oldest, tmp_
                        "-m", "not site and not tutorial and not lint", "tests/test_sphinx_gallery_api.py", *tests,
                        cwd=ENGINE)
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
-    assert re.search(r"\d+ passed", result.stdout) and " failed" not in result.stdout
+    # pytest's last line: passed alone (no failed, error or skipped count)
+    assert re.fullmatch(r"\d+ passed in [\d.]+s", result.stdout.strip().splitlines()[-1]), result.stdout[-2000:]
 
 
 @pytest.fixture(scope="module")

@@ -275,7 +275,7 @@ def test_check_finds_a_tampered_run_and_a_failed_strict_build_leaves_nothing_to_
     assert refused.stderr.strip().splitlines()[-1] == (
         f"error: refusing to publish {html}: no build.json: its last build failed or did not finish (a build writes it "
         "last, once every language succeeded, so that pages of two builds are never taken for one); build it with "
-        "`make html`"), refused.stderr
+        "`tutorials-site html`"), refused.stderr
     assert not pages.exists() or not any(pages.iterdir())
     checked = _command(project, "check", "--builddir", assembled, **langs)
     assert checked.returncode != 0 and f"check: {html}: no build.json" in checked.stderr, checked.stderr
