@@ -218,7 +218,8 @@ def test_a_tree_without_stable_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("PAGES", str(tmp_path / "empty"))
     with pytest.raises(SystemExit) as exited:
         cli.main(["--project", str(FIXTURES), "audit"])
-    assert exited.value.code.startswith(f"error: PAGES={tmp_path / 'empty'}: nothing published there yet: run `VERSION=1.0 tutorials-site docs` first")
+    assert exited.value.code.startswith(f"error: PAGES={tmp_path / 'empty'}: nothing published there yet: run "
+                                        "`VERSION=1.0 tutorials-site docs` first")
 
 
 # --- the server ----------------------------------------------------------------------------------
