@@ -5,6 +5,7 @@ to the unit tests (at the end: site and tutorial, and the guard that fails a tes
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import logging
@@ -15,6 +16,7 @@ import shutil
 import subprocess
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
 from html.parser import HTMLParser
@@ -126,25 +128,47 @@ def builds_site():
     end of this file)."""
 
 
+def made_once(tmp_path_factory, name, make: Callable[[Path], None]) -> Path:
+    """A folder NAME that the session's test processes (pytest-xdist's workers) share: made by MAKE(folder) in the
+    first process that asks, waited for by the others, so that a build every process needs is made once."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # a worker's folder is in the session's
+    folder = shared / name
+    with open(shared / f"{name}.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        if not (shared / f"{name}.ready").exists():
+            shutil.rmtree(folder, ignore_errors=True)  # what a process that failed making it left
+            folder.mkdir()
+            make(folder)
+            (shared / f"{name}.ready").touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def site_project(tmp_path_factory):
     """A copy of the project with the tests' tutorials whole (FIXTURE_TUTORIALS, no stubs), in a git repository of
     its own (a build names its commit) on a branch named as the repository's version (versions.current), so that
-    its build is named as the repository's would be: the project `site` builds and fixture_site reads."""
-    project = copy_project(tmp_path_factory.mktemp("site_project") / "project", stubs=False)
-    git(project, "init", "-q", "-b", versions.current(ENGINE))
-    git(project, "add", "-A")
-    git(project, "commit", "-q", "-m", "the tests' site")
-    return project
+    its build is named as the repository's would be: the project `site` builds and fixture_site reads. Shared by
+    the session's processes: not to be changed."""
+
+    def make(folder):
+        project = copy_project(folder / "project", stubs=False)
+        git(project, "init", "-q", "-b", versions.current(ENGINE))
+        git(project, "add", "-A")
+        git(project, "commit", "-q", "-m", "the tests' site")
+
+    return made_once(tmp_path_factory, "site_project", make) / "project"
 
 
 @pytest.fixture(scope="session")
 def site(builds_site, site_project, tmp_path_factory):
-    """site_project built once, executing the tutorials, into a temporary directory."""
-    builddir = tmp_path_factory.mktemp("site")
-    result = build(site_project, builddir)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return builddir / "html"
+    """site_project built once, executing the tutorials, into a temporary directory (shared: not to be changed)."""
+
+    def make(builddir):
+        result = build(site_project, builddir)
+        assert result.returncode == 0, result.stdout + result.stderr
+
+    return made_once(tmp_path_factory, "site", make) / "html"
 
 
 @pytest.fixture(scope="session")
@@ -199,25 +223,30 @@ def snapshot(folder):
 
 @pytest.fixture(scope="session")
 def published(builds_site, tmp_path_factory):
-    """A copy of the project after `VERSION=1.0 make docs` then `VERSION=main make docs`."""
-    project = copy_project(tmp_path_factory.mktemp("published") / "project")
-    for version in ("1.0", "main"):
-        result = tutorials_site(project, "docs", VERSION=version)
-        assert result.returncode == 0, result.stdout + result.stderr
-    return project
+    """A copy of the project after `VERSION=1.0 make docs` then `VERSION=main make docs` (shared: not to be changed)."""
+
+    def make(folder):
+        project = copy_project(folder / "project")
+        for version in ("1.0", "main"):
+            result = tutorials_site(project, "docs", VERSION=version)
+            assert result.returncode == 0, result.stdout + result.stderr
+
+    return made_once(tmp_path_factory, "published", make) / "project"
 
 
 @pytest.fixture(scope="session")
 def engine_wheel(builds_site, tmp_path_factory):
     """The engine's wheel, built from a copy of its folder as its release is (without reaching the package
     registry: this environment's setuptools), for the tests that install it into an environment of their own."""
-    out = tmp_path_factory.mktemp("dist")
-    source = tmp_path_factory.mktemp("source") / "engine"
-    shutil.copytree(ENGINE, source, ignore=shutil.ignore_patterns("tests", "benchmarks", "__pycache__", "*.egg-info",
-                                                                  "build", ".pytest_cache", ".mypy_cache", ".ruff_cache"))
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(source)],
-                   check=True, capture_output=True)
-    [built] = out.glob("tutorials_site-*.whl")
+
+    def make(out):
+        source = out / "source" / "engine"
+        shutil.copytree(ENGINE, source, ignore=shutil.ignore_patterns("tests", "benchmarks", "__pycache__", "*.egg-info",
+                                                                      "build", ".pytest_cache", ".mypy_cache", ".ruff_cache"))
+        subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(source)],
+                       check=True, capture_output=True)
+
+    [built] = made_once(tmp_path_factory, "engine_wheel", make).glob("tutorials_site-*.whl")
     return built
 
 

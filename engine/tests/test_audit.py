@@ -130,20 +130,41 @@ def test_a_page_line_names_the_slowdown_and_the_host_index_its_run_had():
     assert audit.benchmark_index(report()) is None
 
 
-def test_each_run_is_slowed_by_what_the_run_before_it_measured(monkeypatch, tmp_path):
+def test_each_run_is_slowed_by_what_the_run_before_it_measured(tmp_path):
     used = []
 
-    def fake_lighthouse(url, output, chromium, slowdown):
-        used.append(slowdown)
-        return {**report(), "environment": {"benchmarkIndex": [3066, 766.5, 1533][len(used) - 1]}}
+    class Runs:
+        def report(self, url, output, slowdown):
+            used.append(slowdown)
+            return {**report(), "environment": {"benchmarkIndex": [3066, 766.5, 1533][len(used) - 1]}}
 
-    monkeypatch.setattr(command, "lighthouse", fake_lighthouse)
-    runner = command.Lighthouse("http://127.0.0.1:1", str(tmp_path), "chromium")
+    runner = command.Lighthouse("http://127.0.0.1:1", str(tmp_path), Runs())
     runner.calibrate(INDEX)
     runner.measure(INDEX)
     runner.measure(TUTORIAL)
     assert used == [audit.DEFAULT_SLOWDOWN, 8.0, 2.0]
     assert runner.slowdown == 4.0
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("script, code, message", [
+    ("console.error('chromium: cannot open display'); process.exit(3);", "exit status 3", "cannot open display"),
+    ("setInterval(() => {}, 1000);", "TIMEOUT", "no report after 1 s"),  # it hangs: stopped
+    ("process.stdin.on('data', () => console.log(JSON.stringify({ok: false, error: 'Unable to connect'})));",
+     "LIGHTHOUSE", "Unable to connect"),
+])
+def test_a_lighthouse_process_that_fails_or_hangs_gives_a_failed_report_and_is_gone(monkeypatch, tmp_path, script,
+                                                                                     code, message):
+    fake = tmp_path / "runs.mjs"
+    fake.write_text(script)
+    monkeypatch.setattr(command, "RUNS_SCRIPT", fake)
+    monkeypatch.setattr(command, "LIGHTHOUSE_TIMEOUT", 1)
+    with command.LighthouseRuns("chromium", str(tmp_path)) as runs:
+        report = runs.report("http://127.0.0.1:1/", tmp_path / "report.json", 4.0)
+        process = runs.process
+        assert report["runtimeError"]["code"] == code and message in report["runtimeError"]["message"]
+    assert process is None or process.poll() is not None
+    assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and str(fake).encode() in read_cmdline(pid)]
 
 
 def test_a_run_that_failed_is_a_failure_with_its_message():

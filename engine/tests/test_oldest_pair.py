@@ -7,8 +7,6 @@ PyTorch's own theme (pytorch-sphinx-theme2, which requires Sphinx 7.2.6 and pyda
 version lists, the version banner, the provenance line, the downloads and Colab link, the head's tags). The suite
 itself runs on the newest pair (the site's lock)."""
 
-import fcntl
-import hashlib
 import json
 import os
 import re
@@ -20,7 +18,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from conftest import ENGINE, git, git_repository
+from conftest import ENGINE, git, git_repository, made_once
 from tutorials_site.core.runs.stamps import STAMP_META
 
 pytestmark = pytest.mark.site  # every test here makes the environment and builds in it
@@ -61,27 +59,17 @@ SITE = {
 }
 
 
-def _shared_folder(tmp_path_factory, worker_id):
-    """The folder every test process of this session shares (pytest-xdist's workers each have a folder in it)."""
-    base = tmp_path_factory.getbasetemp()
-    return base.parent if worker_id != "master" else base
-
-
 @pytest.fixture(scope="session")
-def oldest(builds_site, engine_wheel, tmp_path_factory, worker_id):
-    """The environment of LOCK with the engine's wheel, made once per session (the first process to ask makes it,
-    the others wait for it); its bin/ folder."""
-    shared = _shared_folder(tmp_path_factory, worker_id)
-    venv = shared / f"oldest-{hashlib.sha256(LOCK.read_bytes()).hexdigest()[:12]}"
-    with open(shared / "oldest.lock", "w") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)
-        if not (venv / "ready").exists():
-            subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
-            pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-            subprocess.run([*pip, "--require-hashes", "--no-deps", "-r", str(LOCK)], check=True, capture_output=True)
-            subprocess.run([*pip, "--no-deps", "--no-index", str(engine_wheel)], check=True, capture_output=True)
-            (venv / "ready").touch()
-    return venv / "bin"
+def oldest(builds_site, engine_wheel, tmp_path_factory):
+    """The environment of LOCK with the engine's wheel, made once per session; its bin/ folder."""
+
+    def make(venv):
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        subprocess.run([*pip, "--require-hashes", "--no-deps", "-r", str(LOCK)], check=True, capture_output=True)
+        subprocess.run([*pip, "--no-deps", "--no-index", str(engine_wheel)], check=True, capture_output=True)
+
+    return made_once(tmp_path_factory, "oldest", make) / "bin"
 
 
 def in_oldest(oldest, *args, cwd, **env):

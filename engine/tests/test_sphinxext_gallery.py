@@ -170,6 +170,39 @@ def test_a_run_becomes_the_page_sphinx_gallery_keeps_and_is_not_rendered_again(s
     assert rendering in log.getvalue() and "    hello from another run" in target.with_suffix(".rst").read_text()
 
 
+def test_a_change_of_sphinx_gallery_s_settings_renders_the_page_and_its_thumbnail_again(sphinx_app, tmp_path):
+    from PIL import Image
+
+    from tutorials_site.core.project import Project
+    from tutorials_site.core.sphinx_gallery_formats import thumbnail_name
+
+    record_run(tmp_path / "runs", "hello from the run\n")
+    options = Project.read(Path(__file__).parent / "fixtures" / "site").options
+    placeholder = tmp_path / "placeholder.png"
+    Image.new("RGB", (60, 60), "red").save(placeholder)
+
+    def build(**changed):
+        conf = (f'extensions = ["sphinx_gallery.gen_gallery", "tutorials_site.sphinxext"]\n'
+                f"sphinx_gallery_conf = {({**options, **changed})!r}\n"
+                f"exclude_patterns = {list(options['examples_dirs'])!r}\n")
+        files = {"beginner_source/data_parallel_tutorial.py": SCRIPT, "conf.py": conf}
+        app, log, _ = sphinx_app(files, tutorials_runs=str(tmp_path / "runs"), tutorials_unrun=UNRUN)
+        thumb = app.srcdir / "beginner" / "images" / "thumb" / thumbnail_name("data_parallel_tutorial")
+        with Image.open(thumb) as image:
+            return "rendering the run's output" in log.getvalue(), image.size, image.getpixel((image.width // 2, 0))
+
+    assert build()[:2] == (True, (400, 280))  # sphinx-gallery's defaults: its own placeholder, 400 x 280
+    assert build()[0] is False
+    rendered, size, _ = build(thumbnail_size=(200, 140))
+    assert (rendered, size) == (True, (200, 140))
+    rendered, size, top = build(thumbnail_size=(200, 140), default_thumb_file=str(placeholder))
+    assert (rendered, size, top[:3]) == (True, (200, 140), (255, 0, 0))  # the new placeholder, not the kept one
+    assert build(thumbnail_size=(200, 140), default_thumb_file=str(placeholder))[0] is False
+    Image.new("RGB", (60, 60), "blue").save(placeholder)  # the same setting, another picture
+    rendered, _, top = build(thumbnail_size=(200, 140), default_thumb_file=str(placeholder))
+    assert (rendered, top[:3]) == (True, (0, 0, 255))
+
+
 def test_a_page_left_unrun_forgets_the_run_it_was_rendered_from(sphinx_app, tmp_path):
     record_run(tmp_path / "runs", "hello from the run\n")
     files = {"beginner_source/data_parallel_tutorial.py": SCRIPT}

@@ -12,9 +12,8 @@ import contextlib
 import functools
 import gzip
 import json
-import os
+import selectors
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -39,11 +38,11 @@ if TYPE_CHECKING:
 NODE_TOOLS = ("lighthouse@13.5.0", "axe-core@4.11.0")
 NODE_MODULES = Path(sys.prefix) / "node" / "node_modules"
 AXE = NODE_MODULES / "axe-core" / "axe.min.js"
-LIGHTHOUSE = NODE_MODULES / "lighthouse" / "cli" / "index.js"
+LIGHTHOUSE = NODE_MODULES / "lighthouse" / "core" / "index.js"
 
 BROWSER_FLAGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
 CATEGORIES = ",".join(audit.BUDGET)
-LIGHTHOUSE_TIMEOUT = 300  # seconds; a run takes about 20 s here
+LIGHTHOUSE_TIMEOUT = 300  # seconds; a run takes about 8 s here
 Scheme = Literal["light", "dark"]
 SCHEMES: tuple[Scheme, ...] = ("light", "dark")
 
@@ -173,44 +172,90 @@ def serve(pages: Path) -> Iterator[str]:
 # --- Lighthouse ----------------------------------------------------------------------------------
 
 
-def lighthouse(url: str, output: Path, chromium: str, slowdown: float) -> dict[str, Any]:
-    """One Lighthouse run (mobile, simulated throttling, the CPU slowed SLOWDOWN times) on `url`; its JSON
-    report, or one that carries the failure as Lighthouse's own reports do (runtimeError)."""
-    command = ["node", str(LIGHTHOUSE), url, "--output=json", f"--output-path={output}",
-               f"--only-categories={CATEGORIES}", "--disable-full-page-screenshot",
-               f"--throttling.cpuSlowdownMultiplier={slowdown}",
-               "--chrome-flags=" + " ".join(["--headless=new", *BROWSER_FLAGS])]
-    process = subprocess.Popen(command, env={**os.environ, "CHROME_PATH": chromium},
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        log, _ = process.communicate(timeout=LIGHTHOUSE_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        # SIGINT, not SIGKILL: Lighthouse then closes the Chrome it launched (in a process group of its own).
-        process.send_signal(signal.SIGINT)
+RUNS_SCRIPT = Path(__file__).with_name("lighthouse_runs.mjs")
+
+
+class LighthouseRuns:
+    """Lighthouse (mobile, simulated throttling) in one node process with one browser (lighthouse_runs.mjs),
+    run after run; a context manager: the process and its browser end with the block."""
+
+    def __init__(self, chromium: str, folder: str) -> None:
+        self.chromium, self.log = chromium, Path(folder, "lighthouse.log")
+        self.process: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> "LighthouseRuns":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def _started(self) -> subprocess.Popen[str]:
+        if self.process is None:
+            flags = json.dumps(["--headless=new", *BROWSER_FLAGS])
+            with self.log.open("a", encoding="utf-8") as log:
+                self.process = subprocess.Popen(["node", str(RUNS_SCRIPT), str(NODE_MODULES), self.chromium, CATEGORIES, flags],
+                                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
+        return self.process
+
+    def report(self, url: str, output: Path, slowdown: float) -> dict[str, Any]:
+        """One run on URL with the CPU slowed SLOWDOWN times; its JSON report (also kept at OUTPUT), or one that
+        carries the failure as Lighthouse's own reports do (runtimeError). A run that hangs ends its process:
+        the next run starts another."""
+        process = self._started()
+        assert process.stdin is not None and process.stdout is not None
         try:
-            process.communicate(timeout=30)
+            process.stdin.write(json.dumps({"url": url, "output": str(output), "slowdown": slowdown}) + "\n")
+            process.stdin.flush()
+        except BrokenPipeError:
+            pass  # it ended: told below, with its log
+        with selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ)
+            answered = selector.select(timeout=LIGHTHOUSE_TIMEOUT)
+        if not answered:
+            self.close(finish=0)
+            return {"runtimeError": {"code": "TIMEOUT", "message": f"no report after {LIGHTHOUSE_TIMEOUT} s"}}
+        line = process.stdout.readline()
+        if not line:
+            self.close()
+            tail = " | ".join(self.log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:])
+            return {"runtimeError": {"code": f"exit status {process.returncode}", "message": tail}}
+        answer = json.loads(line)
+        if not answer["ok"]:
+            return {"runtimeError": {"code": "LIGHTHOUSE", "message": answer["error"]}}
+        report: dict[str, Any] = json.loads(output.read_text(encoding="utf-8"))
+        return report
+
+    def close(self, finish: float = 30) -> None:
+        """End the process: its input closed, it closes its browser and ends; stopped (SIGTERM, then SIGKILL) where
+        it has not ended within FINISH seconds."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        with contextlib.suppress(BrokenPipeError):
+            process.stdin.close()  # type: ignore[union-attr]
+        try:
+            process.wait(timeout=finish)
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-        return {"runtimeError": {"code": "TIMEOUT", "message": f"no report after {LIGHTHOUSE_TIMEOUT} s"}}
-    if process.returncode or not Path(output).is_file():
-        tail = " | ".join(log.strip().splitlines()[-3:])
-        return {"runtimeError": {"code": f"exit status {process.returncode}", "message": tail}}
-    report: dict[str, Any] = json.loads(Path(output).read_text(encoding="utf-8"))
-    return report
+            process.terminate()  # it closes its browser on SIGTERM too
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        process.stdout.close()  # type: ignore[union-attr]
 
 
 class Lighthouse:
     """Lighthouse runs on the served tree, each with the CPU slowdown calibrated from the host's speed in the
     run before it (core/site/audit.py says why): a host that slows down during the audit is followed."""
 
-    def __init__(self, base: str, folder: str, chromium: str) -> None:
-        self.base, self.folder, self.chromium = base, folder, chromium
+    def __init__(self, base: str, folder: str, runs: LighthouseRuns) -> None:
+        self.base, self.folder, self.runs = base, folder, runs
         self.slowdown = audit.DEFAULT_SLOWDOWN
 
     def run(self, path: str, name: str) -> dict[str, Any]:
         """One run on PATH, its report kept in the scratch folder as NAME."""
-        report = lighthouse(f"{self.base}/{path}", Path(self.folder, name), self.chromium, self.slowdown)
+        report = self.runs.report(f"{self.base}/{path}", Path(self.folder, name), self.slowdown)
         index = audit.benchmark_index(report)
         if index:
             self.slowdown = audit.cpu_slowdown(index)
@@ -240,13 +285,13 @@ def lighthouse_pass(base: str, paths: Sequence[str], chromium: str, gallery_dirs
     over = 0
     errored: dict[str, str] = {}
     details: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="audit-") as folder:
-        runner = Lighthouse(base, folder, chromium)
+    with tempfile.TemporaryDirectory(prefix="audit-") as folder, LighthouseRuns(chromium, folder) as runs:
+        runner = Lighthouse(base, folder, runs)
         runner.calibrate(paths[0])
         for path in paths:
-            report, runs = runner.measure(path)
+            report, performance = runner.measure(path)
             tutorial = audit.is_tutorial(path, gallery_dirs)
-            print(audit.format_line(path, report, tutorial, runs, width), flush=True)
+            print(audit.format_line(path, report, tutorial, performance, width), flush=True)
             for warning in report.get("runWarnings", []):
                 print(f"    warning: {warning}", flush=True)
             errored.update(audit.errored_audits(report))

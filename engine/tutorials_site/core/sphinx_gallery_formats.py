@@ -139,6 +139,10 @@ def thumbnail_name(stem: str, suffix: str = ".png") -> str:
     return f"{PREFIX}{stem}_thumb{suffix}"
 
 
+# The option naming the picture sphinx-gallery scales into the thumbnail of a tutorial without a figure (documented).
+PLACEHOLDER_OPTION = "default_thumb_file"
+
+
 def thumbnail_path(folder: str, stem: str) -> str:
     """The thumbnail of a tutorial of a gallery folder, as a path from the source root (internal: in images/thumb/,
     where its gallery's thumbnails look too)."""

@@ -35,9 +35,10 @@ from .. import sphinx_gallery_run as sg_run
 from ..core import project, tutorial_settings
 from ..core.files import read_regular, write_atomically
 from ..core.runs import currency, runs, seal, shown, signing
+from ..core.runs.fingerprint import canonical_json
 from ..core.runs.records import BlockRecord, Record, RecordError, RunFile, RunRecord, Stamp
 from ..core.runs.stamps import page_copy, stamp_path
-from ..core.sphinx_gallery_formats import figure_files, image_path_template
+from ..core.sphinx_gallery_formats import PLACEHOLDER_OPTION, figure_files, image_path_template, thumbnail_name
 from ..core.text import notebook_text, tutorial_text
 from ..sphinx_gallery_build import ExtensionMetadata
 from .head import page_language
@@ -113,6 +114,7 @@ def render_galleries(app: Sphinx) -> None:
     if app.config.tutorials_show_memory:
         conf = {**conf, "show_memory": True}
     runs_root = Path(app.config.tutorials_runs)
+    settings = _rendering_settings(site_project(app.config).options, conf)
     from_runs, others = _from_runs(app)
     for tutorial in others:
         if tutorial.executed:
@@ -122,7 +124,7 @@ def render_galleries(app: Sphinx) -> None:
         result, stamp, figures = _read_run(runs_root, tutorial)
         src_file = Path(app.srcdir, tutorial.gallery.examples_dir, tutorial.rel)
         render(src_file, Path(app.srcdir, tutorial.gallery.gallery_dir, tutorial.section), result, stamp, run_dir,
-               figures, conf)
+               figures, conf, settings)
 
 
 def _read_run(runs_root: Path, tutorial: project.Tutorial) -> tuple[RunRecord, Stamp | None, list[RunFile]]:
@@ -204,14 +206,16 @@ def _shown_blocks(src_file: Path, conf: Mapping[str, Any], result: RunRecord | N
 @dataclass(frozen=True, kw_only=True)
 class Rendered(Record):
     """<tutorial>.run.json beside the reST of a page rendered from a run: which run and script it was rendered
-    from (KEY) and a digest of what sphinx-gallery then reads (_rendered); the same again: nothing to render."""
+    from (KEY), a digest of what sphinx-gallery then reads (_rendered) and of the settings it was rendered with;
+    the same again: nothing to render."""
 
-    FORMAT: ClassVar[int] = 1
+    FORMAT: ClassVar[int] = 2
     NAME: ClassVar[str] = "rendering marker (.run.json)"
     SUFFIX: ClassVar[str] = ".run.json"
 
     key: str
     rendered: str
+    settings: str  # _rendering_settings of the build that rendered it
 
 
 def _marked(marker: Path) -> Rendered | None:
@@ -222,17 +226,30 @@ def _marked(marker: Path) -> Rendered | None:
         return None
 
 
+def _rendering_settings(options: Mapping[str, Any], conf: Mapping[str, Any]) -> str:
+    """A digest of what conf.py tells sphinx-gallery about the pages it renders: its sphinx_gallery_conf as written
+    (OPTIONS) and the placeholder thumbnail's bytes (CONF, the options sphinx-gallery filled); when it changes,
+    every page is rendered again from its run (nothing is executed)."""
+    digest = hashlib.sha256(canonical_json(options).encode())
+    placeholder = conf.get(PLACEHOLDER_OPTION)
+    if placeholder and Path(placeholder).is_file():
+        digest.update(b"\0" + Path(placeholder).read_bytes())
+    return digest.hexdigest()
+
+
 def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | None, run_dir: Path,
-           figures: Sequence[RunFile], conf: Mapping[str, Any]) -> None:
+           figures: Sequence[RunFile], conf: Mapping[str, Any], settings: str) -> None:
     """Write the page's reST and thumbnail of one tutorial from its run, with sphinx-gallery's functions; its
-    FIGURES (runs.figures: the files of its figures folder) are copied where the reST wants them."""
+    FIGURES (runs.figures: the files of its figures folder) are copied where the reST wants them; SETTINGS is
+    _rendering_settings."""
     target = target_dir / src_file.name
     shown_stamp = page_copy(stamp, signing.verified(run_dir)) if stamp else None
     key = hashlib.sha256(src_file.read_bytes() + b"\0" + result.to_json().encode() + b"\0"
                          + (shown_stamp.to_json() if shown_stamp else "").encode()).hexdigest()
     marker = target.with_name(f"{target.stem}{Rendered.SUFFIX}")
-    if _marked(marker) == Rendered(key=key, rendered=_rendered(target)) and sg.md5_file(target).exists():
-        return  # rendered from this run and this script, and untouched since
+    before = _marked(marker)
+    if before == Rendered(key=key, rendered=_rendered(target), settings=settings) and sg.md5_file(target).exists():
+        return  # rendered from this run and this script, with these settings, and untouched since
     logger.info("[gallery] %s: rendering the run's output", target.name)
     images = target_dir / "images"
     images.mkdir(parents=True, exist_ok=True)
@@ -255,6 +272,9 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
     script_vars: dict[str, Any] = {"image_path_iterator": produced}
     if result.error:
         script_vars["formatted_exception"] = result.error.message
+    if before is None or before.settings != settings:  # sphinx-gallery keeps a placeholder thumbnail it finds
+        for old in (images / "thumb").glob(thumbnail_name(target.stem, ".*")):
+            old.unlink()
     sg.save_thumbnail(template, src_file, script_vars, file_conf, conf)
 
     # sphinx-gallery's caches: the names for code links and backreferences, the cost it reports for a
@@ -266,7 +286,7 @@ def render(src_file: Path, target_dir: Path, result: RunRecord, stamp: Stamp | N
         shown_stamp.write(stamp_path(target))
     else:
         stamp_path(target).unlink(missing_ok=True)
-    Rendered(key=key, rendered=_rendered(target)).write(marker)
+    Rendered(key=key, rendered=_rendered(target), settings=settings).write(marker)
 
 
 def write_run_downloads(app: Sphinx) -> None:

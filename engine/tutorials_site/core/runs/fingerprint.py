@@ -155,13 +155,18 @@ def _named(value: Any) -> str:
     return repr(value)
 
 
+def canonical_json(value: Any) -> str:
+    """VALUE (settings from conf.py) as JSON that is the same in every process: keys sorted, callables named."""
+    return json.dumps(value, sort_keys=True, default=_named)
+
+
 def run_configuration(root: Path) -> str:
     """What conf.py decides of a run, as canonical JSON."""
     site_project = project.current(Path(root))
     chosen = {"sphinx_gallery_conf": {key: site_project.options[key] for key in RUN_OPTIONS
                                       if key in site_project.options},
               "default_role": site_project.conf.get("default_role"), SETTING: site_project.conf.get(SETTING)}
-    return json.dumps(chosen, sort_keys=True, default=_named)
+    return canonical_json(chosen)
 
 
 def loose_modules(folder: Path) -> list[Path]:
