@@ -95,7 +95,7 @@ audit: $(VENV)/.test-deps $(CHROMIUM)  ## Lighthouse and axe-core on PAGES/stabl
 	$(SITE) audit
 
 test: $(VENV)/.test-deps $(CHROMIUM) sandbox  ## both test suites, the engine's then the site's, as CI runs them
-	"$$PY" -m pytest -n 2 engine/tests
+	"$$PY" -m pytest -n 2 --dist loadscope engine/tests
 	"$$PY" -m pytest tests
 
 # The marks are the engine's (engine/pyproject.toml); its conftest fails a test that builds or runs without its mark.
