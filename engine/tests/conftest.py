@@ -394,8 +394,9 @@ def sphinx_catalog(tmp_path, untranslated):
 
 @pytest.fixture
 def sphinx_app(tmp_path, monkeypatch, untranslated):
-    """sphinx_app(files={path: text}, **confoverrides): (a Sphinx application, its log, its warnings) of a
-    small project in tmp_path/project: conf.py with this site's extensions and sphinx_gallery_conf, an
+    """sphinx_app(files={path: text}, options={name: value}, **confoverrides): (a Sphinx application, its log, its
+    warnings) of a small project in tmp_path/project: conf.py with this site's extensions and sphinx_gallery_conf
+    (OPTIONS changed in it), an
     index.rst, each gallery's folder with a header, and FILES. Its builder-inited handlers (sphinx-gallery's
     and the site's) have run; app.build() builds it. In process: a second or two."""
     from sphinx.testing.util import SphinxTestApp
@@ -407,9 +408,9 @@ def sphinx_app(tmp_path, monkeypatch, untranslated):
     monkeypatch.setattr(sphinx_logger, "level", sphinx_logger.level)
     apps = []
 
-    def make(files=None, **confoverrides):
+    def make(files=None, options=None, **confoverrides):
         src = tmp_path / "project"
-        options = Project.read(FIXTURES).options
+        options = {**Project.read(FIXTURES).options, **(options or {})}
         examples = list(options["examples_dirs"])
         files = {"conf.py": f'extensions = ["sphinx_gallery.gen_gallery", "tutorials_site.sphinxext"]\n'
                             f"sphinx_gallery_conf = {options!r}\nexclude_patterns = {examples!r}\n",

@@ -164,7 +164,7 @@ def test_a_lighthouse_process_that_fails_or_hangs_gives_a_failed_report_and_is_g
         process = runs.process
         assert report["runtimeError"]["code"] == code and message in report["runtimeError"]["message"]
     assert process is None or process.poll() is not None
-    assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and str(fake).encode() in read_cmdline(pid)]
+    assert running_with(str(fake)) == []
 
 
 def test_a_run_that_failed_is_a_failure_with_its_message():
@@ -315,7 +315,7 @@ def test_the_audit_fails_naming_the_page_and_the_rule(tmp_path, fixture_site):
     with tempfile.TemporaryDirectory(prefix="audit-") as scratch:
         result = subprocess.run([sys.executable, "-m", "tutorials_site", "audit"], cwd=fixture_site.root, capture_output=True,
                                 text=True, timeout=240, env={**os.environ, "PAGES": str(tree), "TMPDIR": scratch, "LANGUAGES": ""})
-        left = [pid for pid in os.listdir("/proc") if pid.isdigit() and scratch.encode() in read_cmdline(pid)]
+        left = running_with(scratch)
     assert left == []
     out = result.stdout
     assert result.returncode == 1, out + result.stderr
@@ -330,8 +330,12 @@ def test_the_audit_fails_naming_the_page_and_the_rule(tmp_path, fixture_site):
     assert re.search(r"^audit: 1 page\(s\) over the Lighthouse budget, 2 axe violation\(s\)", result.stderr, re.M)
 
 
-def read_cmdline(pid):
-    try:
-        return Path("/proc", pid, "cmdline").read_bytes()
-    except OSError:
-        return b""
+def running_with(text):
+    """The processes whose command line holds TEXT."""
+    def cmdline(pid):
+        try:
+            return Path("/proc", pid, "cmdline").read_bytes()
+        except OSError:
+            return b""
+
+    return [pid for pid in os.listdir("/proc") if pid.isdigit() and text.encode() in cmdline(pid)]

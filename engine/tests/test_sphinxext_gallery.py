@@ -173,20 +173,15 @@ def test_a_run_becomes_the_page_sphinx_gallery_keeps_and_is_not_rendered_again(s
 def test_a_change_of_sphinx_gallery_s_settings_renders_the_page_and_its_thumbnail_again(sphinx_app, tmp_path):
     from PIL import Image
 
-    from tutorials_site.core.project import Project
     from tutorials_site.core.sphinx_gallery_formats import thumbnail_name
 
     record_run(tmp_path / "runs", "hello from the run\n")
-    options = Project.read(Path(__file__).parent / "fixtures" / "site").options
     placeholder = tmp_path / "placeholder.png"
     Image.new("RGB", (60, 60), "red").save(placeholder)
 
-    def build(**changed):
-        conf = (f'extensions = ["sphinx_gallery.gen_gallery", "tutorials_site.sphinxext"]\n'
-                f"sphinx_gallery_conf = {({**options, **changed})!r}\n"
-                f"exclude_patterns = {list(options['examples_dirs'])!r}\n")
-        files = {"beginner_source/data_parallel_tutorial.py": SCRIPT, "conf.py": conf}
-        app, log, _ = sphinx_app(files, tutorials_runs=str(tmp_path / "runs"), tutorials_unrun=UNRUN)
+    def build(**options):
+        files = {"beginner_source/data_parallel_tutorial.py": SCRIPT}
+        app, log, _ = sphinx_app(files, options, tutorials_runs=str(tmp_path / "runs"), tutorials_unrun=UNRUN)
         thumb = app.srcdir / "beginner" / "images" / "thumb" / thumbnail_name("data_parallel_tutorial")
         with Image.open(thumb) as image:
             return "rendering the run's output" in log.getvalue(), image.size, image.getpixel((image.width // 2, 0))
