@@ -79,12 +79,12 @@ def with_engine(engine, env=None):
     return env
 
 
-def copy_project(target, source=FIXTURES, stubs=True):
+def copy_project(target, source=FIXTURES, stubs=True, kept=KEPT_TUTORIAL):
     """The tests' site (or the project at SOURCE) copied to `target`, to break or change freely, all of its
-    FIXTURE_TUTORIALS but KEPT_TUTORIAL stubs unless not STUBS."""
+    FIXTURE_TUTORIALS but KEPT (None: every one of them) stubs unless not STUBS."""
     shutil.copytree(source, target, ignore=_NOT_COPIED)
     for label in FIXTURE_TUTORIALS:
-        if stubs and Path(label).stem != KEPT_TUTORIAL:
+        if stubs and Path(label).stem != kept:
             _stub(Path(target, label))
     return target
 
@@ -187,6 +187,13 @@ def machine():
 def project_copy(tmp_path):
     """A throw-away copy of the project, to break or change without touching the real one."""
     return copy_project(tmp_path / "project")
+
+
+@pytest.fixture
+def stubbed_copy(tmp_path):
+    """A throw-away copy of the project whose tutorials are all stubs: for a test of what the build does with runs,
+    whatever they print (each run then takes a fraction of a second: no torch to import)."""
+    return copy_project(tmp_path / "project", kept=None)
 
 
 @pytest.fixture(scope="session")

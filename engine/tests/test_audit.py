@@ -304,6 +304,28 @@ def test_the_server_serves_like_github_pages_and_stops(tmp_path):
     assert set(threading.enumerate()) == threads
 
 
+def test_stopping_the_server_ends_the_connections_kept_alive_without_waiting_for_them(tmp_path, monkeypatch):
+    """A browser keeps its connection open after a page: the server's end closes it rather than waiting out its
+    idle time (an hour here, where a stop that waited would hang the test)."""
+    monkeypatch.setattr(command.PagesHandler, "timeout", 3600)
+    tree = published_tree(tmp_path)
+    stopped = threading.Event()
+    served = command.serve(tree)
+    base = served.__enter__()
+    connection = http.client.HTTPConnection(base.removeprefix("http://"), timeout=30)
+    connection.request("GET", "/stable/en/index.html")
+    response = connection.getresponse()
+    assert response.status == 200 and response.read() and not response.will_close  # kept alive, and idle
+    stopping = threading.Thread(target=lambda: (served.__exit__(None, None, None), stopped.set()), daemon=True)
+    stopping.start()
+    stopping.join(timeout=60)
+    assert stopped.is_set(), "the server still waits for the idle connection"
+    connection.request("GET", "/stable/en/index.html")  # the server has closed it
+    with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
+        connection.getresponse()
+    connection.close()
+
+
 # --- the command, end to end ----------------------------------------------------------------------
 
 

@@ -36,6 +36,7 @@ from conftest import (
 from conftest import _stub as stub
 from tutorials_site.core import languages
 from tutorials_site.core.errors import SiteError
+from tutorials_site.core.layout import BuildTree
 from tutorials_site.core.runs import fingerprint, isolation, sandbox
 from tutorials_site.core.runs.records import RunRecord
 from tutorials_site.core.site import checks
@@ -205,8 +206,8 @@ def test_a_catalog_that_is_not_utf8_fails_naming_file_and_line(built):
 # --- 7. the same language twice ----------------------------------------------------------------------
 
 @pytest.mark.site
-def test_a_language_named_twice_is_built_once(project_copy):
-    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en en"})
+def test_a_language_named_twice_is_built_once(stubbed_copy):
+    result = build(stubbed_copy, stubbed_copy / "_build", env={"LANGUAGES": "en en"})
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("[build] en: sphinx-build") == 1
     assert [lang.seg for lang in languages.site_languages("en", None).select("en ja en")] == ["en", "ja"]
@@ -243,14 +244,19 @@ TICKS = '''"""
 Ticks
 =====
 
-Prints a line every six seconds: long enough for five commands to start, a machine under load too.
+Prints a line, then waits for the go-ahead (a file the test makes in its working folder) before the next two:
+the build holds its folder that long, however slow the machine.
 """
 
+# tutorials-timeout: 300
+import os
 import time
 
-for tick in range(1, 4):
+print("tick 1")
+while not os.path.exists("go-ahead"):
+    time.sleep(0.05)
+for tick in (2, 3):
     print(f"tick {tick}")
-    time.sleep(6)
 '''
 ENGLISH = {"LANGUAGES": "en"}
 
@@ -276,21 +282,22 @@ def _start_build(project, builddir):
 
 
 @pytest.mark.site
-def test_a_second_build_in_one_folder_is_refused_while_the_first_runs(project_copy):
+def test_a_second_build_in_one_folder_is_refused_while_the_first_runs(stubbed_copy):
     from tutorials_site.core.site import checks
 
-    (project_copy / "beginner_source" / "ticks_tutorial.py").write_text(TICKS)
-    builddir = project_copy / "_build"
-    first = _start_build(project_copy, builddir)
+    (stubbed_copy / "beginner_source" / "ticks_tutorial.py").write_text(TICKS)
+    builddir = stubbed_copy / "_build"
+    first = _start_build(stubbed_copy, builddir)
     try:
         for command in (("html",), ("html-noplot",), ("assemble", str(builddir)), ("check",), ("publish",)):
-            second = _command(project_copy, builddir, *command)
+            second = _command(stubbed_copy, builddir, *command)
             assert one_line_error(second) == (
                 f"error: BUILDDIR={builddir}: in use by another build or check (pid {first.pid} ({sys.executable} "
                 f"-m tutorials_site html --builddir {builddir})); wait for it to end"
                 + (", or build into another folder (BUILDDIR=...)" if command[0] not in ("check", "publish")
                    else ", then run this again")), command
             assert "[execute]" not in second.stdout and "sphinx-build" not in second.stdout
+        (BuildTree(builddir).work / "beginner_source" / "go-ahead").touch()  # where the tutorial runs
         output, _ = first.communicate(timeout=300)
     finally:
         first.kill()
@@ -298,21 +305,21 @@ def test_a_second_build_in_one_folder_is_refused_while_the_first_runs(project_co
     assert first.returncode == 0, output
     page = (builddir / "html" / "en" / "beginner" / "ticks_tutorial.html").read_text()
     assert [text.strip() for text in checks.output_texts(page)] == ["tick 1\ntick 2\ntick 3"]  # one run, whole
-    assert _command(project_copy, builddir, "check").returncode == 0  # the lock went with the build
+    assert _command(stubbed_copy, builddir, "check").returncode == 0  # the lock went with the build
 
 
 @pytest.mark.site
-def test_a_killed_build_leaves_its_folder_free(project_copy):
+def test_a_killed_build_leaves_its_folder_free(stubbed_copy):
     import signal
 
-    (project_copy / "beginner_source" / "ticks_tutorial.py").write_text(TICKS)
-    builddir = project_copy / "_build"
-    first = _start_build(project_copy, builddir)
+    (stubbed_copy / "beginner_source" / "ticks_tutorial.py").write_text(TICKS)
+    builddir = stubbed_copy / "_build"
+    first = _start_build(stubbed_copy, builddir)
     first.send_signal(signal.SIGKILL)
     first.communicate()
-    tutorial = project_copy / "beginner_source" / "ticks_tutorial.py"
-    tutorial.write_text(TICKS.replace("time.sleep(6)", "pass"))  # the next build need not wait for the ticks
-    result = build(project_copy, builddir, env=ENGLISH)
+    tutorial = stubbed_copy / "beginner_source" / "ticks_tutorial.py"
+    tutorial.write_text(TICKS.replace('os.path.exists("go-ahead")', "True"))  # the next build waits for nothing
+    result = build(stubbed_copy, builddir, env=ENGLISH)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -334,24 +341,24 @@ print("ran")
 
 
 @pytest.mark.site
-def test_only_a_comment_line_sets_a_time_limit_and_beyond_the_maximum_it_is_refused(project_copy):
-    tutorial = project_copy / "beginner_source" / "limits_tutorial.py"
+def test_only_a_comment_line_sets_a_time_limit_and_beyond_the_maximum_it_is_refused(stubbed_copy):
+    tutorial = stubbed_copy / "beginner_source" / "limits_tutorial.py"
     tutorial.write_text(LIMITS.replace("{limit}", "# tutorials-timeout: 999999999"))
-    builddir = project_copy / "_build"
+    builddir = stubbed_copy / "_build"
     line = LIMITS.splitlines().index("{limit}") + 1
-    result = build(project_copy, builddir, env=ENGLISH)
+    result = build(stubbed_copy, builddir, env=ENGLISH)
     assert one_line_error(result) == (f"error: beginner_source/limits_tutorial.py:{line}: tutorials-timeout: "
                                       "'999999999' is not a number of seconds between 0 and 86400 (24 h), "
                                       "written like 600 or 90.5")
     assert "[execute]" not in result.stdout and not builddir.exists()  # refused before anything runs
 
-    result = build(project_copy, builddir, env={**ENGLISH, "TUTORIAL_TIMEOUT": "1e3"})
+    result = build(stubbed_copy, builddir, env={**ENGLISH, "TUTORIAL_TIMEOUT": "1e3"})
     assert one_line_error(result) == ("error: TUTORIAL_TIMEOUT: '1e3' is not a number of seconds between 0 and 86400 "
                                       "(24 h), written like 600 or 90.5")
     assert not builddir.exists()
 
     tutorial.write_text(LIMITS.replace("{limit}", "# tutorials-timeout: 60"))
-    result = build(project_copy, builddir, env=ENGLISH)
+    result = build(stubbed_copy, builddir, env=ENGLISH)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "[execute] beginner_source/limits_tutorial.py (time limit 60 s)" in result.stdout
     page = (builddir / "html" / "en" / "beginner" / "limits_tutorial.html").read_text()

@@ -170,13 +170,13 @@ if __name__ == "__main__":
 '''
 
 
-def test_a_failing_rank_fails_the_build_with_file_and_line_and_leaves_no_process(project_copy):
-    (project_copy / "beginner_source" / "rank_failure.py").write_text(FAILING_RANK)
-    result = build(project_copy, project_copy / "_build", env={"LANGUAGES": "en", "TUTORIAL_TIMEOUT": "120"})
+def test_a_failing_rank_fails_the_build_with_file_and_line_and_leaves_no_process(stubbed_copy):
+    (stubbed_copy / "beginner_source" / "rank_failure.py").write_text(FAILING_RANK)
+    result = build(stubbed_copy, stubbed_copy / "_build", env={"LANGUAGES": "en", "TUTORIAL_TIMEOUT": "120"})
     output = result.stdout + result.stderr
     line = FAILING_RANK.splitlines().index("    mp.spawn(work, args=(2, port), nprocs=2)") + 1
     assert result.returncode != 0
     assert f"beginner_source/rank_failure.py:{line}: ERROR: tutorial failed: " in output, output
-    assert "rank 1 cannot go on" in (project_copy / "_build" / "html" / "en" / "beginner" / "rank_failure.html").read_text()
-    left = [p.info for p in psutil.process_iter(["pid", "cwd"]) if p.info["cwd"] and p.info["cwd"].startswith(str(project_copy))]
+    assert "rank 1 cannot go on" in (stubbed_copy / "_build" / "html" / "en" / "beginner" / "rank_failure.html").read_text()
+    left = [p.info for p in psutil.process_iter(["pid", "cwd"]) if p.info["cwd"] and p.info["cwd"].startswith(str(stubbed_copy))]
     assert left == []

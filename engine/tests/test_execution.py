@@ -28,9 +28,9 @@ print(value / 0)
 '''
 
 
-def test_a_failing_tutorial_fails_the_build_naming_file_line_and_exception(project_copy):
-    (project_copy / "beginner_source" / "broken_tutorial.py").write_text(BROKEN)
-    result = build(project_copy, project_copy / "_build", env=ENGLISH)
+def test_a_failing_tutorial_fails_the_build_naming_file_line_and_exception(stubbed_copy):
+    (stubbed_copy / "beginner_source" / "broken_tutorial.py").write_text(BROKEN)
+    result = build(stubbed_copy, stubbed_copy / "_build", env=ENGLISH)
     assert result.returncode != 0
     output = result.stdout + result.stderr
     assert "beginner_source/broken_tutorial.py:9: ERROR: tutorial failed: ZeroDivisionError: division by zero" in output

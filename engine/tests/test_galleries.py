@@ -181,17 +181,17 @@ WARNING_LINES = ["beginner_source/short_underline.py:8: WARNING: Title underline
 
 
 @pytest.mark.site
-def test_warning_is_told_once_at_the_authors_line_and_fails_only_with_strict(project_copy: Path) -> None:
-    (project_copy / "beginner_source" / "short_underline.py").write_text(SHORT_UNDERLINE)
-    builddir = project_copy / "_build"
-    result = build(project_copy, builddir, env={"LANGUAGES": "en ja"})
+def test_warning_is_told_once_at_the_authors_line_and_fails_only_with_strict(stubbed_copy: Path) -> None:
+    (stubbed_copy / "beginner_source" / "short_underline.py").write_text(SHORT_UNDERLINE)
+    builddir = stubbed_copy / "_build"
+    result = build(stubbed_copy, builddir, env={"LANGUAGES": "en ja"})
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     for warning in WARNING_LINES:
         assert sum(line.strip() == warning for line in output.splitlines()) == 1, output
     assert "_build/src/" not in output
 
-    strict = build(project_copy, builddir, env={"LANGUAGES": "en", "STRICT": "1"})
+    strict = build(stubbed_copy, builddir, env={"LANGUAGES": "en", "STRICT": "1"})
     output = strict.stdout + strict.stderr
     assert strict.returncode != 0, output
     assert WARNING_LINES[0].removesuffix(" (en, ja)") in output.splitlines()  # one language: none named
@@ -256,20 +256,20 @@ def test_the_engine_s_package_inside_the_project_is_no_gallery_folder(project_co
 
 
 @pytest.mark.site
-def test_a_renamed_tutorial_and_a_removed_section_leave_nothing_behind(project_copy: Path) -> None:
+def test_a_renamed_tutorial_and_a_removed_section_leave_nothing_behind(stubbed_copy: Path) -> None:
     """sphinx-gallery never deletes what it generated: the build does, for every language, and the old page goes."""
-    add_galleries(project_copy)
-    builddir = project_copy / "_build"
-    first = build(project_copy, builddir, env={"LANGUAGES": "en ko"})
+    add_galleries(stubbed_copy)
+    builddir = stubbed_copy / "_build"
+    first = build(stubbed_copy, builddir, env={"LANGUAGES": "en ko"})
     assert first.returncode == 0, first.stdout + first.stderr
     old = ["src/{}/intermediate/plot_line.rst", "html/{}/intermediate/plot_line.html",
            "src/{}/beginner/basics/index.rst", "html/{}/beginner/basics/hello_basics.html"]
     assert all((builddir / path.format(seg)).exists() for path in old for seg in ("en", "ko"))
 
-    (project_copy / "intermediate_source" / "plot_line.py").rename(project_copy / "intermediate_source" / "plot_curve.py")
-    shutil.rmtree(project_copy / "beginner_source" / "basics")
+    (stubbed_copy / "intermediate_source" / "plot_line.py").rename(stubbed_copy / "intermediate_source" / "plot_curve.py")
+    shutil.rmtree(stubbed_copy / "beginner_source" / "basics")
     # STRICT=1: a page Sphinx still found (in no toctree) would be a warning, and so a failure.
-    again = build(project_copy, builddir, env={"LANGUAGES": "en", "STRICT": "1"})
+    again = build(stubbed_copy, builddir, env={"LANGUAGES": "en", "STRICT": "1"})
     output = again.stdout + again.stderr
     assert again.returncode == 0, output
     assert "plot_line" not in output and "basics" not in output, output
@@ -334,9 +334,9 @@ def test_a_script_sphinx_gallery_cannot_page_is_refused_before_anything_runs(pro
 
 
 @pytest.mark.site
-def test_show_memory_shows_the_peak_the_supervisor_measured(project_copy: Path) -> None:
+def test_show_memory_shows_the_peak_the_supervisor_measured(stubbed_copy: Path) -> None:
     """No memory_profiler needed (it is not installed): the stamp's peak memory, on the page, without a warning."""
-    builddir, result, output = built_in_english(project_copy, 'sphinx_gallery_conf["show_memory"] = True')
+    builddir, result, output = built_in_english(stubbed_copy, 'sphinx_gallery_conf["show_memory"] = True')
     assert result.returncode == 0 and "memory_profiler" not in output, output
     stamp = Stamp.read(builddir / "runs" / "beginner_source" / "data_parallel_tutorial" / "stamp.json")
     page = (builddir / "html" / "en" / "beginner" / "data_parallel_tutorial.html").read_text()
@@ -365,7 +365,7 @@ NO_HEADING_KO = {"Trains a small model, a helper script without a heading.": "ìž
 
 @pytest.mark.site
 @pytest.mark.parametrize("script", [NO_HEADING, ONE_LINE], ids=["docstring", "one-line docstring"])
-def test_a_script_without_a_heading_is_paged_as_sphinx_gallery_pages_it_in_every_language(project_copy: Path,
+def test_a_script_without_a_heading_is_paged_as_sphinx_gallery_pages_it_in_every_language(stubbed_copy: Path,
                                                                                           script: str) -> None:
     """sphinx-gallery takes its first paragraph for its title (tests/test_parity.py: the same page as stock); it is
     translated like any script, its downloads too."""
@@ -373,17 +373,17 @@ def test_a_script_without_a_heading_is_paged_as_sphinx_gallery_pages_it_in_every
     from tutorials_site.core.text import catalogs
 
     assert script != NO_HEADING or script.count('"""') == 2 and "\nIt prints one line." in script
-    (project_copy / "beginner_source" / "no_heading.py").write_text(script)
-    updated = tutorials_site(project_copy, "update-po", LANGUAGES="ko")
+    (stubbed_copy / "beginner_source" / "no_heading.py").write_text(script)
+    updated = tutorials_site(stubbed_copy, "update-po", LANGUAGES="ko")
     assert updated.returncode == 0, updated.stdout + updated.stderr
-    po = project_copy / "locales" / "ko" / "LC_MESSAGES" / "beginner_source" / "no_heading.po"
+    po = stubbed_copy / "locales" / "ko" / "LC_MESSAGES" / "beginner_source" / "no_heading.po"
     catalog = catalogs.load(po)
     assert sorted(message.id for message in catalog if message.id) == sorted(m for m in NO_HEADING_KO if m in script)
     for message in (message for message in catalog if message.id):
         message.string = NO_HEADING_KO[message.id]
     catalogs.save(catalog, po)
-    builddir = project_copy / "_build"
-    result = build(project_copy, builddir, env={"LANGUAGES": "en ko"})
+    builddir = stubbed_copy / "_build"
+    result = build(stubbed_copy, builddir, env={"LANGUAGES": "en ko"})
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     # Sphinx's one warning, as a stock build gives it: the gallery's toctree cannot link a page without a title.

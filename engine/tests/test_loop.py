@@ -68,11 +68,11 @@ def test_a_selection_matching_no_tutorial_is_an_error_naming_it(fixture_site, pa
 
 
 @pytest.mark.site
-def test_a_selection_matching_nothing_stops_the_build_before_anything_runs(project_copy):
-    builddir = project_copy / "_build"
-    assert build(project_copy, builddir, env={"LANGUAGES": "en"}).returncode == 0
+def test_a_selection_matching_nothing_stops_the_build_before_anything_runs(stubbed_copy):
+    builddir = stubbed_copy / "_build"
+    assert build(stubbed_copy, builddir, env={"LANGUAGES": "en"}).returncode == 0
     before = snapshot(builddir)
-    result = build(project_copy, builddir, env={"LANGUAGES": "en", "TUTORIALS": f"{DDP} beginner_source/*nope*"})
+    result = build(stubbed_copy, builddir, env={"LANGUAGES": "en", "TUTORIALS": f"{DDP} beginner_source/*nope*"})
     assert _one_line(result) == ("error: TUTORIALS: 'beginner_source/*nope*' matches no tutorial of conf.py's "
                                  "galleries (beginner_source/); name a script by its path from the project root "
                                  "(beginner_source/ddp_tutorial.py) or by a pattern ('beginner_source/*ddp*'): "

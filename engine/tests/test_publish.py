@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -75,67 +76,107 @@ def test_republishing_one_version_leaves_the_other_byte_identical(published, gh_
     assert not list(gh_pages.glob(".publish-*"))
 
 
-# A publish killed before each of its changes to the tree: a process that runs publish() with an audit hook
-# (Python's own events, raised before each operation) counting what publish does to an entry of PAGES itself
-# (copies a folder to it, deletes one, renames onto it, opens it for writing, or exchanges two folders) and
-# exiting at the N-th as SIGKILL would leave it; N=0 kills nowhere and prints how many changes there were.
+# A publish killed before each of its changes to the tree, in one process that forks a publish for each: the child
+# runs publish() with an audit hook (Python's own events, raised before each operation) counting what publish does
+# to an entry of PAGES itself (copies a folder to it, deletes one, renames onto it, opens it for writing, or
+# exchanges two folders) and exits at the N-th as SIGKILL would leave it; N=0 kills nowhere and counts the changes.
+# The driver says (a JSON line) how each child ended; after each kill it waits for the test to have looked at the
+# tree (a line on its input), then forks the next publish, without the hook, into that tree.
 KILLER = """
-import os, sys
+import json, os, shutil, sys
 from pathlib import Path
 from tutorials_site.core.project import Project
-from tutorials_site.core.site.publish import publish
+from tutorials_site.core.site import publish as publishing
 
-htmldir, pages, kill_at = sys.argv[1], Path(sys.argv[2]).resolve(), int(sys.argv[3])
-changes = []
+htmldir, tree, work = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+site = Project.read(Path.cwd())
+info = publishing.validate(site, htmldir)  # the build, validated once (test_checks): every publish here is of it
+publishing.validate = lambda *_: info
 
-def in_pages(path):
+def in_pages(path, pages):
     return isinstance(path, (str, bytes, os.PathLike)) and Path(os.fsdecode(path)).is_absolute() \\
         and Path(os.fsdecode(path)).resolve().parent == pages
 
-def hook(event, args):
-    if (event in ("shutil.copytree", "os.rename") and in_pages(args[1])
-            or event in ("shutil.rmtree", "os.remove") and in_pages(args[0])
-            or event == "open" and in_pages(args[0]) and args[2] & (os.O_WRONLY | os.O_RDWR)
-            or event == "ctypes.dlsym" and args[1] == "renameat2"):
-        changes.append(event)
-        if len(changes) == kill_at:
-            sys.stderr.write(f"killed before change {kill_at}: {event} {args[:2]}\\n")
-            os._exit(137)
+def forked_publish(pages, kill_at=None):
+    \"\"\"How a child publishing into PAGES ended: its exit status, and the changes it counted (killed before
+    change KILL_AT; None: no hook).\"\"\"
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        changes = []
+        def hook(event, args):
+            if (event in ("shutil.copytree", "os.rename") and in_pages(args[1], pages)
+                    or event in ("shutil.rmtree", "os.remove") and in_pages(args[0], pages)
+                    or event == "open" and in_pages(args[0], pages) and args[2] & (os.O_WRONLY | os.O_RDWR)
+                    or event == "ctypes.dlsym" and args[1] == "renameat2"):
+                changes.append(event)
+                if len(changes) == kill_at:
+                    os._exit(137)
+        if kill_at is not None:
+            sys.addaudithook(hook)
+        try:
+            publishing.publish(site, htmldir, pages)
+        except BaseException as error:
+            os.write(2, f"{type(error).__name__}: {error}\\n".encode())
+            os._exit(1)
+        os.write(write, str(len(changes)).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as counted:
+        changes = counted.read()
+    return {"status": os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), "changes": int(changes or 0)}
 
-site = Project.read(Path.cwd())  # before the hook: reading conf.py is no change to PAGES
-sys.addaudithook(hook)
-publish(site, htmldir, pages)
-print(len(changes))
+def say(ended):
+    print(json.dumps(ended), flush=True)
+
+counted = forked_publish(shutil.copytree(tree, work / "counted", symlinks=True).resolve(), kill_at=0)
+say(counted)
+for at in range(1, counted["changes"] + 1):
+    pages = shutil.copytree(tree, work / f"killed-{at}", symlinks=True).resolve()
+    say({**forked_publish(pages, kill_at=at), "pages": str(pages)})
+    sys.stdin.readline()
+    say(forked_publish(pages))
 """
 
 
-def kill_publish(published, pages, at):
-    return subprocess.run([sys.executable, "-c", KILLER, str(published / "_build" / "html"), str(pages), str(at)],
-                          cwd=published, capture_output=True, text=True)
-
-
 def test_a_publish_killed_at_any_step_leaves_a_serving_tree(published, gh_pages, tmp_path, subtests):
-    counted = kill_publish(published, shutil.copytree(gh_pages, tmp_path / "counted"), 0)
-    assert counted.returncode == 0, counted.stderr
-    changes = int(counted.stdout)
-    # At least: the version copied beside the tree, swapped in, the old one deleted, five files written and renamed.
-    assert changes >= 13
     before = snapshot(gh_pages)
-    for at in range(1, changes + 1):
-        with subtests.test(killed_before_change=at):
-            pages = shutil.copytree(gh_pages, tmp_path / f"killed-{at}")
-            result = kill_publish(published, pages, at)
-            assert result.returncode == 137, result.stderr
-            manifest = versions.load(pages / "versions.json")  # whole, old or new
-            for name in [entry.name for entry in manifest.versions] + ["stable"]:
-                for lang in languages.ALL:
-                    assert (pages / name / lang.seg / PAGE).is_file(), (result.stderr, name)
-            after = snapshot(pages)
-            assert {k: v for k, v in after.items() if k.startswith("1.0/")} == \
-                   {k: v for k, v in before.items() if k.startswith("1.0/")}
-            assert publish(published, pages).returncode == 0  # and the next publish cleans up
-            assert not list(pages.glob(".publish-*"))
-            shutil.rmtree(pages)
+    driver = subprocess.Popen([sys.executable, "-c", KILLER, str(published / "_build" / "html"), str(gh_pages),
+                               str(tmp_path)], cwd=published, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def ended():
+        line = driver.stdout.readline()
+        assert line, "the driver ended"  # its traceback is in the test's output
+        return json.loads(line)
+
+    try:
+        counted = ended()
+        assert counted["status"] == 0
+        # At least: the version copied beside the tree, swapped in, the old one deleted, five files written and renamed.
+        assert counted["changes"] >= 13
+        for at in range(1, counted["changes"] + 1):
+            with subtests.test(killed_before_change=at):
+                killed = ended()
+                try:
+                    assert killed["status"] == 137
+                    pages = Path(killed["pages"])
+                    manifest = versions.load(pages / "versions.json")  # whole, old or new
+                    for name in [entry.name for entry in manifest.versions] + ["stable"]:
+                        for lang in languages.ALL:
+                            assert (pages / name / lang.seg / PAGE).is_file(), name
+                    after = snapshot(pages)
+                    assert {k: v for k, v in after.items() if k.startswith("1.0/")} == \
+                           {k: v for k, v in before.items() if k.startswith("1.0/")}
+                finally:  # whatever failed, the driver goes on to the next publish, then the next kill
+                    driver.stdin.write("looked\n")
+                    driver.stdin.flush()
+                    cleaned = ended()
+                assert cleaned["status"] == 0  # and the next publish cleans up
+                assert not list(pages.glob(".publish-*"))
+    finally:
+        driver.stdin.close()
+        assert driver.wait(timeout=60) == 0
 
 
 def test_a_publish_killed_while_writing_versions_json_leaves_it_whole_and_its_temporary_to_the_next(published, gh_pages):

@@ -170,7 +170,7 @@ def _command(project, *args, **env):
 def shard(builds_site, tmp_path_factory):
     """(project, build folder) of a copy with a tutorial that prints and draws, every run made by SHARD=1/1."""
     work = tmp_path_factory.mktemp("sealed")
-    project = copy_project(work / "project")
+    project = copy_project(work / "project", kept=None)  # stubs besides: SEALED is the run the tests look at
     (project / "beginner_source" / "sealed_tutorial.py").write_text(SEALED)
     result = build(project, work / "shard", env={**ENGLISH, "SHARD": "1/1"})
     assert result.returncode == 0, result.stdout + result.stderr
@@ -291,7 +291,7 @@ RUNS_KEY = {"TUTORIALS_RUNS_KEY": "a trusted build's secret"}
 def signed_shard(builds_site, tmp_path_factory):
     """(project, build folder) of a copy whose every run was made by SHARD=1/1 with the runs key: signed."""
     work = tmp_path_factory.mktemp("signed")
-    project = copy_project(work / "project")
+    project = copy_project(work / "project", kept=None)  # stubs besides: SEALED is the run the tests look at
     (project / "beginner_source" / "sealed_tutorial.py").write_text(SEALED)
     for glossary in project.glob("locales/*/glossary.md"):  # rendered as pages, with a link `make check` refuses
         glossary.unlink()

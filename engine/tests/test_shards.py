@@ -59,21 +59,21 @@ def assemble(project, builddir, *shard_dirs, **env):
 
 
 @pytest.mark.site
-def test_two_shards_assembled_give_the_same_site_as_one_build(project_copy, tmp_path):
-    (project_copy / "beginner_source" / "second_tutorial.py").write_text(SECOND)
+def test_two_shards_assembled_give_the_same_site_as_one_build(stubbed_copy, tmp_path):
+    (stubbed_copy / "beginner_source" / "second_tutorial.py").write_text(SECOND)
     # As in CI, the shards and the assembly hold the runs key: the shards' runs are verified, as the single build's.
     env = {"LANGUAGES": "en ja", "TUTORIALS_RUNS_KEY": "the trusted builds' secret"}
-    single = build(project_copy, tmp_path / "single", env=env)
+    single = build(stubbed_copy, tmp_path / "single", env=env)
     assert single.returncode == 0, single.stdout + single.stderr
     for i in (1, 2):
-        result = build(project_copy, tmp_path / f"shard{i}", env={**env, "SHARD": f"{i}/2"})
+        result = build(stubbed_copy, tmp_path / f"shard{i}", env={**env, "SHARD": f"{i}/2"})
         assert result.returncode == 0, result.stdout + result.stderr
         assert executed(result) >= 1 and "sphinx-build" not in result.stdout  # a shard executes, never renders
     executed_by = [set(shards.record([tmp_path / f"shard{i}"])) for i in (1, 2)]
-    every = {t.key for t in Project.read(project_copy).tutorials}
+    every = {t.key for t in Project.read(stubbed_copy).tutorials}
     assert not executed_by[0] & executed_by[1] and executed_by[0] | executed_by[1] == every
 
-    result = assemble(project_copy, tmp_path / "assembled", tmp_path / "shard1", tmp_path / "shard2", **env)
+    result = assemble(stubbed_copy, tmp_path / "assembled", tmp_path / "shard1", tmp_path / "shard2", **env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert executed(result) is None  # nothing executed
     site, assembled = tmp_path / "single" / "html", tmp_path / "assembled" / "html"
@@ -96,23 +96,23 @@ def test_assembling_without_every_shard_executes_nothing_and_says_what_is_missin
 
 
 @pytest.mark.site
-def test_make_durations_records_each_tutorial_s_run_time(project_copy, tmp_path):
+def test_make_durations_records_each_tutorial_s_run_time(stubbed_copy, tmp_path):
     from conftest import tutorials_site
 
-    assert build(project_copy, tmp_path / "shard1", env={"SHARD": "1/1"}).returncode == 0
-    result = tutorials_site(project_copy, "durations", FROM=str(tmp_path / "shard1"))
+    assert build(stubbed_copy, tmp_path / "shard1", env={"SHARD": "1/1"}).returncode == 0
+    result = tutorials_site(stubbed_copy, "durations", FROM=str(tmp_path / "shard1"))
     assert result.returncode == 0, result.stdout + result.stderr
-    durations = json.loads((project_copy / ".github" / "tutorial-durations.json").read_text())
+    durations = json.loads((stubbed_copy / ".github" / "tutorial-durations.json").read_text())
     stamp = Stamp.read(tmp_path / "shard1" / "runs" / "beginner_source" / "data_parallel_tutorial" / "stamp.json")
     assert durations["beginner_source/data_parallel_tutorial"] == stamp.seconds > 0
 
 
 @pytest.mark.site
-def test_assemble_takes_from_each_shard_only_the_runs_it_executed(project_copy, tmp_path):
+def test_assemble_takes_from_each_shard_only_the_runs_it_executed(stubbed_copy, tmp_path):
     import shutil
 
     shard = tmp_path / "shard"
-    assert build(project_copy, shard, env={"SHARD": "1/1"}).returncode == 0
+    assert build(stubbed_copy, shard, env={"SHARD": "1/1"}).returncode == 0
     key = "beginner_source/data_parallel_tutorial"
     record = json.loads((shard / "shard.json").read_text())
     assert key in record["tutorials"]
@@ -132,7 +132,7 @@ def test_assemble_takes_from_each_shard_only_the_runs_it_executed(project_copy, 
     }
     before = {folder: sorted(folder.rglob("*")) for folder in (shard, other)}
     for shard_dirs, message in cases.items():
-        result = assemble(project_copy, assembled, *shard_dirs)
+        result = assemble(stubbed_copy, assembled, *shard_dirs)
         assert result.returncode != 0 and result.stderr.strip().splitlines() == [message], result.stderr
         assert not assembled.exists()  # refused before anything is copied
     assert before == {folder: sorted(folder.rglob("*")) for folder in (shard, other)}
@@ -193,20 +193,20 @@ def test_class_shards_is_class_n_pairs(spec):
 
 
 @pytest.mark.site
-def test_the_shards_of_every_class_assembled_give_the_whole_site(project_copy, tmp_path):
-    (project_copy / "beginner_source" / "cpu_tutorial.py").write_text(CLASS_TUTORIAL.format(name="cpu", needs="cpu"))
+def test_the_shards_of_every_class_assembled_give_the_whole_site(stubbed_copy, tmp_path):
+    (stubbed_copy / "beginner_source" / "cpu_tutorial.py").write_text(CLASS_TUTORIAL.format(name="cpu", needs="cpu"))
     env = {"LANGUAGES": "en"}
     folders = {}
     for spec in ("cpu:1/1", "gpu:1/1", "multi-gpu:1/2", "multi-gpu:2/2"):
         folders[spec] = tmp_path / spec.replace(":", "-").replace("/", "of")
-        result = build(project_copy, folders[spec], env={**env, "SHARD": spec})
+        result = build(stubbed_copy, folders[spec], env={**env, "SHARD": spec})
         assert result.returncode == 0, result.stdout + result.stderr
         assert json.loads((folders[spec] / "shard.json").read_text())["shard"] == spec
     listed = {spec: json.loads((folder / "shard.json").read_text())["tutorials"] for spec, folder in folders.items()}
     assert listed["cpu:1/1"] == ["beginner_source/cpu_tutorial"] and listed["gpu:1/1"] == []
     assert sorted(listed["multi-gpu:1/2"] + listed["multi-gpu:2/2"]) == ["beginner_source/data_parallel_tutorial",
                                                                           "beginner_source/ddp_tutorial"]
-    result = assemble(project_copy, tmp_path / "assembled", *folders.values())
+    result = assemble(stubbed_copy, tmp_path / "assembled", *folders.values())
     assert result.returncode == 0, result.stdout + result.stderr
     assert executed(result) is None
     assert "cpu tutorial ran" in (tmp_path / "assembled" / "html" / "en" / "beginner" / "cpu_tutorial.html").read_text()

@@ -200,9 +200,9 @@ def small_tutorial(n, code):
 
 @pytest.mark.site
 @pytest.mark.tutorial
-def test_a_build_runs_again_exactly_the_tutorials_whose_files_or_distributions_changed(project_copy, tmp_path):
-    gallery = project_copy / "beginner_source"
-    append(project_copy / "conf.py", "\nsphinx_gallery_conf['ignore_pattern'] = r'__init__\\.py|fp_helper'\n")
+def test_a_build_runs_again_exactly_the_tutorials_whose_files_or_distributions_changed(stubbed_copy, tmp_path):
+    gallery = stubbed_copy / "beginner_source"
+    append(stubbed_copy / "conf.py", "\nsphinx_gallery_conf['ignore_pattern'] = r'__init__\\.py|fp_helper'\n")
     (gallery / "fp_helper.py").write_text("VALUE = 1\n")
     (gallery / "plot_importlib.py").write_text(small_tutorial(1, """
         import importlib
@@ -212,27 +212,27 @@ def test_a_build_runs_again_exactly_the_tutorials_whose_files_or_distributions_c
     site = tmp_path / "site"
     info = fake_distribution(site, "fake-dist", "1.0", module="fake_mod")
     env = {"LANGUAGES": "en", "PYTHONPATH": str(site)}
-    builddir = project_copy / "_build"
-    first = build(project_copy, builddir, env=env)
+    builddir = stubbed_copy / "_build"
+    first = build(stubbed_copy, builddir, env=env)
     assert first.returncode == 0 and executed(first) == 4, first.stdout + first.stderr
     # a distribution no tutorial imports: installed, nothing runs again
     fake_distribution(site, "sphinx-design", "0.6.1", module="sphinx_design_like")
-    assert executed(build(project_copy, builddir, env=env)) == 0
-    assert tutorials_site(project_copy, "check", **env).returncode == 0
+    assert executed(build(stubbed_copy, builddir, env=env)) == 0
+    assert tutorials_site(stubbed_copy, "check", **env).returncode == 0
     # the helper loaded with importlib, a file of the gallery folder every tutorial there could read: `check` refuses
     # their pages, and a build runs them again (each, whatever reads the file)
     append(gallery / "fp_helper.py", "VALUE = 2\n")
-    check = tutorials_site(project_copy, "check", **env)
+    check = tutorials_site(stubbed_copy, "check", **env)
     assert check.returncode != 0
     for label in ("plot_importlib", "plot_imports_dist", "data_parallel_tutorial", "ddp_tutorial"):
         assert (f"beginner_source/{label}.py (en): a project file it could read changed since: "
                 "beginner_source/fp_helper.py") in check.stdout + check.stderr, label
-    again = build(project_copy, builddir, env=env)
+    again = build(stubbed_copy, builddir, env=env)
     assert executed(again) == 4, again.stdout
     assert "2" in (builddir / "runs" / "beginner_source" / "plot_importlib" / "result.json").read_text()
     # the distribution one tutorial imports, upgraded: that one alone
     info.rename(site / "fake_dist-1.1.dist-info")
     (site / "fake_dist-1.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-dist\nVersion: 1.1\n")
-    assert executed(build(project_copy, builddir, env=env)) == 1
+    assert executed(build(stubbed_copy, builddir, env=env)) == 1
     stamped = json.loads((builddir / "runs" / "beginner_source" / "plot_imports_dist" / "stamp.json").read_text())
     assert {"name": "fake-dist", "version": "1.1"} in stamped["used"]["distributions"]

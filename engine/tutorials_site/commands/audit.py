@@ -14,6 +14,7 @@ import gzip
 import json
 import selectors
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -150,9 +151,36 @@ class PagesHandler(SimpleHTTPRequestHandler):
 
 
 class PagesServer(ThreadingHTTPServer):
-    """The server of the published tree, one thread per request."""
+    """The server of the published tree, one thread per connection. Closing it ends the connections a browser
+    keeps alive between requests at once, instead of waiting out their idle time (PagesHandler.timeout)."""
 
-    daemon_threads = False  # server_close() waits for every request's thread: none outlives serve()
+    daemon_threads = False  # server_close() waits for every connection's thread: none outlives serve()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Start the connection's thread, holding the connection until it ends (shutdown_request)."""
+        with self._connections_lock:
+            self._connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        """Close a connection that ended."""
+        with self._connections_lock:
+            self._connections.discard(request)
+        super().shutdown_request(request)
+
+    def server_close(self) -> None:
+        """Stop reading from every connection still open (its thread then sees the end of the stream and
+        ends, a response being written included), and wait for their threads."""
+        with self._connections_lock:
+            for connection in self._connections:
+                with contextlib.suppress(OSError):  # the client closed it already
+                    connection.shutdown(socket.SHUT_RD)
+        super().server_close()
 
 
 @contextlib.contextmanager
