@@ -27,7 +27,43 @@ def first(builds_site, tmp_path_factory):
     return repo, site, kept
 
 
-@pytest.mark.parametrize("change", ci_runs.CHANGES, ids=lambda change: change.what)
+# The tutorial each change that makes one run stale is about (ci_runs.CHANGES); the others run none again, or all.
+STALE = {"one tutorial": 7, "a comment in one tutorial's code": 8, "a distribution one tutorial imports, upgraded":
+         ci_runs.IMPORTS, "a helper one tutorial loads with importlib": ci_runs.LOADS}
+
+
+def together(changes, what):
+    """One change made of CHANGES: their edits, engine edits, installs and torch suffixes, all of them."""
+    engines = [change.engine for change in changes if change.engine]
+    return ci_runs.Change(what, sum(change.target for change in changes),
+                          lambda repo: [change.edit(repo) for change in changes],
+                          torch_suffix="".join(change.torch_suffix for change in changes),
+                          installed=tuple(item for change in changes for item in change.installed),
+                          engine=(lambda folder: [edit(folder) for edit in engines]) if engines else None)
+
+
+# Each change of ci_runs.CHANGES (make bench plays them one by one) in one of four second runs: no change; every
+# change that must run nothing, together; every change that must run one tutorial, together (each a tutorial of
+# its own, so that each run they make stale is seen); the change that must run them all.
+SECOND_RUNS = [
+    together([change for change in ci_runs.CHANGES if change.what == "nothing"], "nothing"),
+    together([change for change in ci_runs.CHANGES if change.target == 0 and change.what != "nothing"],
+             "every change that runs nothing again"),
+    together([change for change in ci_runs.CHANGES if 0 < change.target < ci_runs.COUNT],
+             "every change that runs one tutorial again"),
+    together([change for change in ci_runs.CHANGES if change.target == ci_runs.COUNT], "a change that runs them all"),
+]
+
+
+def test_every_change_is_played_in_one_second_run():
+    """A change added to ci_runs.CHANGES is played here too: it runs none, all, or one tutorial of its own (STALE)."""
+    for change in ci_runs.CHANGES:
+        assert change.target in (0, ci_runs.COUNT) or (change.target == 1 and change.what in STALE), change.what
+    assert len(set(STALE.values())) == len(STALE)
+    assert sum(change.target for change in SECOND_RUNS) == sum(change.target for change in ci_runs.CHANGES)
+
+
+@pytest.mark.parametrize("change", SECOND_RUNS, ids=lambda change: change.what)
 def test_the_second_ci_run_executes_only_what_the_change_made_stale(first, change, tmp_path):
     repo, site, kept = first
     player = ci_runs.player_after(change, tmp_path, site)
@@ -35,7 +71,10 @@ def test_the_second_ci_run_executes_only_what_the_change_made_stale(first, chang
     run, _ = player.play(second, "second", kept, ci_runs.torch_version() + change.torch_suffix, change.installed)
     assert run.executed == change.target, change.what
     # Only the runs executed count as durations: the taken ones were timed by the run that executed them.
-    assert len(shards.record(sorted((tmp_path / "second-artifacts").iterdir()))) == change.target
+    executed = shards.record(sorted((tmp_path / "second-artifacts").iterdir()))
+    if 0 < change.target < ci_runs.COUNT:
+        assert sorted(executed) == sorted(f"{ci_runs.GALLERY}/{ci_runs.tutorial_name(n)}" for n in STALE.values())
+    assert len(executed) == change.target
 
 
 def test_a_changed_tutorial_runs_once_and_is_kept_for_the_run_after(first, tmp_path):
