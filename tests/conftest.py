@@ -23,9 +23,13 @@ def site_copy(target: Path) -> Path:
     return target
 
 
-# CI (.ci/run) gives the runs `make docs` made as REUSE: the builds of copies below take them instead of executing
-# the same scripts again. No other command of these tests takes it (at the root, REUSE would be its own build folder).
-REUSE = {"REUSE": os.environ.pop("REUSE")} if os.environ.get("REUSE") else {}
+# The runs a build of the site made, which the builds of copies below take instead of executing the same scripts
+# again (a run that is not current is executed): REUSE where given (CI's .ci/run gives those of `make docs`), else
+# the site's own build folder where `make html`, the README's first command, left runs. No other command of these
+# tests takes it (at the root, REUSE would be its own build folder).
+_BUILT = ROOT / (os.environ.get("BUILDDIR") or "_build")
+_KEPT = os.environ.pop("REUSE", "") or (str(_BUILT) if (_BUILT / "runs").is_dir() else "")
+REUSE = {"REUSE": _KEPT} if _KEPT else {}
 
 
 def build(project: Path, builddir: Path, **env: str) -> subprocess.CompletedProcess:
