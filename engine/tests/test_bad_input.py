@@ -55,6 +55,14 @@ def built(builds_site, project_copy):
     return project_copy
 
 
+@pytest.fixture
+def built_stubs(builds_site, stubbed_copy):
+    """A copy whose tutorials are all stubs (their prose and catalogs whole), built in English and Korean."""
+    result = build(stubbed_copy, stubbed_copy / "_build", env=EN_KO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return stubbed_copy
+
+
 def publish(project, htmldir, pages, **env):
     return subprocess.run([sys.executable, "-m", "tutorials_site", "publish", str(htmldir)], cwd=project,
                           capture_output=True, text=True, env={**os.environ, "PAGES": str(pages), **env})
@@ -101,19 +109,19 @@ def test_publish_refuses_a_folder_that_is_not_a_published_tree(published, tmp_pa
 
 # --- 3. a translation that points somewhere else ---------------------------------------------------------
 
-def test_a_translation_changing_a_role_target_fails_the_build_naming_catalog_and_line(built):
-    po = built / KO_PO
+def test_a_translation_changing_a_role_target_fails_the_build_naming_catalog_and_line(built_stubs):
+    po = built_stubs / KO_PO
     text = po.read_text()
     role = ":class:`torch.nn.DataParallel`"
     at = text.index(role, text.index("msgstr", text.index(role)))  # the role in the Korean translation
     po.write_text(text[:at] + ":class:`torch.optim.SGD`" + text[at + len(role):])
     line = text.count("\n", 0, text.rindex("\nmsgid ", 0, at)) + 2
-    before = snapshot(built / "_build" / "html")
-    result = build(built, built / "_build", env=EN_KO)
+    before = snapshot(built_stubs / "_build" / "html")
+    result = build(built_stubs, built_stubs / "_build", env=EN_KO)
     error = one_line_error(result)
     assert error.startswith(f"error: {KO_PO}:{line}: ") and "the translation refers to" in error
     assert role in error and ":class:`torch.optim.SGD`" in error
-    assert snapshot(built / "_build" / "html") == before
+    assert snapshot(built_stubs / "_build" / "html") == before
 
 
 @pytest.mark.parametrize(("english", "translated", "changed"), [
@@ -175,8 +183,8 @@ def test_a_damaged_run_is_executed_again_never_up_to_date(built):
 
 # --- 5, 6. catalogs Babel alone would accept, or could not read -----------------------------------------
 
-def test_a_duplicate_msgid_fails_naming_both_lines(built):
-    po = built / JA_SITE_PO
+def test_a_duplicate_msgid_fails_naming_both_lines(built_stubs):
+    po = built_stubs / JA_SITE_PO
     text = po.read_text()
     first = text.index("\nmsgid ", text.index('msgid ""') + 10) + 1
     entry = text[first:text.index("\n\n", first) + 2]
@@ -184,23 +192,23 @@ def test_a_duplicate_msgid_fails_naming_both_lines(built):
     po.write_text(broken)
     first_line = text.count("\n", 0, first) + 1
     duplicate_line = broken.count("\n", 0, len(text) + 1) + 1
-    before = snapshot(built / "_build" / "html")
-    error = one_line_error(build(built, built / "_build", env={"LANGUAGES": "ja"}))
+    before = snapshot(built_stubs / "_build" / "html")
+    error = one_line_error(build(built_stubs, built_stubs / "_build", env={"LANGUAGES": "ja"}))
     assert error == (f"error: {JA_SITE_PO}:{duplicate_line}: duplicate message definition "
                      f"(first at line {first_line}); keep one of the two entries")
-    assert snapshot(built / "_build" / "html") == before
+    assert snapshot(built_stubs / "_build" / "html") == before
 
 
-def test_a_catalog_that_is_not_utf8_fails_naming_file_and_line(built):
-    po = built / KO_PO
+def test_a_catalog_that_is_not_utf8_fails_naming_file_and_line(built_stubs):
+    po = built_stubs / KO_PO
     data = po.read_bytes()
     at = data.index("병렬".encode())
     po.write_bytes(data[:at] + "병렬".encode("euc-kr") + data[at + len("병렬".encode()):])
-    before = snapshot(built / "_build" / "html")
+    before = snapshot(built_stubs / "_build" / "html")
     line = data.count(b"\n", 0, at) + 1
-    error = one_line_error(build(built, built / "_build", env=EN_KO))
+    error = one_line_error(build(built_stubs, built_stubs / "_build", env=EN_KO))
     assert error.startswith(f"error: {KO_PO}:{line}: not valid UTF-8")
-    assert snapshot(built / "_build" / "html") == before
+    assert snapshot(built_stubs / "_build" / "html") == before
 
 
 # --- 7. the same language twice ----------------------------------------------------------------------

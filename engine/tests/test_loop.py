@@ -90,9 +90,9 @@ def test_only_make_html_takes_a_selection(project_copy):
 # --- a partial build: refused by check and publish until a whole one -----------------------------------
 
 @pytest.mark.site
-def test_a_fresh_clone_executes_only_the_selection_and_is_refused_until_built_whole(project_copy, tmp_path):
-    builddir, pages = project_copy / "_build", tmp_path / "pages"
-    partial = build(project_copy, builddir, env={"LANGUAGES": "en", "TUTORIALS": DATA_PARALLEL})
+def test_a_fresh_clone_executes_only_the_selection_and_is_refused_until_built_whole(stubbed_copy, tmp_path):
+    builddir, pages = stubbed_copy / "_build", tmp_path / "pages"
+    partial = build(stubbed_copy, builddir, env={"LANGUAGES": "en", "TUTORIALS": DATA_PARALLEL})
     assert partial.returncode == 0, partial.stdout + partial.stderr
     assert executed(partial) == 1 and "[execute] beginner_source/data_parallel_tutorial.py" in partial.stdout
     assert not (builddir / "runs" / "beginner_source" / "ddp_tutorial").exists()
@@ -102,20 +102,20 @@ def test_a_fresh_clone_executes_only_the_selection_and_is_refused_until_built_wh
 
     refusal = ("_build/html: built with TUTORIALS=beginner_source/data_parallel_tutorial.py, the other tutorials "
                "not executed; build the whole site with `tutorials-site html` (no TUTORIALS), then check or publish it")
-    check = _command(project_copy, "check", str(builddir / "html"))
+    check = _command(stubbed_copy, "check", str(builddir / "html"))
     assert _one_line(check) == f"check: {refusal}"  # the folder named from the project's root
     pages.mkdir()
     (pages / "kept.html").write_text("published before")
     before = snapshot(pages)
-    refused = _command(project_copy, "publish", str(builddir / "html"), PAGES=str(pages))
+    refused = _command(stubbed_copy, "publish", str(builddir / "html"), PAGES=str(pages))
     assert _one_line(refused).startswith("error: refusing to publish ") and _one_line(refused).endswith(f" {refusal}")
     assert snapshot(pages) == before
 
     # The loop: a saved change runs the tutorial again, and Sphinx reads that page alone again (a page
     # without a run, and so without a stamp, is not read at every build).
-    source = project_copy / DATA_PARALLEL
+    source = stubbed_copy / DATA_PARALLEL
     source.write_text(source.read_text(encoding="utf-8") + "\nprint('edited in the loop')\n", encoding="utf-8")
-    again = build(project_copy, builddir, env={"LANGUAGES": "en", "TUTORIALS": DATA_PARALLEL})
+    again = build(stubbed_copy, builddir, env={"LANGUAGES": "en", "TUTORIALS": DATA_PARALLEL})
     assert again.returncode == 0 and executed(again) == 1, again.stdout + again.stderr
     log = terminal.ESCAPE.sub("", (builddir / "logs" / "en.log").read_text())  # coloured where CI is set
     read = re.findall(r"reading sources\.\.\. \[\s*\d+%\] (\S+)", log)
@@ -124,33 +124,33 @@ def test_a_fresh_clone_executes_only_the_selection_and_is_refused_until_built_wh
     assert "edited in the loop" in _page(builddir, "data_parallel_tutorial")
 
     # A whole build executes what the partial one left out, and only that; then it checks.
-    whole = build(project_copy, builddir, env={"LANGUAGES": "en"})
+    whole = build(stubbed_copy, builddir, env={"LANGUAGES": "en"})
     assert whole.returncode == 0 and executed(whole) == 1, whole.stdout + whole.stderr
     assert NOT_EXECUTED not in _page(builddir, "ddp_tutorial")
-    assert _command(project_copy, "check", str(builddir / "html")).returncode == 0
+    assert _command(stubbed_copy, "check", str(builddir / "html")).returncode == 0
 
 
 @pytest.mark.site
-def test_a_selection_shows_current_runs_of_the_others_and_never_a_stale_one(project_copy):
-    builddir = project_copy / "_build"
-    assert build(project_copy, builddir, env={"LANGUAGES": "en"}).returncode == 0
+def test_a_selection_shows_current_runs_of_the_others_and_never_a_stale_one(stubbed_copy):
+    builddir = stubbed_copy / "_build"
+    assert build(stubbed_copy, builddir, env={"LANGUAGES": "en"}).returncode == 0
     # Every other run is current: its page keeps the run's output (the build is still partial).
-    result = build(project_copy, builddir, env={"LANGUAGES": "en", "TUTORIALS": "beginner_source/*ddp*"})
+    result = build(stubbed_copy, builddir, env={"LANGUAGES": "en", "TUTORIALS": "beginner_source/*ddp*"})
     assert result.returncode == 0 and executed(result) == 0, result.stdout + result.stderr
     assert STAMP_META in _page(builddir, "data_parallel_tutorial")
-    assert _command(project_copy, "check", str(builddir / "html")).returncode == 1
+    assert _command(stubbed_copy, "check", str(builddir / "html")).returncode == 1
     # A changed tutorial left out of the selection shows no output rather than its earlier run's.
-    source = project_copy / DATA_PARALLEL
+    source = stubbed_copy / DATA_PARALLEL
     source.write_text(source.read_text(encoding="utf-8") + "\nprint('changed')\n", encoding="utf-8")
-    result = build(project_copy, builddir, env={"LANGUAGES": "en", "TUTORIALS": DDP})
+    result = build(stubbed_copy, builddir, env={"LANGUAGES": "en", "TUTORIALS": DDP})
     assert result.returncode == 0 and executed(result) == 0, result.stdout + result.stderr
     page = _page(builddir, "data_parallel_tutorial")
     assert NOT_EXECUTED in page and STAMP_META not in page and "sphx-glr-script-out" not in page
     # The whole build runs it again and renders its output.
-    whole = build(project_copy, builddir, env={"LANGUAGES": "en"})
+    whole = build(stubbed_copy, builddir, env={"LANGUAGES": "en"})
     assert whole.returncode == 0 and executed(whole) == 1, whole.stdout + whole.stderr
     assert "changed" in _page(builddir, "data_parallel_tutorial")
-    assert _command(project_copy, "check", str(builddir / "html")).returncode == 0
+    assert _command(stubbed_copy, "check", str(builddir / "html")).returncode == 0
 
 
 # --- make serve ---------------------------------------------------------------------------------------
@@ -177,12 +177,12 @@ def _group_left(pgid):
 
 
 @pytest.mark.site
-def test_serve_rebuilds_a_saved_tutorial_and_reloads_the_page(project_copy, tmp_path):
+def test_serve_rebuilds_a_saved_tutorial_and_reloads_the_page(stubbed_copy, tmp_path):
     from websockets.sync.client import connect
 
     port = _free_port()
-    log = (project_copy / "serve.log").open("w")  # in the project: its own output is no save to rebuild for
-    server = subprocess.Popen([sys.executable, "-m", "tutorials_site", "serve"], cwd=project_copy, stdout=log,
+    log = (stubbed_copy / "serve.log").open("w")  # in the project: its own output is no save to rebuild for
+    server = subprocess.Popen([sys.executable, "-m", "tutorials_site", "serve"], cwd=stubbed_copy, stdout=log,
                               stderr=subprocess.STDOUT, start_new_session=True,
                               env={**os.environ, "LANGUAGES": "en", "PORT": str(port)})
     url = f"http://127.0.0.1:{port}/en/beginner/data_parallel_tutorial.html"
@@ -192,7 +192,7 @@ def test_serve_rebuilds_a_saved_tutorial_and_reloads_the_page(project_copy, tmp_
             with contextlib.suppress(OSError):
                 page = _get(url)
                 break
-            assert server.poll() is None and time.monotonic() < deadline, (project_copy / "serve.log").read_text()
+            assert server.poll() is None and time.monotonic() < deadline, (stubbed_copy / "serve.log").read_text()
             time.sleep(0.5)
         assert f'new WebSocket("ws://127.0.0.1:{port}/websocket-reload")' in page  # the reload script
         assert "saved-while-serving" not in page
@@ -203,14 +203,14 @@ def test_serve_rebuilds_a_saved_tutorial_and_reloads_the_page(project_copy, tmp_
         with pytest.raises(urllib.error.HTTPError, match="403"):
             urllib.request.urlopen(foreign, timeout=10)
         with connect(f"ws://127.0.0.1:{port}/websocket-reload", origin=f"http://127.0.0.1:{port}") as reloads:
-            source = project_copy / DATA_PARALLEL
+            source = stubbed_copy / DATA_PARALLEL
             for temporary in ("4913", "data_parallel_tutorial.py.tmp", "data_parallel_tutorial.py~"):  # an editor's
                 (source.parent / temporary).write_text("x")
             source.write_text(source.read_text(encoding="utf-8") + "\nprint('saved-while-serving')\n",
                               encoding="utf-8")
             assert reloads.recv(timeout=240) == "refresh"  # sent once the rebuild is done
         assert "saved-while-serving" in _get(url)  # executed again: the output of the new line shows
-        out = (project_copy / "serve.log").read_text()
+        out = (stubbed_copy / "serve.log").read_text()
         assert "[serve] changed: beginner_source/data_parallel_tutorial.py; building" in out  # not the editor's
         assert out.count("[serve] changed:") == 1  # its own log, written by every build, rebuilt nothing
         assert f"[build] served at http://127.0.0.1:{port}/;" in out and "[build] open" not in out

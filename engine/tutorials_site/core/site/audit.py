@@ -16,9 +16,10 @@ from . import versions
 # and the bytes a tutorial page transfers, gzipped, its figures included.
 BUDGET = {"performance": 0.95, "accessibility": 1.0, "best-practices": 1.0, "seo": 1.0}
 TUTORIAL_BYTES = 250 * 1000
-# Performance wobbles between runs: a page below its budget is measured this many times in all,
-# and the run with the median performance is the one judged.
-PERFORMANCE_RUNS = 3
+# Performance wobbles between runs: a page below its budget is measured this many times in all, and the run with
+# the median performance is the one judged. Five, as Lighthouse's own guidance on variability advises: with three, a
+# busy moment of a shared machine still failed a page whose runs were 0.92, 0.94 and 0.97.
+PERFORMANCE_RUNS = 5
 
 # Lighthouse slows the CPU by a factor of the host's speed, so a fixed factor emulates a faster phone on a
 # fast host and a slower one on a slow or busy host (a CI machine shared with others). Each run's factor is
