@@ -47,20 +47,23 @@ JA_SITE_PO = "locales/ja/LC_MESSAGES/index.po"  # the landing page's catalog
 EN_KO = {"LANGUAGES": "en ko"}
 
 
+def _built(project):
+    """PROJECT built in English and Korean, ready to be broken."""
+    result = build(project, project / "_build", env=EN_KO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return project
+
+
 @pytest.fixture
 def built(builds_site, project_copy):
     """A project copy built in English and Korean, ready to be broken."""
-    result = build(project_copy, project_copy / "_build", env=EN_KO)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return project_copy
+    return _built(project_copy)
 
 
 @pytest.fixture
 def built_stubs(builds_site, stubbed_copy):
     """A copy whose tutorials are all stubs (their prose and catalogs whole), built in English and Korean."""
-    result = build(stubbed_copy, stubbed_copy / "_build", env=EN_KO)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return stubbed_copy
+    return _built(stubbed_copy)
 
 
 def publish(project, htmldir, pages, **env):
